@@ -1,0 +1,12 @@
+"""The Celery application. Configuration comes from Django settings (``CELERY_*``)."""
+import os
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
+
+app = Celery("dashboard")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_queues = [Queue(name) for name in ("ingest", "analysis", "alerts")]
+app.autodiscover_tasks()

@@ -1,0 +1,79 @@
+"""A usable admin: searchable, filterable, results shown read-only (they come from ingest only)."""
+from django.contrib import admin
+
+from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
+
+
+@admin.register(Machine)
+class MachineAdmin(admin.ModelAdmin):
+    list_display = ["hostname", "machine_class", "gpu_name", "gpu_count", "driver_version", "cuda_version", "last_seen"]
+    list_filter = ["machine_class", "gpu_name"]
+    search_fields = ["hostname", "gpu_name", "cpu_model"]
+
+
+@admin.register(Build)
+class BuildAdmin(admin.ModelAdmin):
+    list_display = ["__str__", "torch_version", "git_sha", "local_label", "ordered_at", "triton_version", "cuda_version"]
+    list_filter = ["torch_version", "cuda_version"]
+    search_fields = ["git_sha", "label", "torch_version", "local_label"]
+    date_hierarchy = "ordered_at"
+    readonly_fields = ["created_at"]
+
+
+@admin.register(Workload)
+class WorkloadAdmin(admin.ModelAdmin):
+    list_display = ["name", "category", "phase", "dynamic_dims"]
+    list_filter = ["category", "phase"]
+    search_fields = ["name", "description"]
+
+
+@admin.register(Config)
+class ConfigAdmin(admin.ModelAdmin):
+    list_display = ["compile_mode", "shape_regime", "dtype", "device"]
+    list_filter = ["compile_mode", "shape_regime", "dtype", "device"]
+
+
+@admin.register(Series)
+class SeriesAdmin(admin.ModelAdmin):
+    list_display = ["workload", "config", "machine_class", "signature"]
+    list_filter = ["machine_class", "config__compile_mode", "config__shape_regime"]
+    search_fields = ["workload__name", "signature"]
+    list_select_related = ["workload", "config"]
+
+
+class ResultInline(admin.TabularInline):
+    model = Result
+    fields = ["workload", "config", "status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Run)
+class RunAdmin(admin.ModelAdmin):
+    list_display = ["id", "suite", "build", "machine", "status", "synthetic", "started_at", "ingested_at"]
+    list_filter = ["status", "suite", "synthetic", "machine__machine_class"]
+    search_fields = ["id", "build__git_sha", "build__label", "machine__hostname", "requested_by"]
+    list_select_related = ["build", "machine"]
+    readonly_fields = ["id", "ingested_at"]
+    inlines = [ResultInline]
+
+
+@admin.register(Result)
+class ResultAdmin(admin.ModelAdmin):
+    list_display = ["workload", "config", "status", "speedup", "compile_time_cold_s", "graph_break_count", "run"]
+    list_filter = ["status", "config__compile_mode", "config__shape_regime", "run__machine__machine_class"]
+    search_fields = ["workload__name", "run__id", "build__git_sha"]
+    list_select_related = ["workload", "config", "run"]
+    raw_id_fields = ["run", "build", "series"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # Results are measurements: they enter through the ingest service, never by hand.
+        return [f.name for f in self.model._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -1,0 +1,36 @@
+"""``python manage.py ingest FILE...``: store run documents; exit non-zero naming the bad field."""
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from dashboard.results.services import run_ingest
+from runner.document import InvalidDocument
+
+
+class Command(BaseCommand):
+    help = "Store run documents (JSON files written by `python -m runner run --out FILE`). Each file is all or nothing."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
+
+    def handle(self, *args, files: list[Path], **options) -> None:
+        failed = 0
+        for path in files:
+            try:
+                outcome = run_ingest(document=path.read_bytes())
+            except OSError as exc:
+                failed += 1
+                self.stderr.write(f"{path}: cannot read: {exc.strerror}")
+                continue
+            except InvalidDocument as exc:
+                failed += 1
+                for error in exc.errors:
+                    self.stderr.write(f"{path}: {error}")
+                continue
+            verb = "stored" if outcome.created else "already stored" if not outcome.results_created else "added to"
+            self.stdout.write(
+                f"{path}: {verb} run {outcome.run_id} "
+                f"({outcome.results_created} results new, {outcome.results_skipped} already present)"
+            )
+        if failed:
+            raise CommandError(f"{failed} of {len(files)} documents were not stored")

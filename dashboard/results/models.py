@@ -1,0 +1,223 @@
+"""The data model (DESIGN §4). Writes go through ``services``; nothing here has logic in save()."""
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+COMPILE_MODES = ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]
+SHAPE_REGIMES = ["static", "backed", "unbacked"]
+DTYPES = ["float32", "float16", "bfloat16", "float64", "amp"]
+DEVICES = ["cpu", "cuda"]
+
+
+def _choices(values: list[str]) -> list[tuple[str, str]]:
+    return [(v, v) for v in values]
+
+
+class Machine(models.Model):
+    """A host that ran benchmarks. Machines of one ``machine_class`` are interchangeable."""
+
+    hostname = models.CharField(max_length=255)
+    machine_class = models.SlugField(max_length=64, help_text="e.g. cpu, gpu-h100: series are per class")
+    cpu_model = models.CharField(max_length=200, blank=True)
+    cpu_count = models.PositiveIntegerField(null=True, blank=True)
+    memory_bytes = models.BigIntegerField(null=True, blank=True)
+    gpu_name = models.CharField(max_length=200, blank=True)
+    gpu_count = models.PositiveIntegerField(default=0)
+    driver_version = models.CharField(max_length=64, blank=True)
+    cuda_version = models.CharField(max_length=32, blank=True)
+    first_seen = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["hostname", "machine_class"], name="machine_unique_host_class")]
+        ordering = ["machine_class", "hostname"]
+
+    def __str__(self) -> str:
+        return f"{self.hostname} ({self.machine_class})"
+
+
+class Build(models.Model):
+    """One PyTorch build: a torch at a git sha, told apart from a patched build of it by ``local_label``."""
+
+    torch_version = models.CharField(max_length=64)
+    git_sha = models.CharField(max_length=40, help_text="torch.version.git_version, or 'unknown'")
+    local_label = models.CharField(max_length=100, blank=True, default="")
+    label = models.CharField(max_length=200, blank=True, help_text="name shown on pages")
+    commit_time = models.DateTimeField(null=True, blank=True)
+    # The time builds are ordered by on every trend: the commit time when known, otherwise when the
+    # build was first seen. Set once, when the build is created, so series never reorder.
+    ordered_at = models.DateTimeField()
+    triton_version = models.CharField(max_length=64, blank=True)
+    cuda_version = models.CharField(max_length=32, blank=True)
+    python_version = models.CharField(max_length=32, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["git_sha", "local_label"], name="build_unique_sha_label")]
+        indexes = [
+            # Trend and "previous build" queries walk builds in time order.
+            models.Index(fields=["ordered_at"], name="build_ordered_at"),
+        ]
+        ordering = ["-ordered_at"]
+
+    def __str__(self) -> str:
+        return self.label or f"{self.torch_version} ({self.git_sha[:10]}{'+' + self.local_label if self.local_label else ''})"
+
+
+class Workload(models.Model):
+    """A model in the suite. Created on first ingest from the document's ``workloads`` entry."""
+
+    PHASES = [("infer", "inference"), ("train", "training step")]
+
+    name = models.CharField(max_length=200, unique=True)
+    category = models.CharField(max_length=64, blank=True)
+    phase = models.CharField(max_length=8, choices=PHASES)
+    dynamic_dims = models.JSONField(default=list, blank=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Config(models.Model):
+    """How a workload is compiled and fed: compile mode x shape regime x dtype x device.
+
+    Train vs inference is a property of the workload (issue #3), not of the config.
+    """
+
+    compile_mode = models.CharField(max_length=32, choices=_choices(COMPILE_MODES))
+    shape_regime = models.CharField(max_length=16, choices=_choices(SHAPE_REGIMES))
+    dtype = models.CharField(max_length=16, choices=_choices(DTYPES))
+    device = models.CharField(max_length=8, choices=_choices(DEVICES))
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["compile_mode", "shape_regime", "dtype", "device"], name="config_unique")
+        ]
+        ordering = ["device", "dtype", "compile_mode", "shape_regime"]
+
+    def __str__(self) -> str:
+        return f"{self.compile_mode}/{self.shape_regime}/{self.dtype}/{self.device}"
+
+
+class Series(models.Model):
+    """The explicit identity of one line on a trend chart: workload x config x machine class.
+
+    Each metric column of ``Result`` is one series of it (DESIGN §4's series is this plus a metric):
+    one row per case keeps a run's results in one row each instead of one per metric. ``signature``
+    is a stable hash of the identity, like Perfherder's signature hash and Conbench's history
+    fingerprint, so links and external tools can name a series without our primary keys.
+    """
+
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="series")
+    config = models.ForeignKey(Config, on_delete=models.PROTECT, related_name="series")
+    machine_class = models.SlugField(max_length=64)
+    signature = models.CharField(max_length=40, unique=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["workload", "config", "machine_class"], name="series_unique_identity")
+        ]
+        verbose_name_plural = "series"
+
+    def __str__(self) -> str:
+        return f"{self.workload.name} {self.config} on {self.machine_class}"
+
+
+class Run(models.Model):
+    """One execution of a suite for a build on a machine. Its id comes from the run document."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        COMPLETED = "completed"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="runs")
+    machine = models.ForeignKey(Machine, on_delete=models.PROTECT, related_name="runs")
+    suite = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETED)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    command = models.TextField(blank=True)
+    requested_by = models.CharField(max_length=200, blank=True)
+    synthetic = models.BooleanField(default=False, help_text="generated data: pages label it as such")
+    notes = models.TextField(blank=True)
+    ingested_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            # Home page and run lists: newest runs first.
+            models.Index(fields=["-ingested_at"], name="run_newest"),
+        ]
+        ordering = ["-ingested_at"]
+
+    def __str__(self) -> str:
+        return f"{self.suite} on {self.machine} for {self.build}"
+
+
+class Result(models.Model):
+    """One case of one run: its status, metrics, samples, graph breaks, recompiles and repro."""
+
+    class Status(models.TextChoices):
+        PASS = "pass"
+        FAIL_ACCURACY = "fail_accuracy"
+        COMPILE_ERROR = "compile_error"
+        EAGER_ERROR = "eager_error"
+        OOM = "oom"
+        TIMEOUT = "timeout"
+        CRASH = "crash"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
+    # The run's build, copied so that "results of build X" (compare, verdict) needs no join;
+    # a run's build never changes.
+    build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="results")
+    workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="results")
+    config = models.ForeignKey(Config, on_delete=models.PROTECT, related_name="results")
+    series = models.ForeignKey(Series, on_delete=models.PROTECT, related_name="results")
+    status = models.CharField(max_length=16, choices=Status.choices)
+
+    speedup = models.FloatField(null=True, blank=True)
+    speedup_noise = models.FloatField(null=True, blank=True, help_text="relative half-width of the 95% CI")
+    eager_latency_ms = models.FloatField(null=True, blank=True)
+    compiled_latency_ms = models.FloatField(null=True, blank=True)
+    compile_time_cold_s = models.FloatField(null=True, blank=True)
+    compile_time_warm_s = models.FloatField(null=True, blank=True)
+    eager_peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
+    compiled_peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
+    memory_compression = models.FloatField(null=True, blank=True, help_text="eager peak / compiled peak")
+    graph_break_count = models.PositiveIntegerField(null=True, blank=True)
+    unique_graphs = models.PositiveIntegerField(null=True, blank=True)
+    recompile_count = models.PositiveIntegerField(null=True, blank=True)
+    accuracy_max_abs_error = models.FloatField(null=True, blank=True)
+    accuracy_max_rel_error = models.FloatField(null=True, blank=True)
+
+    samples = models.JSONField(default=dict, blank=True)
+    graph_breaks = models.JSONField(default=list, blank=True)
+    recompiles = models.JSONField(default=list, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    repro = models.TextField(blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "workload", "config"], name="result_unique_case_per_run"),
+        ]
+        indexes = [
+            # Trend query: one series' results over builds (joined to build.ordered_at for order).
+            models.Index(fields=["series", "build"], name="result_series_build"),
+            # Compare / verdict: every result of one build, matched across builds by series.
+            models.Index(fields=["build", "series"], name="result_build_series"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.workload.name} {self.config}: {self.status}"

@@ -1,0 +1,14 @@
+"""Celery tasks of the results app. GPU workers have no database: they send the document here."""
+from celery import shared_task
+
+from dashboard.results.services import run_ingest
+from runner.document import InvalidDocument
+
+
+@shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True)
+def ingest_run_document(document: dict) -> dict:
+    """Store a run document. A bad document is answered, not retried: retrying cannot fix it."""
+    try:
+        return {"ok": True, **run_ingest(document=document).as_dict()}
+    except InvalidDocument as exc:
+        return {"ok": False, "errors": [{"field": e.field, "message": e.message} for e in exc.errors]}

@@ -1,0 +1,1 @@
+"""Server-rendered pages (Django templates + Plotly from our own static files)."""

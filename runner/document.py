@@ -1,0 +1,164 @@
+"""The run document: the one format in which results travel from a runner to the dashboard.
+
+Pure Python (jsonschema), no Django: GPU workers check what they produce before sending it, and the
+dashboard's ingest service checks it again before storing. The schema lives beside this module in
+``schema/run_document.v1.json``; bump the version (and add a new file) for incompatible changes.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).with_name("schema") / f"run_document.v{SCHEMA_VERSION}.json"
+RESULT_STATUSES = ("pass", "fail_accuracy", "compile_error", "eager_error", "oom", "timeout", "crash")
+
+
+@dataclass(frozen=True)
+class DocumentError:
+    """One problem with a document: ``field`` is a path such as ``results[3].status``."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+class InvalidDocument(ValueError):
+    """Raised with every problem found; ``errors[0]`` is the first in document order."""
+
+    def __init__(self, errors: list[DocumentError]):
+        self.errors = errors
+        shown = "; ".join(str(e) for e in errors[:5])
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        super().__init__(f"invalid run document: {shown}{more}")
+
+
+@functools.cache
+def load_schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+_format_checker = jsonschema.FormatChecker(formats=())
+
+
+@_format_checker.checks("date-time", raises=ValueError)
+def _is_datetime(value: object) -> bool:
+    if not isinstance(value, str):
+        return True
+    parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    if parsed.tzinfo is None:
+        raise ValueError("needs a time zone (e.g. 2026-11-22T05:00:00+00:00)")
+    return True
+
+
+@_format_checker.checks("uuid", raises=ValueError)
+def _is_uuid(value: object) -> bool:
+    if isinstance(value, str):
+        uuid.UUID(value)
+    return True
+
+
+@functools.cache
+def _validator() -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(load_schema(), format_checker=_format_checker)
+
+
+def field_path(parts) -> str:
+    """``['results', 3, 'status']`` -> ``results[3].status``."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def _schema_error(error: jsonschema.ValidationError) -> DocumentError:
+    path = list(error.absolute_path)
+    if error.validator == "required":
+        # jsonschema reports a missing key at the parent: name the missing field itself.
+        missing = error.message.split("'")[1] if "'" in error.message else ""
+        return DocumentError(field_path(path + [missing]), "this field is required")
+    if error.validator == "additionalProperties":
+        return DocumentError(field_path(path), error.message)
+    if error.validator == "enum":
+        allowed = ", ".join(repr(v) for v in error.validator_value)
+        return DocumentError(field_path(path), f"{error.instance!r} is not one of {allowed}")
+    if error.validator == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return DocumentError(field_path(path), f"expected {expected}, got {type(error.instance).__name__} {_short(error.instance)}")
+    if error.validator == "format" and error.cause is not None:
+        return DocumentError(field_path(path), f"{error.instance!r} is not a valid {error.validator_value}: {error.cause}")
+    return DocumentError(field_path(path), error.message)
+
+
+def _short(value: object) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _cross_field_errors(document: dict) -> list[DocumentError]:
+    """What a JSON schema cannot say: references between results and workloads, duplicate cases."""
+    errors: list[DocumentError] = []
+    declared: dict[str, int] = {}
+    for index, workload in enumerate(document.get("workloads", [])):
+        name = workload["name"]
+        if name in declared:
+            errors.append(DocumentError(f"workloads[{index}].name", f"{name!r} is declared twice (also workloads[{declared[name]}])"))
+        declared.setdefault(name, index)
+    seen_cases: dict[tuple, int] = {}
+    for index, result in enumerate(document.get("results", [])):
+        if result["workload"] not in declared:
+            errors.append(DocumentError(f"results[{index}].workload", f"{result['workload']!r} is not declared in workloads"))
+        config = result["config"]
+        key = (result["workload"], config["compile_mode"], config["shape_regime"], config["dtype"], config["device"])
+        if key in seen_cases:
+            errors.append(DocumentError(f"results[{index}]", f"same workload and config as results[{seen_cases[key]}]"))
+        seen_cases.setdefault(key, index)
+    return errors
+
+
+def validate_document(document: object) -> list[DocumentError]:
+    """Every problem with ``document`` (already parsed JSON), schema errors first, in document order."""
+    if not isinstance(document, dict):
+        return [DocumentError("", f"expected a JSON object, got {type(document).__name__}")]
+    version = document.get("schema_version")
+    if version != SCHEMA_VERSION:
+        return [DocumentError("schema_version", f"unsupported version {version!r}; this server reads version {SCHEMA_VERSION}")]
+    schema_errors = sorted(_validator().iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
+    if schema_errors:
+        return [_schema_error(e) for e in schema_errors]
+    return _cross_field_errors(document)
+
+
+def check_document(document: object) -> dict:
+    """Return ``document`` if valid, else raise :class:`InvalidDocument` naming every bad field."""
+    errors = validate_document(document)
+    if errors:
+        raise InvalidDocument(errors)
+    return document  # type: ignore[return-value]
+
+
+def check_size(size: int, *, max_bytes: int) -> None:
+    if size > max_bytes:
+        raise InvalidDocument([DocumentError("", f"document is {size} bytes; the limit is {max_bytes} bytes")])
+
+
+def parse_document(raw: bytes | str, *, max_bytes: int) -> dict:
+    """Parse and check a serialized document, refusing anything over ``max_bytes`` before parsing it."""
+    check_size(len(raw.encode() if isinstance(raw, str) else raw), max_bytes=max_bytes)
+    try:
+        document = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidDocument([DocumentError("", f"not valid JSON: {exc}")]) from None
+    return check_document(document)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Creates .venv and installs requirements.txt into it; does nothing when both are up to date.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  echo "== creating .venv with $($PYTHON --version)"
+  "$PYTHON" -m venv .venv
+fi
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "== installing requirements.txt into .venv"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+  echo "$want" > "$stamp"
+fi

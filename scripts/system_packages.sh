@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The servers the tests start for real: Redis and a headless Chromium (Debian packages), plus
+# PostgreSQL 15 (initdb/pg_ctl), which this machine already has. Installs what is missing.
+set -euo pipefail
+missing=()
+command -v redis-server >/dev/null || missing+=(redis-server)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
+[ -n "$pg_bin" ] || command -v initdb >/dev/null || missing+=(postgresql)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "== installing ${missing[*]} (apt-get)"
+  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The whole test suite against real services that this script starts on loopback and stops after:
+# a throwaway PostgreSQL cluster, a Redis server; tests start Celery workers and Chromium themselves.
+# Extra arguments go to pytest (e.g. scripts/test.sh -k ingest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+scripts/system_packages.sh
+. .venv/bin/activate
+
+work=$(mktemp -d /tmp/ptbench-test.XXXXXX)
+chmod 755 "$work"
+pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || dirname "$(command -v initdb)")
+as_pg_user=()
+if [ "$(id -u)" = 0 ]; then  # PostgreSQL refuses to run as root: the cluster belongs to 'postgres'
+  pg_user=$(id -u postgres >/dev/null 2>&1 && echo postgres || echo nobody)
+  as_pg_user=(runuser -u "$pg_user" --)
+  chown "$pg_user" "$work"
+fi
+free_port() { python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+pg_port=$(free_port)
+redis_port=$(free_port)
+
+cleanup() {
+  "${as_pg_user[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
+  [ -f "$work/redis.pid" ] && kill "$(cat "$work/redis.pid")" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "== PostgreSQL on 127.0.0.1:$pg_port, Redis on 127.0.0.1:$redis_port"
+"${as_pg_user[@]}" "$pg_bin/initdb" -D "$work/pg" -U ptbench --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
+"${as_pg_user[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w -o \
+  "-c listen_addresses=127.0.0.1 -p $pg_port -k $work -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100" \
+  start >/dev/null
+redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no --daemonize yes \
+  --pidfile "$work/redis.pid" --dir "$work" --logfile "$work/redis.log"
+
+export DATABASE_URL="postgres://ptbench@127.0.0.1:$pg_port/ptbench"
+export CELERY_BROKER_URL="redis://127.0.0.1:$redis_port/0"
+export CELERY_RESULT_BACKEND="redis://127.0.0.1:$redis_port/1"
+export PTBENCH_TEST_SERVICES=1
+python -m pytest "$@"

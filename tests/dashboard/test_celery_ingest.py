@@ -1,0 +1,44 @@
+"""The Celery path: a real worker process, a real Redis broker, the same ingest service."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from dashboard.results.models import Result, Run
+from dashboard.results.tasks import ingest_run_document
+from tests.documents import make_document
+
+ROOT = __file__.rsplit("/tests/", 1)[0]
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def ingest_worker(subprocess_env, tmp_path):
+    log = open(tmp_path / "worker.log", "w+")
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "-Q", "ingest", "-P", "solo",
+         "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "info"],
+        cwd=ROOT, env=subprocess_env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    yield worker
+    worker.terminate()
+    worker.wait(timeout=30)
+    log.seek(0)
+    print(log.read()[-3000:])
+
+
+def test_worker_ingests_a_document_once_and_answers_bad_ones(ingest_worker):
+    document = make_document()
+
+    first = ingest_run_document.apply_async(args=[document]).get(timeout=90)
+    second = ingest_run_document.apply_async(args=[document]).get(timeout=30)
+    document_bad = make_document()
+    document_bad["build"]["git_sha"] = "not-a-sha"
+    bad = ingest_run_document.apply_async(args=[document_bad]).get(timeout=30)
+
+    assert first == {"ok": True, "run_id": document["run"]["id"], "created": True, "results_created": 6, "results_skipped": 0}
+    assert second["ok"] and second["results_created"] == 0 and second["results_skipped"] == 6
+    assert bad["ok"] is False and bad["errors"][0]["field"] == "build.git_sha"
+    assert Run.objects.count() == 1 and Result.objects.count() == 6

@@ -1,0 +1,71 @@
+"""Server-rendered pages through Django's test client (no JavaScript needed for the tables)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dashboard.results.services import run_ingest
+from tests.documents import WORKLOADS, make_document, make_result
+
+pytestmark = pytest.mark.django_db
+
+
+def test_home_without_runs_says_how_to_make_one(client):
+    page = client.get("/")
+    assert page.status_code == 200
+    assert b"No runs yet" in page.content and b"python -m runner run --suite tiny" in page.content
+
+
+def test_home_shows_the_latest_run_and_its_chart_data(client):
+    document = make_document()
+    document["results"][1]["metrics"]["speedup"] = 0.5
+    document["results"][2] = make_result("mlp_loop", "unbacked", status="compile_error", speedup=None)
+    run_ingest(document=document)
+
+    page = client.get("/")
+    html = page.content.decode()
+
+    assert page.status_code == 200
+    assert "Latest run: tiny on cpu" in html and document["run"]["id"] in html
+    assert "vendor/plotly.min.js" in html
+    chart = json.loads(html.split('id="speedup-chart-data" type="application/json">')[1].split("</script>")[0])
+    backed = next(t for t in chart["traces"] if t["name"] == "backed (default)")
+    assert backed["x"] == ["mlp_loop", "resnet_train"] and backed["y"] == [0.5, 1.25]
+    unbacked = next(t for t in chart["traces"] if t["name"] == "unbacked (default)")
+    assert unbacked["y"][0] is None and unbacked["status"][0] == "compile_error"
+    assert "83%" in html  # 5 of 6 cases passed
+
+
+def test_synthetic_runs_are_labelled(client):
+    run_ingest(document=make_document(synthetic=True))
+    assert b"synthetic demo data" in client.get("/").content
+
+
+def test_run_page_lists_cases_with_repro_and_escapes_names(client):
+    evil = '<script>alert("x")</script>'
+    document = make_document(results=[make_result(evil, "static")])
+    document["workloads"] = [dict(WORKLOADS[0], name=evil)]
+    document["results"][0]["error"] = {"type": "RuntimeError", "message": "<b>boom</b>"}
+    run_ingest(document=document)
+
+    home = client.get("/").content.decode()
+    page = client.get(f"/runs/{document['run']['id']}/").content.decode()
+
+    for html in (home, page):
+        assert evil not in html
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "&lt;b&gt;boom&lt;/b&gt;" in page
+    assert "python -m runner run --suite tiny --workloads" in page
+
+
+def test_unknown_run_is_404(client):
+    assert client.get("/runs/00000000-0000-0000-0000-000000000000/").status_code == 404
+
+
+def test_plotly_is_served_from_our_static_files(live_server):
+    import urllib.request
+
+    with urllib.request.urlopen(f"{live_server.url}/static/vendor/plotly.min.js", timeout=10) as response:
+        body = response.read(200)
+    assert response.status == 200 and b"plotly" in body.lower()

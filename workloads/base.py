@@ -1,0 +1,78 @@
+"""What a workload is. Pure PyTorch: no Django, no Celery, no runner imports.
+
+A workload builds, at a named size, a function to compile and the inputs to call it with. The
+measurement engine (``runner.engine``) calls ``build`` twice with the same seed (one instance stays
+eager, one is compiled) so that training steps, which mutate their own weights, start from identical
+state and can be compared for accuracy.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Sequence
+
+import torch
+
+Size = Literal["tiny", "full"]
+Phase = Literal["infer", "train"]
+SIZES: tuple[Size, ...] = ("tiny", "full")
+
+
+@dataclass(frozen=True)
+class DynamicDim:
+    """Dimension ``dim`` of the input named ``input`` varies between calls (batch, sequence, ...)."""
+
+    input: str
+    dim: int
+
+    def __str__(self) -> str:
+        return f"{self.input}:{self.dim}"
+
+
+@dataclass
+class Instance:
+    """One built workload: ``fn(*make_inputs(variant))`` is the call that is timed.
+
+    ``variant=0`` gives the inputs that are timed; ``variant=1`` gives inputs that differ only in
+    the workload's dynamic dimensions (the engine feeds them to count recompiles). ``fn`` returns a
+    tensor or a (nested) tuple/list/dict of tensors; for a training step it returns the loss and
+    whatever else is worth comparing against eager.
+    """
+
+    fn: Callable[..., Any]
+    make_inputs: Callable[[int], Sequence[torch.Tensor]]
+    input_names: Sequence[str]
+    # Tolerances for comparing compiled against eager output, per dtype family; a workload that
+    # is numerically touchy (long reductions, training steps) may loosen them.
+    rtol: float | None = None
+    atol: float | None = None
+    modules: Sequence[torch.nn.Module] = field(default_factory=tuple)
+    # Which code built the model: "torchvision.models.resnet18" on a GPU box that has torchvision,
+    # "workloads.suite.resnet" where it falls back to our own module. Recorded with each result.
+    implementation: str = ""
+
+
+class Workload(abc.ABC):
+    """Subclass, set the class attributes, implement ``build``, and register in ``workloads.registry``."""
+
+    name: str = ""
+    category: str = ""  # the class of workload users recognise: "vision-train", "llm-decode", ...
+    phase: Phase = "infer"
+    description: str = ""
+    dynamic_dims: tuple[DynamicDim, ...] = ()
+    # dtypes this workload supports; the first is its default.
+    dtypes: tuple[str, ...] = ("float32",)
+
+    @abc.abstractmethod
+    def build(self, *, size: Size, device: str, dtype: torch.dtype, seed: int = 0) -> Instance:
+        """Construct the model with random weights (``torch.manual_seed(seed)``) and its inputs."""
+
+    def describe(self) -> dict:
+        """The workload's entry in a run document's ``workloads`` list."""
+        return {
+            "name": self.name,
+            "category": self.category,
+            "phase": self.phase,
+            "dynamic_dims": [str(d) for d in self.dynamic_dims],
+            "description": self.description,
+        }
