@@ -50,7 +50,7 @@ def subprocess_env(settings):
     """Environment for a child process (manage.py, runner, celery) that uses this test's database."""
     from django.db import connection
 
-    env = dict(os.environ)
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"}
     db = connection.settings_dict
     if db["ENGINE"].endswith("postgresql"):
         env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"

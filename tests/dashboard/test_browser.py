@@ -25,8 +25,11 @@ def browser():
             executable_path=CHROMIUM,
             args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
         )
-        yield browser
-        browser.close()
+        try:
+            yield browser
+        finally:
+            browser.close()
+            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
 
 
 def open_page(browser, url: str):

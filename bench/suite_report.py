@@ -1,0 +1,126 @@
+"""Tables from run documents: per-case figures, unbacked/backed gaps, graph breaks, and run-to-run noise.
+
+    python bench/suite_report.py RUN.json [RUN2.json ...]
+
+With two or more documents of the same suite (separate processes, same build and machine) it also
+prints, per case, the relative difference of speedup between the runs: the number that says how
+small a regression the product can detect. Pure Python: runs where the runner runs (no Django).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+
+def load(path: str) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def case_key(result: dict) -> tuple:
+    c = result["config"]
+    return (result["workload"], c["compile_mode"], c["shape_regime"], c["dtype"], c["device"])
+
+
+def fmt(value, spec: str = ".3f", missing: str = "-") -> str:
+    return missing if value is None else format(value, spec)
+
+
+def print_table(headers: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(str(x)) for x in [h, *[r[i] for r in rows]]) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    print("  ".join("-" * w for w in widths))
+    for row in rows:
+        print("  ".join(str(x).ljust(w) for x, w in zip(row, widths)))
+    print()
+
+
+def cases_table(document: dict) -> None:
+    rows = []
+    for r in sorted(document["results"], key=case_key):
+        m = r.get("metrics", {})
+        rows.append([
+            r["workload"], r["config"]["compile_mode"], r["config"]["shape_regime"], r["config"]["dtype"], r["status"],
+            fmt(m.get("speedup")), fmt(m.get("speedup_noise"), ".2%"), fmt(m.get("compiled_latency_ms"), ".3f"),
+            fmt(m.get("compile_time_cold_s"), ".1f"), fmt(m.get("compile_time_warm_s"), ".1f"),
+            fmt(m.get("eager_peak_memory_bytes") and m["eager_peak_memory_bytes"] / 2**20, ".0f"),
+            fmt(m.get("compiled_peak_memory_bytes") and m["compiled_peak_memory_bytes"] / 2**20, ".0f"),
+            fmt(m.get("graph_break_count"), "d"), fmt(m.get("recompile_count"), "d"), fmt(r.get("duration_s"), ".0f"),
+        ])
+    print_table(["workload", "mode", "regime", "dtype", "status", "speedup", "±95%", "ms", "cold s", "warm s",
+                 "eager MiB", "comp MiB", "breaks", "recomp", "case s"], rows)
+
+
+def gap_table(document: dict) -> None:
+    by_case = {case_key(r): r for r in document["results"]}
+    rows = []
+    for key, r in sorted(by_case.items()):
+        if key[2] != "unbacked":
+            continue
+        backed = by_case.get((key[0], key[1], "backed", key[3], key[4]))
+        if not backed:
+            continue
+        su, sb = r.get("metrics", {}).get("speedup"), backed.get("metrics", {}).get("speedup")
+        cu, cb = r.get("metrics", {}).get("compile_time_cold_s"), backed.get("metrics", {}).get("compile_time_cold_s")
+        rows.append([key[0], key[1], key[3], r["status"], backed["status"], fmt(sb), fmt(su),
+                     fmt(su / sb if su and sb else None), fmt(cu / cb if cu and cb else None, ".2f")])
+    if rows:
+        print("Unbacked vs backed (ratio < 1: unbacked is slower)")
+        print_table(["workload", "mode", "dtype", "unbacked", "backed", "backed x", "unbacked x", "speedup ratio", "compile ratio"], rows)
+
+
+def graph_break_table(document: dict) -> None:
+    rows = []
+    for r in sorted(document["results"], key=case_key):
+        for b in r.get("graph_breaks", []):
+            rows.append([r["workload"], r["config"]["compile_mode"], r["config"]["shape_regime"], str(b.get("count", 1)),
+                         (b.get("location") or "")[-60:], b["reason"].replace("\n", " ")[:110]])
+    print(f"Graph breaks ({len(rows)} distinct reason/case pairs)")
+    if rows:
+        print_table(["workload", "mode", "regime", "n", "location", "reason"], rows)
+
+
+def noise_table(documents: list[dict]) -> None:
+    speedups = defaultdict(list)
+    for document in documents:
+        for r in document["results"]:
+            s = r.get("metrics", {}).get("speedup")
+            if r["status"] == "pass" and s:
+                speedups[case_key(r)].append(s)
+    rows, spreads = [], []
+    for key, values in sorted(speedups.items()):
+        if len(values) < 2:
+            continue
+        spread = (max(values) - min(values)) / statistics.median(values)
+        spreads.append(spread)
+        rows.append([key[0], key[1], key[2], key[3], " ".join(fmt(v) for v in values), fmt(spread, ".2%"),
+                     "OK" if spread < 0.02 else "NOISY"])
+    if rows:
+        print(f"Run-to-run speedup difference across {len(documents)} runs (target < 2%)")
+        print_table(["workload", "mode", "regime", "dtype", "speedups", "rel. diff", ""], rows)
+        print(f"cases: {len(spreads)}, median rel. diff {statistics.median(spreads):.2%}, max {max(spreads):.2%}, "
+              f"under 2%: {sum(s < 0.02 for s in spreads)}/{len(spreads)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("documents", nargs="+")
+    args = parser.parse_args()
+    documents = [load(p) for p in args.documents]
+    for path, document in zip(args.documents, documents):
+        run, build, machine = document["run"], document["build"], document["machine"]
+        print(f"== {path}: suite {run['suite']}, torch {build['torch_version']} ({build['git_sha'][:12]}), "
+              f"{machine.get('gpu_name') or machine.get('cpu_model')}, {len(document['results'])} cases, "
+              f"{run.get('started_at')} -> {run.get('finished_at')}")
+        cases_table(document)
+    gap_table(documents[0])
+    graph_break_table(documents[0])
+    if len(documents) > 1:
+        noise_table(documents)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

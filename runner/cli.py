@@ -1,0 +1,331 @@
+"""``python -m runner``: run a suite, list it, and the internal subcommands of case subprocesses.
+
+    python -m runner run --suite tiny --workloads mlp_loop --out run.json
+    python -m runner list
+    python -m runner case --spec SPEC.json --result RESULT.json     (internal: one case)
+    python -m runner environment --out ENV.json                       (internal: describe the build)
+
+Imports stay inside the subcommands: ``case`` and ``environment`` run in the build's interpreter,
+which need not have jsonschema or Django.
+"""
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from runner.engine.spec import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
+
+DEFAULT_TIMEOUT_S = 900.0
+
+
+def _choices_list(allowed: Sequence[str], what: str):
+    def parse(text: str) -> list[str]:
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        unknown = [v for v in values if v not in allowed]
+        if unknown or not values:
+            raise argparse.ArgumentTypeError(f"unknown {what} {', '.join(unknown) or '(none given)'}; choose from {', '.join(allowed)}")
+        return list(dict.fromkeys(values))
+
+    return parse
+
+
+def _name_list(text: str) -> list[str]:
+    return list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+def _machine_class(text: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", text):
+        raise argparse.ArgumentTypeError("lower-case letters, digits, '-' and '_' (at most 64), e.g. gpu-h100")
+    return text
+
+
+def _build_label(text: str) -> str:
+    if len(text) > 200:
+        raise argparse.ArgumentTypeError("at most 200 characters")
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m runner", description="ptbench: benchmark torch.compile cases")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser("run", help="run a suite and store (or write) its run document")
+    run.add_argument("--suite", choices=SIZES, help="workload size: tiny (CPU, tests) or full (GPU); default tiny on cpu, full on cuda")
+    run.add_argument("--workloads", type=_name_list, help="comma-separated names (or package.module:Class); default: the whole suite")
+    run.add_argument("--modes", type=_choices_list(COMPILE_MODES, "compile mode"), help="default: all four on cuda, 'default' on cpu")
+    run.add_argument("--regimes", type=_choices_list(SHAPE_REGIMES, "shape regime"), default=list(SHAPE_REGIMES))
+    run.add_argument("--dtypes", type=_choices_list(DTYPES, "dtype"), help="default: each workload's first dtype")
+    run.add_argument("--device", choices=DEVICES, help="default: cuda when the build sees a GPU, else cpu")
+    run.add_argument("--backend", choices=BACKENDS, default="inductor", help="eager/aot_eager exercise the engine without inductor")
+    run.add_argument("--python", default=sys.executable, help="the build's interpreter (default: this one)")
+    run.add_argument("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT_S, help="seconds per case subprocess")
+    run.add_argument("--no-warm", action="store_true", help="skip the warm-compile subprocess")
+    run.add_argument("--machine-class", type=_machine_class, help="series grouping, e.g. gpu-h100 (default: from the GPU model, or cpu)")
+    run.add_argument("--build-label", type=_build_label, help="human name of the build, e.g. 'nightly 2026-11-21'")
+    run.add_argument("--out", type=Path, help="write the run document here instead of storing it in the database")
+
+    listing = commands.add_parser("list", help="print the suite's workloads")
+    listing.add_argument("--workloads", type=_name_list, help="only these (names or package.module:Class)")
+
+    case = commands.add_parser("case", help="(internal) run one case spec in this process")
+    case.add_argument("--spec", type=Path, required=True)
+    case.add_argument("--result", type=Path, required=True)
+
+    environment = commands.add_parser("environment", help="(internal) describe this interpreter's build and machine")
+    environment.add_argument("--out", type=Path, required=True)
+    return parser
+
+
+def resolve_workloads(names: list[str] | None) -> list[tuple[str, object]]:
+    """(name as requested, Workload) pairs; raises LookupError with a readable message."""
+    from workloads.registry import all_workloads, get_workload
+
+    if not names:
+        try:
+            return [(w.name, w) for w in all_workloads()]
+        except ModuleNotFoundError as exc:
+            raise LookupError(f"the suite cannot be loaded ({exc}); name workloads with --workloads") from None
+    resolved = []
+    for name in names:
+        try:
+            resolved.append((name, get_workload(name)))
+        except (KeyError, ImportError, AttributeError, ValueError) as exc:
+            message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+            raise LookupError(f"workload {name!r}: {message}") from None
+    return resolved
+
+
+def _command_line(argv: Sequence[str]) -> str:
+    return "python -m runner " + shlex.join(argv)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What ``run`` will do, resolved from the arguments and the build's environment."""
+
+    python: str
+    environment: dict
+    device: str
+    suite: str
+    modes: list[str]
+    machine_class: str
+
+
+def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunSettings:
+    """Check the arguments that need the build's environment; exits with a usage error (2)."""
+    from runner.engine.environment import machine_class_for
+    from runner.engine.executor import EnvironmentProbeFailed, probe_environment
+
+    python = shutil.which(args.python)
+    if python is None:
+        parser.error(f"--python {args.python}: not an executable file")
+    if args.out and not args.out.parent.is_dir():
+        parser.error(f"--out {args.out}: directory {args.out.parent} does not exist")
+    try:
+        environment = probe_environment(python)
+    except EnvironmentProbeFailed as exc:
+        parser.exit(1, f"error: {exc}\n")
+    device = args.device or ("cuda" if environment["cuda_available"] else "cpu")
+    if device == "cuda" and not environment["cuda_available"]:
+        parser.error(f"--device cuda: the build at {python} sees no CUDA GPU")
+    if args.modes:
+        modes = args.modes
+    else:
+        modes = list(COMPILE_MODES) if device == "cuda" and args.backend == "inductor" else ["default"]
+    if args.backend != "inductor" and modes != ["default"]:
+        print(f"note: backend {args.backend} ignores compile modes; each mode runs the same compile", file=sys.stderr)
+    gpu_class = machine_class_for(environment["machine"]["gpu_name"]) if device == "cuda" else "cpu"
+    return RunSettings(
+        python=python,
+        environment=environment,
+        device=device,
+        suite=args.suite or ("full" if device == "cuda" else "tiny"),
+        modes=modes,
+        machine_class=args.machine_class or gpu_class,
+    )
+
+
+def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace) -> list[dict] | None:
+    """Each case in turn, with the progress line; None when interrupted."""
+    from runner.engine.executor import CaseExecutor
+    from runner.engine.progress import Progress
+
+    executor = CaseExecutor(python=settings.python, timeout_s=args.timeout, warm=not args.no_warm)
+    progress = Progress(len(plan.cases))
+    results = []
+    try:
+        for index, case in enumerate(plan.cases, start=1):
+            progress.start_case(index, case.spec.label)
+            result = executor.run(case.spec, workload_name=case.workload_name, repro=case.repro)
+            progress.finish_case(result["status"])
+            results.append(result)
+    except KeyboardInterrupt:
+        return None
+    finally:
+        progress.close()
+    return results
+
+
+def deliver_document(document: dict, out: Path | None) -> int:
+    """Write the document to ``out``, or store it; on a storage failure, save it locally."""
+    if out:
+        out.write_text(json.dumps(document, indent=1) + "\n")
+        print(f"run document written to {out}")
+        return 0
+    from runner.store import store_document
+
+    try:
+        print(store_document(document))
+    except Exception as exc:  # keep hours of measurements when the database is unreachable
+        saved = _save_unsent(document, document["run"]["id"])
+        print(f"error: could not store the run ({type(exc).__name__}: {exc})\nthe run document is saved in {saved}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
+    from runner.document import InvalidDocument
+    from runner.engine.plan import plan_cases
+    from runner.report import build_document, now_iso, status_counts, summary_table
+
+    try:
+        workloads = resolve_workloads(args.workloads)
+    except LookupError as exc:
+        parser.error(str(exc))
+    if not workloads:
+        parser.error("no workloads to run")
+    started_at = now_iso()
+    settings = resolve_run_settings(args, parser)
+    plan = plan_cases(
+        workloads,
+        modes=settings.modes,
+        regimes=args.regimes,
+        dtypes=args.dtypes,
+        device=settings.device,
+        backend=args.backend,
+        size=settings.suite,
+        repro_python=None if settings.python == sys.executable else args.python,
+        repro_timeout_s=None if args.timeout == DEFAULT_TIMEOUT_S else args.timeout,
+    )
+    for line in plan.skipped:
+        print(f"skipped: {line}", file=sys.stderr)
+    if not plan.cases:
+        parser.error("no case to run (every combination was skipped)")
+    build = settings.environment["build"]
+    print(
+        f"ptbench: {len(plan.cases)} cases, suite {settings.suite}, torch {build['torch_version']} ({build['git_sha'][:12]}), "
+        f"{settings.device}, machine class {settings.machine_class}",
+        file=sys.stderr,
+    )
+    results = run_planned_cases(plan, settings, args)
+    if results is None:
+        print("\ninterrupted: nothing stored", file=sys.stderr)
+        return 130
+    print(summary_table(results))
+    print(f"\n{len(results)} cases: {status_counts(results)}")
+    try:
+        document = build_document(
+            suite=settings.suite,
+            environment=settings.environment,
+            machine_class=settings.machine_class,
+            build_label=args.build_label,
+            workloads=[w for _, w in workloads],
+            results=results,
+            started_at=started_at,
+            finished_at=now_iso(),
+            command=_command_line(argv),
+            requested_by=_requested_by(),
+        )
+    except InvalidDocument as exc:
+        saved = _save_unsent({"errors": [str(e) for e in exc.errors], "environment": settings.environment, "results": results}, "invalid")
+        print(f"error: {exc}\nthe results are saved in {saved}", file=sys.stderr)
+        return 1
+    return deliver_document(document, args.out)
+
+
+def _requested_by() -> str:
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no passwd entry (some containers)
+        user = os.environ.get("USER", "unknown")
+    return f"{user}@{socket.gethostname()}"
+
+
+def _save_unsent(payload: dict, name: str) -> Path:
+    """Write what could not be stored into the working directory, so that no run is lost."""
+    path = Path.cwd() / f"ptbench-run-{name}.json"
+    path.write_text(json.dumps(payload, indent=1) + "\n")
+    return path
+
+
+def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from runner.report import format_table
+
+    try:
+        workloads = resolve_workloads(args.workloads)
+    except LookupError as exc:
+        parser.error(str(exc))
+    rows = [
+        (
+            w.name,
+            w.category or "-",
+            ", ".join(str(d) for d in w.dynamic_dims) or "-",
+            w.phase,
+            ", ".join(w.dtypes),
+        )
+        for _, w in workloads
+    ]
+    print(format_table(("workload", "class", "dynamic dims", "train/infer", "dtypes"), rows))
+    return 0
+
+
+def command_case(args: argparse.Namespace) -> int:
+    import faulthandler
+
+    from runner.engine.executor import STACK_DUMP_SIGNAL
+
+    # The parent sends this before killing a case that ran out of time: the stacks land in the log.
+    faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True, chain=False)
+    from runner.engine.case import run_case
+    from runner.engine.result_file import ResultFile
+    from runner.engine.spec import CaseSpec
+
+    run_case(CaseSpec.read(args.spec), ResultFile(args.result))
+    return 0
+
+
+def command_environment(args: argparse.Namespace) -> int:
+    from runner.engine.environment import collect_environment
+
+    args.out.write_text(json.dumps(collect_environment(), indent=1))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "run":
+        return command_run(args, argv, parser)
+    if args.command == "list":
+        return command_list(args, parser)
+    if args.command == "case":
+        return command_case(args)
+    return command_environment(args)

@@ -1,0 +1,272 @@
+"""The code that runs inside a case subprocess (``python -m runner case --spec F --result R``).
+
+Cold phase, in order (the result file is rewritten after each step that adds numbers):
+1. eager: build instance A, make the variant-0 inputs (and a pristine copy for B), call A once:
+   the reference output (copied to the host).
+2. compile: reset dynamo, build instance B with the same seed, mark the dynamic dims of B's inputs
+   per regime, ``torch.compile``, time the first call (synchronised) = cold compile time; read
+   dynamo's counters (graph breaks, unique graphs).
+3. accuracy: B's first output against A's.
+4. timing: warm-up, then interleaved blocks (``timing``), speedup and its bootstrap noise (``stats``).
+5. memory (CUDA): resident growth + transient peak of one call, per side (``memory``).
+6. recompiles: B's variant-1 inputs, marked the same way, through the compiled function.
+7. graph-break locations: ``torch._dynamo.explain`` on A, only when the compile broke the graph.
+
+Warm phase: the same build, eager call and compile as the cold phase, in a new process whose
+inductor/triton cache directory the cold phase filled; only the first compiled call is timed.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import os
+import time
+from typing import Any, Callable, Iterator
+
+import torch
+
+from runner.engine import compat
+from runner.engine.accuracy import LOW_PRECISION, compare_outputs, inputs_as_fp64, judge_against_fp64, to_host, tolerances
+from runner.engine.dynamo_stats import (
+    RecompileWatcher,
+    breaks_from_counters,
+    cache_counters,
+    explain_graph_breaks,
+    locate_breaks,
+    read_compile_counters,
+)
+from runner.engine.failures import CaseFailure, error_excerpt, status_for
+from runner.engine.memory import MemoryProbe, device_bytes, footprint, growth
+from runner.engine.prepare import (
+    build_dtype,
+    clone_inputs,
+    compile_kwargs,
+    compiled_caller,
+    mark_dynamic_dims,
+    runnable,
+)
+from runner.engine.result_file import CaseRecord, ResultFile
+from runner.engine.spec import CaseSpec
+from runner.engine.stats import bootstrap_speedup, median
+from runner.engine.timing import TimedCallFailed, measure_interleaved
+
+
+# A call that raises while being timed fails the case as its side's first call would have.
+SIDE_FAILURE_STATUS = {"eager": "eager_error", "compiled": "compile_error"}
+
+
+@contextlib.contextmanager
+def failing_as(status: str, context: str = "") -> Iterator[None]:
+    """Any exception in the block fails the case with ``status`` (or ``oom``)."""
+    try:
+        yield
+    except CaseFailure:
+        raise
+    except Exception as exc:
+        raise CaseFailure(status, exc, context) from exc
+
+
+def build_instance(workload, spec: CaseSpec):
+    torch.manual_seed(spec.seed)
+    return workload.build(size=spec.size, device=spec.device, dtype=build_dtype(spec.dtype), seed=spec.seed)
+
+
+def timed_first_call(fn: Callable[..., Any], inputs: tuple, spec: CaseSpec) -> tuple[Any, float]:
+    """(host copy of the output, seconds) of one synchronised call."""
+    torch.manual_seed(spec.seed)
+    compat.synchronize(spec.device)
+    started = time.perf_counter()
+    output = fn(*inputs)
+    compat.synchronize(spec.device)
+    elapsed = time.perf_counter() - started
+    return to_host(output), elapsed
+
+
+class EagerSide:
+    """Instance A, its inputs, and a pristine copy of them for the compiled side."""
+
+    def __init__(self, workload, spec: CaseSpec, probe: MemoryProbe):
+        before = probe.allocated()
+        self.instance = build_instance(workload, spec)
+        self.inputs = tuple(self.instance.make_inputs(0))
+        self.pristine_inputs = clone_inputs(self.inputs)
+        # Host copy for a float64 re-check of a failing low-precision comparison.
+        self.host_inputs = to_host(self.inputs) if spec.dtype in LOW_PRECISION else None
+        self.fn = runnable(self.instance.fn, spec)
+        self.reference, _ = timed_first_call(self.fn, self.inputs, spec)
+        self.resident_bytes = growth(before, probe.allocated(), -device_bytes(self.pristine_inputs))
+
+
+class CompiledSide:
+    """Instance B compiled on the pristine inputs, marked per regime; the first call timed."""
+
+    def __init__(self, workload, spec: CaseSpec, inputs: tuple, probe: MemoryProbe):
+        compat.reset_dynamo()
+        before = probe.allocated()
+        self.instance = build_instance(workload, spec)
+        self.inputs = inputs
+        mark_dynamic_dims(inputs, self.instance.input_names, workload.dynamic_dims, spec.shape_regime)
+        compiled = torch.compile(runnable(self.instance.fn, spec), **compile_kwargs(spec))
+        self.fn = compiled_caller(compiled, spec)
+        self.first_output, self.compile_time_s = timed_first_call(self.fn, inputs, spec)
+        self._allocated_before_build = before
+
+    def resident_bytes(self, probe: MemoryProbe) -> int | None:
+        """Growth since before the build; call after warm-up, once CUDA-graph pools are recorded."""
+        return growth(self._allocated_before_build, probe.allocated(), device_bytes(self.inputs))
+
+
+def _case_environment(spec: CaseSpec, workload, instance) -> dict:
+    environment = {"backend": spec.backend, "size": spec.size, "implementation": instance.implementation}
+    if spec.device == "cuda":
+        environment["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if spec.workload != workload.name:
+        environment["workload_spec"] = spec.workload
+    if spec.backend != "inductor" and spec.compile_mode != "default":
+        environment["compile_mode_ignored"] = f"mode {spec.compile_mode!r} only applies to inductor"
+    return environment
+
+
+def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
+    from workloads.registry import get_workload
+
+    probe = MemoryProbe(spec.device)
+    with failing_as("eager_error"):
+        workload = get_workload(spec.workload)
+        eager = EagerSide(workload, spec, probe)
+    record.environment.update(_case_environment(spec, workload, eager.instance))
+    out.write(record, "eager")
+
+    with failing_as("compile_error"):
+        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
+    counts = read_compile_counters()
+    record.metrics["compile_time_cold_s"] = compiled.compile_time_s
+    record.metrics["graph_break_count"] = counts.graph_break_count
+    record.metrics["unique_graphs"] = counts.unique_graphs
+    record.graph_breaks = breaks_from_counters(counts)
+    record.environment["compile_caches"] = cache_counters()
+    out.write(record, "compile")
+
+    rtol, atol = tolerances(spec.dtype, compiled.instance.rtol, compiled.instance.atol)
+    comparison = compare_outputs(compiled.first_output, eager.reference, rtol=rtol, atol=atol)
+    record.metrics["accuracy_max_abs_error"] = comparison.max_abs_error
+    record.metrics["accuracy_max_rel_error"] = comparison.max_rel_error
+    if not comparison.ok and not _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record):
+        record.status = "fail_accuracy"
+        record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
+    out.write(record, "accuracy")
+
+    eager_call = functools.partial(eager.fn, *eager.inputs)
+    compiled_call = functools.partial(compiled.fn, *compiled.inputs)
+    try:
+        samples = measure_interleaved(eager_call, compiled_call, device=spec.device, budget=spec.timing_budget)
+    except TimedCallFailed as failed:
+        raise CaseFailure(SIDE_FAILURE_STATUS[failed.side], failed.cause, "while timing: ") from failed.cause
+    estimate = bootstrap_speedup(samples.eager_ms, samples.compiled_ms, seed=spec.seed)
+    record.metrics.update(
+        speedup=estimate.speedup,
+        speedup_noise=estimate.noise,
+        eager_latency_ms=median(samples.eager_ms),
+        compiled_latency_ms=median(samples.compiled_ms),
+    )
+    record.samples = samples.as_document_samples()
+    record.environment["timing"] = {"warmup_calls": samples.warmup_calls, "blocks_per_side": len(samples.eager_ms)}
+    out.write(record, "timing")
+
+    compiled_resident = compiled.resident_bytes(probe)
+    with failing_as("eager_error", "while measuring memory: "):
+        record.metrics["eager_peak_memory_bytes"] = footprint(eager.resident_bytes, probe.transient_peak(eager_call))
+    with failing_as("compile_error", "while measuring memory: "):
+        record.metrics["compiled_peak_memory_bytes"] = footprint(compiled_resident, probe.transient_peak(compiled_call))
+
+    with failing_as("compile_error", "while running the second shape (variant 1): "):
+        second_inputs = tuple(compiled.instance.make_inputs(1))
+        mark_dynamic_dims(second_inputs, compiled.instance.input_names, workload.dynamic_dims, spec.shape_regime)
+        with RecompileWatcher() as watcher:
+            compiled.fn(*second_inputs)
+            compat.synchronize(spec.device)
+    record.metrics["recompile_count"] = watcher.count
+    record.recompiles = watcher.reasons
+    out.write(record, "recompiles")
+
+    if counts.graph_break_count != 0:
+        _locate_graph_breaks(spec, workload, eager, record)
+
+
+def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, atol: float, record: CaseRecord) -> bool:
+    """For float16/bfloat16/amp: does compiled stay as close to a float64 run as eager does?
+
+    Only runs when the direct comparison failed (a third instance, in float64, costs memory). If
+    the float64 run itself fails, the direct comparison's verdict stands.
+    """
+    if eager.host_inputs is None:
+        return False
+    try:
+        fp64_output = _fp64_output(workload, spec, eager.host_inputs)
+        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol)
+    except Exception as exc:
+        record.environment["accuracy_fp64"] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+        return False
+    finally:
+        if spec.device == "cuda":
+            torch.cuda.empty_cache()  # the float64 instance is gone; give its memory back
+    record.environment["accuracy_fp64"] = {
+        "passed": verdict.ok,
+        "compiled_rmse": verdict.compiled_rmse,
+        "eager_rmse": verdict.eager_rmse,
+    }
+    return verdict.ok
+
+
+def _fp64_output(workload, spec: CaseSpec, host_inputs: tuple) -> Any:
+    """Host copy of the output of a float64 instance (same seed) on float64 copies of the inputs."""
+    fp64_spec = dataclasses.replace(spec, dtype="float64")
+    instance = build_instance(workload, fp64_spec)
+    output, _ = timed_first_call(instance.fn, inputs_as_fp64(host_inputs, spec.device), fp64_spec)
+    return output
+
+
+def _locate_graph_breaks(spec: CaseSpec, workload, eager: EagerSide, record: CaseRecord) -> None:
+    """Replace the counters' location-less reasons with explain's (reason, location) groups."""
+    inputs = clone_inputs(eager.inputs)
+    try:
+        mark_dynamic_dims(inputs, eager.instance.input_names, workload.dynamic_dims, spec.shape_regime)
+        explained = explain_graph_breaks(eager.fn, inputs)
+    except Exception as exc:  # the counts stand; only the locations are missing
+        record.environment["explain_error"] = f"{type(exc).__name__}: {exc}"[:1000]
+        return
+    if record.graph_breaks:
+        record.graph_breaks = locate_breaks(record.graph_breaks, explained.entries)
+    else:  # the counters were unavailable: explain's view is all there is
+        record.graph_breaks = explained.entries
+    if record.metrics["graph_break_count"] is None:
+        record.metrics["graph_break_count"] = sum(entry["count"] for entry in explained.entries)
+    if record.metrics["unique_graphs"] is None:
+        record.metrics["unique_graphs"] = explained.graph_count
+
+
+def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
+    from workloads.registry import get_workload
+
+    probe = MemoryProbe(spec.device)
+    with failing_as("eager_error"):
+        workload = get_workload(spec.workload)
+        eager = EagerSide(workload, spec, probe)  # same process state as the cold phase at compile time
+    record.environment.update(_case_environment(spec, workload, eager.instance))
+    with failing_as("compile_error"):
+        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
+    record.metrics["compile_time_warm_s"] = compiled.compile_time_s
+    record.environment["compile_caches"] = cache_counters()
+
+
+def run_case(spec: CaseSpec, out: ResultFile) -> CaseRecord:
+    record = CaseRecord()
+    out.write(record, "start")
+    try:
+        (run_warm if spec.phase == "warm" else run_cold)(spec, record, out)
+    except CaseFailure as failure:
+        record.status = status_for(failure.status, failure.cause)
+        record.error = error_excerpt(failure.cause, failure.context)
+    out.write(record, "done")
+    return record

@@ -1,0 +1,113 @@
+"""torch APIs that moved or appeared between versions, found by looking rather than assuming.
+
+Every lookup here names where it searched, so an error says what this torch lacks. The engine must
+run on the GPU workers' torch (2.11) and on this repository's CI torch (2.13); nothing in it may
+import a private torch module at import time.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+import torch
+
+# Where each API has lived, newest first.
+_MARK_UNBACKED_PLACES = (
+    ("torch.compiler", "mark_unbacked"),
+    ("torch._dynamo.decorators", "mark_unbacked"),
+    ("torch._dynamo", "mark_unbacked"),
+)
+_MARK_DYNAMIC_PLACES = (
+    ("torch.compiler", "mark_dynamic"),
+    ("torch._dynamo.decorators", "mark_dynamic"),
+    ("torch._dynamo", "mark_dynamic"),
+)
+_MARK_STEP_PLACES = (
+    ("torch.compiler", "cudagraph_mark_step_begin"),
+    ("torch._inductor.cudagraph_trees", "mark_step_begin"),
+)
+
+
+class MissingTorchAPI(RuntimeError):
+    """This torch build lacks an API the case needs (e.g. ``mark_unbacked`` before it existed)."""
+
+
+def _find(places: tuple[tuple[str, str], ...]) -> Callable[..., Any] | None:
+    for module_name, attr in places:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        found = getattr(module, attr, None)
+        if callable(found):
+            return found
+    return None
+
+
+def _require(places: tuple[tuple[str, str], ...], what: str) -> Callable[..., Any]:
+    found = _find(places)
+    if found is None:
+        searched = ", ".join(f"{m}.{a}" for m, a in places)
+        raise MissingTorchAPI(f"torch {torch.__version__} has no {what} (looked for {searched})")
+    return found
+
+
+def mark_dynamic() -> Callable[..., Any]:
+    return _require(_MARK_DYNAMIC_PLACES, "mark_dynamic")
+
+
+def mark_unbacked() -> Callable[..., Any]:
+    return _require(_MARK_UNBACKED_PLACES, "mark_unbacked")
+
+
+def cudagraph_mark_step_begin() -> Callable[[], None] | None:
+    return _find(_MARK_STEP_PLACES)
+
+
+def dynamo_counters() -> dict | None:
+    """``torch._dynamo.utils.counters``: {"graph_break": Counter(reason -> n), "stats": ..., "frames": ...}."""
+    try:
+        from torch._dynamo import utils as dynamo_utils
+    except ImportError:
+        return None
+    return getattr(dynamo_utils, "counters", None)
+
+
+def guard_failures() -> dict | None:
+    """``torch._dynamo.utils.guard_failures``: code object -> guard-failure reasons, one per recompile."""
+    try:
+        from torch._dynamo import utils as dynamo_utils
+    except ImportError:
+        return None
+    return getattr(dynamo_utils, "guard_failures", None)
+
+
+def explain() -> Callable[..., Any] | None:
+    """``torch._dynamo.explain`` (curried form ``explain(fn)(*args)`` since torch 2.1)."""
+    import torch._dynamo
+
+    return getattr(torch._dynamo, "explain", None)
+
+
+def reset_dynamo() -> None:
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    counters = dynamo_counters()
+    if counters is not None:
+        counters.clear()
+
+
+def out_of_memory_errors() -> tuple[type[BaseException], ...]:
+    """Exception types that mean "out of memory" in this build (``torch.OutOfMemoryError`` since 2.1)."""
+    found: list[type[BaseException]] = [MemoryError]
+    for owner in (torch, getattr(torch, "cuda", None)):
+        cls = getattr(owner, "OutOfMemoryError", None)
+        if isinstance(cls, type) and cls not in found:
+            found.append(cls)
+    return tuple(found)
+
+
+def synchronize(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()

@@ -1,0 +1,220 @@
+"""Parent side: run each case in a fresh subprocess of the build's interpreter and classify it.
+
+Each case gets its own process group (``start_new_session``), a wall-clock limit after which the
+whole group is killed, and a fresh cache directory (``TORCHINDUCTOR_CACHE_DIR``,
+``TRITON_CACHE_DIR``) that the warm-compile subprocess then reuses. The child writes its result to
+a file the parent names; stdout and stderr go to a log whose tail explains crashes and timeouts.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.engine.failures import process_excerpt
+from runner.engine.result_file import METRIC_KEYS, ResultFile
+from runner.engine.spec import CaseSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+LOG_TAIL_BYTES = 8000
+# On timeout the child first gets this signal, on which ``python -m runner case`` dumps every
+# thread's Python stack into its log (faulthandler), so the error shows where it hung.
+STACK_DUMP_SIGNAL = signal.SIGUSR1
+STACK_DUMP_GRACE_S = 1.0
+
+
+class EnvironmentProbeFailed(RuntimeError):
+    """The build's interpreter could not describe itself (no torch, wrong path, ...)."""
+
+
+def child_environment(cache_dir: Path | None = None) -> dict[str, str]:
+    """The parent's environment, with this repository importable and, for a case, its own caches."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack into the log
+    if cache_dir is not None:
+        env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir / "inductor")
+        env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
+    return env
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _dump_stacks(process: subprocess.Popen) -> None:
+    try:
+        process.send_signal(STACK_DUMP_SIGNAL)
+        process.wait(timeout=STACK_DUMP_GRACE_S)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        pass
+
+
+@dataclass(frozen=True)
+class ChildExit:
+    returncode: int | None
+    timed_out: bool
+    wall_s: float
+    log_tail: str
+
+
+def run_child(command: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path) -> ChildExit:
+    """Run ``command`` in a new process group; on timeout (or interrupt) kill the whole group."""
+    started = time.monotonic()
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            command, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        timed_out = False
+        try:
+            process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _dump_stacks(process)
+        except BaseException:
+            _kill_group(process.pid)
+            process.wait()
+            raise
+        finally:
+            # Also reaps what the child left behind (compile workers) in its group.
+            _kill_group(process.pid)
+        process.wait()
+    return ChildExit(process.returncode, timed_out, time.monotonic() - started, read_tail(log_path))
+
+
+def read_tail(path: Path, limit: int = LOG_TAIL_BYTES) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(size - limit, 0))
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def classify_exit(child: ChildExit, record: dict | None, timeout_s: float) -> tuple[str, dict | None]:
+    """(status, error) of a child from how it ended and the record it left (possibly partial)."""
+    phase = (record or {}).get("phase_reached", "start")
+    if child.timed_out:
+        message = f"the case exceeded its {timeout_s:g} s time limit (last finished phase: {phase}); its process group was killed"
+        return "timeout", process_excerpt("Timeout", message, child.log_tail)
+    if record is not None and phase == "done":
+        return record["status"], record.get("error")
+    if child.returncode is not None and child.returncode < 0:
+        name = signal_name(child.returncode)
+        message = f"killed by {name} (last finished phase: {phase})"
+        return "crash", process_excerpt(name, message, child.log_tail)
+    message = f"exited with code {child.returncode} without a result (last finished phase: {phase})"
+    return "crash", process_excerpt("ExitWithoutResult", message, child.log_tail)
+
+
+@dataclass(frozen=True)
+class PhaseOutcome:
+    status: str
+    error: dict | None
+    record: dict
+    wall_s: float
+
+
+class CaseExecutor:
+    """Runs cases one at a time (timing needs the machine to itself)."""
+
+    def __init__(self, *, python: str, timeout_s: float, warm: bool = True):
+        self.python = python
+        self.timeout_s = timeout_s
+        self.warm = warm
+
+    def _run_phase(self, spec: CaseSpec, workdir: Path, cache_dir: Path) -> PhaseOutcome:
+        spec_path = workdir / f"{spec.phase}.spec.json"
+        result_path = workdir / f"{spec.phase}.result.json"
+        spec.write(spec_path)
+        command = [self.python, "-m", "runner", "case", "--spec", str(spec_path), "--result", str(result_path)]
+        child = run_child(command, env=child_environment(cache_dir), timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log")
+        record = ResultFile(result_path).read()
+        status, error = classify_exit(child, record, self.timeout_s)
+        return PhaseOutcome(status, error, record or {}, child.wall_s)
+
+    def run(self, spec: CaseSpec, *, workload_name: str, repro: str) -> dict:
+        """The run document's result object for ``spec``; never raises for a failing case."""
+        workdir = Path(tempfile.mkdtemp(prefix="ptbench-case-"))
+        try:
+            cache_dir = workdir / "cache"
+            cold = self._run_phase(spec.with_phase("cold"), workdir, cache_dir)
+            result = _result_from(cold, spec, workload_name, repro)
+            duration = cold.wall_s
+            if self.warm and cold.status in ("pass", "fail_accuracy"):
+                warm = self._run_phase(spec.with_phase("warm"), workdir, cache_dir)
+                duration += warm.wall_s
+                _merge_warm(result, warm)
+            result["duration_s"] = round(duration, 3)
+            return result
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _result_from(cold: PhaseOutcome, spec: CaseSpec, workload_name: str, repro: str) -> dict:
+    record = cold.record
+    metrics = dict.fromkeys(METRIC_KEYS)
+    metrics.update({k: v for k, v in (record.get("metrics") or {}).items() if k in metrics})
+    result = {
+        "workload": workload_name,
+        "config": spec.config(),
+        "status": cold.status,
+        "metrics": metrics,
+        "graph_breaks": record.get("graph_breaks") or [],
+        "recompiles": record.get("recompiles") or [],
+        "error": cold.error,
+        "repro": repro,
+        "environment": dict(record.get("environment") or {"backend": spec.backend, "size": spec.size}),
+    }
+    if record.get("samples"):
+        result["samples"] = record["samples"]
+    return result
+
+
+def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
+    environment = result["environment"]
+    caches = (warm.record.get("environment") or {}).get("compile_caches")
+    if caches is not None:
+        environment["warm_compile_caches"] = caches
+    if warm.status == "pass":
+        result["metrics"]["compile_time_warm_s"] = warm.record["metrics"]["compile_time_warm_s"]
+    else:
+        error = warm.error or {}
+        environment["warm_compile_error"] = f"{warm.status}: {error.get('message', '')}"[:2000]
+
+
+def probe_environment(python: str, *, timeout_s: float = 300) -> dict:
+    """Run the build's interpreter once to describe the build and the machine."""
+    workdir = Path(tempfile.mkdtemp(prefix="ptbench-env-"))
+    try:
+        out_path = workdir / "environment.json"
+        child = run_child(
+            [python, "-m", "runner", "environment", "--out", str(out_path)],
+            env=child_environment(),
+            timeout_s=timeout_s,
+            log_path=workdir / "environment.log",
+        )
+        if child.returncode != 0 or not out_path.exists():
+            raise EnvironmentProbeFailed(f"{python} could not describe its build (exit {child.returncode}):\n{child.log_tail[-2000:]}")
+        return json.loads(out_path.read_text())
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)

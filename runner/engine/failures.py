@@ -1,0 +1,72 @@
+"""What went wrong in a case, as a status and an error excerpt for the run document."""
+from __future__ import annotations
+
+import traceback
+from typing import Iterator
+
+from runner.engine import compat
+
+MESSAGE_LIMIT = 4000
+TRACEBACK_LIMIT = 8000
+# Allocator failures that reach Python as plain RuntimeErrors (the CPU allocator, cuBLAS, cuDNN).
+_OOM_MESSAGES = ("out of memory", "can't allocate memory", "cublas_status_alloc_failed", "cudnn_status_alloc_failed")
+
+
+class CaseFailure(Exception):
+    """Raised inside the case subprocess: ``status`` says which part failed, ``__cause__`` why."""
+
+    def __init__(self, status: str, cause: BaseException, context: str = ""):
+        self.status = status
+        self.cause = cause
+        self.context = context
+        super().__init__(f"{status}: {context}{type(cause).__name__}: {cause}")
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """The exception, what it wraps (``inner_exception`` of BackendCompilerFailed), its causes."""
+    seen: set[int] = set()
+    pending = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        yield current
+        pending.extend([getattr(current, "inner_exception", None), current.__cause__, current.__context__])
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    oom_types = compat.out_of_memory_errors()
+    for link in _chain(exc):
+        if isinstance(link, oom_types):
+            return True
+        if any(marker in str(link).lower() for marker in _OOM_MESSAGES):
+            return True
+    return False
+
+
+def status_for(phase_status: str, exc: BaseException) -> str:
+    """``oom`` whatever the phase when memory ran out, else the phase's own failure status."""
+    return "oom" if is_out_of_memory(exc) else phase_status
+
+
+def _clip_tail(text: str, limit: int) -> str:
+    return text if len(text) <= limit else "..." + text[-(limit - 3):]
+
+
+def error_excerpt(exc: BaseException, context: str = "") -> dict:
+    """``{type, message, traceback}``: the exception's qualified type, message, and traceback tail."""
+    kind = type(exc)
+    qualified = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+    message = f"{context}{exc}" if context else str(exc)
+    formatted = "".join(traceback.format_exception(kind, exc, exc.__traceback__))
+    return {
+        "type": qualified[:200],
+        "message": message[:MESSAGE_LIMIT] or kind.__name__,
+        "traceback": _clip_tail(formatted, TRACEBACK_LIMIT),
+    }
+
+
+def process_excerpt(kind: str, message: str, log_tail: str) -> dict:
+    """For a child that died or hung: what the parent saw, and the tail of the child's output."""
+    return {"type": kind[:200], "message": message[:MESSAGE_LIMIT], "traceback": _clip_tail(log_tail, TRACEBACK_LIMIT)}

@@ -1,0 +1,85 @@
+"""How a case calls its workload: dtype and autocast, input copies, dynamic-dim marks, compile args."""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+import torch
+
+from runner.engine import compat
+from runner.engine.spec import CaseSpec
+
+_TORCH_DTYPES = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float64": torch.float64,
+    # "amp": float32 weights and inputs, run under torch.autocast with bfloat16 (no grad scaler
+    # needed, and the same on CPU and GPU).
+    "amp": torch.float32,
+}
+AMP_DTYPE = torch.bfloat16
+
+
+def build_dtype(dtype: str) -> torch.dtype:
+    return _TORCH_DTYPES[dtype]
+
+
+def runnable(fn: Callable[..., Any], spec: CaseSpec) -> Callable[..., Any]:
+    """``fn`` as the case runs it: under autocast for ``amp``, as it is otherwise."""
+    if spec.dtype != "amp":
+        return fn
+
+    @functools.wraps(fn)
+    def under_autocast(*args: Any) -> Any:
+        with torch.autocast(device_type=spec.device, dtype=AMP_DTYPE):
+            return fn(*args)
+
+    return under_autocast
+
+
+def clone_inputs(inputs: Sequence[Any]) -> tuple:
+    """Independent copies, so that in-place updates by one side never reach the other."""
+    return tuple(value.clone() if isinstance(value, torch.Tensor) else value for value in inputs)
+
+
+def mark_dynamic_dims(inputs: Sequence[Any], input_names: Sequence[str], dynamic_dims: Sequence[Any], regime: str) -> None:
+    """Mark the workload's dynamic dims: ``mark_dynamic`` (backed) or ``mark_unbacked`` (unbacked)."""
+    if regime == "static" or not dynamic_dims:
+        return
+    mark = compat.mark_dynamic() if regime == "backed" else compat.mark_unbacked()
+    positions = {name: index for index, name in enumerate(input_names)}
+    for dim in dynamic_dims:
+        if dim.input not in positions:
+            raise ValueError(f"dynamic dim {dim} names no input; inputs are {list(input_names)}")
+        tensor = inputs[positions[dim.input]]
+        if not isinstance(tensor, torch.Tensor):
+            raise ValueError(f"dynamic dim {dim} is on a {type(tensor).__name__}, not a tensor")
+        mark(tensor, dim.dim)
+
+
+def compile_kwargs(spec: CaseSpec) -> dict:
+    """``torch.compile`` arguments: ``mode`` only means something to inductor; static is dynamic=False."""
+    kwargs: dict[str, Any] = {"backend": spec.backend}
+    if spec.backend == "inductor" and spec.compile_mode != "default":
+        kwargs["mode"] = spec.compile_mode
+    if spec.shape_regime == "static":
+        kwargs["dynamic"] = False
+    return kwargs
+
+
+def uses_cuda_graphs(spec: CaseSpec) -> bool:
+    return spec.device == "cuda" and spec.backend == "inductor" and spec.compile_mode in ("reduce-overhead", "max-autotune")
+
+
+def compiled_caller(compiled: Callable[..., Any], spec: CaseSpec) -> Callable[..., Any]:
+    """Under CUDA graphs each call starts a new step, so outputs of the previous call may be reused."""
+    mark_step = compat.cudagraph_mark_step_begin() if uses_cuda_graphs(spec) else None
+    if mark_step is None:
+        return compiled
+
+    def call(*args: Any) -> Any:
+        mark_step()
+        return compiled(*args)
+
+    return call

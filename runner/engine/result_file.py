@@ -1,0 +1,81 @@
+"""The case subprocess's result: a record filled phase by phase and written to a file after each.
+
+The parent names the file; stdout is left to the workload. Every write replaces the file
+atomically, so a child killed mid-case (timeout, signal) still leaves the metrics of the phases it
+finished, which the parent keeps next to the timeout or crash status.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+METRIC_KEYS = (
+    "speedup",
+    "speedup_noise",
+    "eager_latency_ms",
+    "compiled_latency_ms",
+    "compile_time_cold_s",
+    "compile_time_warm_s",
+    "eager_peak_memory_bytes",
+    "compiled_peak_memory_bytes",
+    "graph_break_count",
+    "unique_graphs",
+    "recompile_count",
+    "accuracy_max_abs_error",
+    "accuracy_max_rel_error",
+)
+
+
+def finite_json(value: object) -> object:
+    """``value`` with NaN and infinities replaced by None (JSON has no such numbers)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_json(item) for item in value]
+    return value
+
+
+@dataclass
+class CaseRecord:
+    status: str = "pass"
+    metrics: dict = field(default_factory=lambda: dict.fromkeys(METRIC_KEYS))
+    samples: dict | None = None
+    graph_breaks: list = field(default_factory=list)
+    recompiles: list = field(default_factory=list)
+    error: dict | None = None
+    environment: dict = field(default_factory=dict)
+    phase_reached: str = "start"  # the last phase whose results are in this record
+
+    def as_dict(self) -> dict:
+        return {
+            "status": self.status,
+            "metrics": self.metrics,
+            "samples": self.samples,
+            "graph_breaks": self.graph_breaks,
+            "recompiles": self.recompiles,
+            "error": self.error,
+            "environment": self.environment,
+            "phase_reached": self.phase_reached,
+        }
+
+
+class ResultFile:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+
+    def write(self, record: CaseRecord, phase_reached: str) -> None:
+        record.phase_reached = phase_reached
+        temporary = self.path.with_name(self.path.name + ".partial")
+        temporary.write_text(json.dumps(finite_json(record.as_dict()), allow_nan=False))
+        os.replace(temporary, self.path)
+
+    def read(self) -> dict | None:
+        try:
+            return json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return None

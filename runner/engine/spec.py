@@ -1,0 +1,105 @@
+"""What one case is: the JSON-serialisable spec the parent hands to the case subprocess."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+SHAPE_REGIMES = ("static", "backed", "unbacked")
+DTYPES = ("float32", "float16", "bfloat16", "float64", "amp")
+DEVICES = ("cpu", "cuda")
+BACKENDS = ("inductor", "eager", "aot_eager")
+SIZES = ("tiny", "full")
+# The case subprocess runs either every phase ("cold") or only build + compile + first call with a
+# cache directory that the cold phase filled ("warm").
+PHASES = ("cold", "warm")
+
+
+@dataclass(frozen=True)
+class TimingBudget:
+    """How long the interleaved timing of one case may take, and how long one block should last."""
+
+    budget_s: float
+    target_block_s: float
+    warmup_s: float
+    min_pairs: int = 10
+    max_pairs: int = 500
+
+    @classmethod
+    def for_device(cls, device: str) -> "TimingBudget":
+        # GPU: ~25 ms blocks (one pair of events around many calls) for ~2.5 s, per DESIGN section 3.
+        # CPU (tests, tiny suite): shorter blocks and a short budget keep a case to a few seconds.
+        if device == "cuda":
+            return cls(budget_s=2.5, target_block_s=0.025, warmup_s=0.5)
+        return cls(budget_s=0.6, target_block_s=0.01, warmup_s=0.1)
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """One case: workload x compile mode x shape regime x dtype x device, with a backend and a size.
+
+    ``workload`` is what ``workloads.registry.get_workload`` accepts: a registered name or
+    ``package.module:ClassName``.
+    """
+
+    workload: str
+    compile_mode: str
+    shape_regime: str
+    dtype: str
+    device: str
+    backend: str = "inductor"
+    size: str = "tiny"
+    seed: int = 0
+    phase: str = "cold"
+    timing: TimingBudget | None = None
+
+    def __post_init__(self) -> None:
+        for value, allowed, what in (
+            (self.compile_mode, COMPILE_MODES, "compile mode"),
+            (self.shape_regime, SHAPE_REGIMES, "shape regime"),
+            (self.dtype, DTYPES, "dtype"),
+            (self.device, DEVICES, "device"),
+            (self.backend, BACKENDS, "backend"),
+            (self.size, SIZES, "size"),
+            (self.phase, PHASES, "phase"),
+        ):
+            if value not in allowed:
+                raise ValueError(f"unknown {what} {value!r}; expected one of {', '.join(allowed)}")
+
+    @property
+    def timing_budget(self) -> TimingBudget:
+        return self.timing or TimingBudget.for_device(self.device)
+
+    @property
+    def label(self) -> str:
+        return f"{self.workload} {self.compile_mode}/{self.shape_regime}/{self.dtype}/{self.device}"
+
+    def config(self) -> dict:
+        """The result's ``config`` object in the run document."""
+        return {
+            "compile_mode": self.compile_mode,
+            "shape_regime": self.shape_regime,
+            "dtype": self.dtype,
+            "device": self.device,
+        }
+
+    def with_phase(self, phase: str) -> "CaseSpec":
+        return dataclasses.replace(self, phase=phase)
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "CaseSpec":
+        data = json.loads(text)
+        timing = data.pop("timing", None)
+        return cls(**data, timing=TimingBudget(**timing) if timing else None)
+
+    def write(self, path: Path) -> None:
+        path.write_text(self.to_json())
+
+    @classmethod
+    def read(cls, path: Path) -> "CaseSpec":
+        return cls.from_json(Path(path).read_text())

@@ -1,0 +1,138 @@
+"""Small, healthy workloads for the runner's tests (loaded as ``tests.runner.sample_workloads:Class``)."""
+from __future__ import annotations
+
+import torch
+
+from workloads.base import DynamicDim, Instance, Workload
+
+
+class TinyMLP(Workload):
+    """Two linear layers; the batch dimension is dynamic."""
+
+    name = "test_tiny_mlp"
+    category = "test"
+    phase = "infer"
+    description = "two linear layers (runner tests)"
+    dynamic_dims = (DynamicDim("x", 0),)
+    dtypes = ("float32", "bfloat16")
+
+    def build(self, *, size, device, dtype, seed=0):
+        torch.manual_seed(seed)
+        width = 32 if size == "tiny" else 1024
+        model = torch.nn.Sequential(torch.nn.Linear(width, width), torch.nn.GELU(), torch.nn.Linear(width, 8)).to(device, dtype)
+
+        def make_inputs(variant: int):
+            generator = torch.Generator().manual_seed(100 + variant)
+            batch = 16 if variant == 0 else 24
+            return (torch.randn(batch, width, generator=generator).to(device, dtype),)
+
+        @torch.no_grad()
+        def fn(x):
+            return model(x)
+
+        return Instance(fn=fn, make_inputs=make_inputs, input_names=("x",), modules=(model,), implementation="tests.runner.sample_workloads")
+
+
+class TwoGraphBreaks(Workload):
+    """Exactly two explicit graph breaks (three graphs); the row dimension is dynamic."""
+
+    name = "test_two_graph_breaks"
+    category = "test"
+    phase = "infer"
+    description = "two torch._dynamo.graph_break() calls (runner tests)"
+    dynamic_dims = (DynamicDim("x", 0),)
+
+    def build(self, *, size, device, dtype, seed=0):
+        def make_inputs(variant: int):
+            generator = torch.Generator().manual_seed(7 + variant)
+            return (torch.randn(8 if variant == 0 else 12, 4, generator=generator).to(device, dtype),)
+
+        return Instance(fn=two_breaks, make_inputs=make_inputs, input_names=("x",))
+
+
+def two_breaks(x):
+    y = torch.sin(x) * 2
+    torch._dynamo.graph_break()
+    y = torch.cos(y) + 1
+    torch._dynamo.graph_break()
+    return y.sum(dim=1)
+
+
+class TrainStep(Workload):
+    """A whole training step (forward, backward, SGD step) that mutates its own weights."""
+
+    name = "test_train_step"
+    category = "test"
+    phase = "train"
+    description = "linear regression training step (runner tests)"
+    dynamic_dims = (DynamicDim("x", 0), DynamicDim("y", 0))
+
+    def build(self, *, size, device, dtype, seed=0):
+        torch.manual_seed(seed)
+        model = torch.nn.Linear(16, 1).to(device, dtype)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+
+        def make_inputs(variant: int):
+            generator = torch.Generator().manual_seed(3 + variant)
+            rows = 32 if variant == 0 else 48
+            return (torch.randn(rows, 16, generator=generator).to(device, dtype), torch.randn(rows, 1, generator=generator).to(device, dtype))
+
+        def step(x, y):
+            optimizer.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss.detach(), model.weight.detach().clone()
+
+        return Instance(fn=step, make_inputs=make_inputs, input_names=("x", "y"), modules=(model,), rtol=1e-3, atol=1e-4)
+
+
+class RoundingChain(Workload):
+    """Eager rounds to bfloat16 twenty times; compiled (by design) computes in float32 and rounds
+    once. The two differ beyond the tight tolerance, but compiled is the closer to float64."""
+
+    name = "test_rounding_chain"
+    category = "test"
+    phase = "infer"
+    description = "bfloat16 rounding chain (runner tests)"
+    dtypes = ("bfloat16", "float64")
+
+    def build(self, *, size, device, dtype, seed=0):
+        def make_inputs(variant: int):
+            generator = torch.Generator().manual_seed(11 + variant)
+            return (torch.rand(64, generator=generator).add(1.0).to(device, dtype),)
+
+        return Instance(fn=rounding_chain, make_inputs=make_inputs, input_names=("x",), rtol=1e-3, atol=1e-3)
+
+
+def rounding_chain(x):
+    if torch.compiler.is_compiling():
+        return (x.float() * 1.01**20).to(x.dtype)
+    for _ in range(20):
+        x = x * 1.01
+    return x
+
+
+class DataDependentBranch(Workload):
+    """One data-dependent ``if`` (dynamo records it under counters["unimplemented"]) and one .item()."""
+
+    name = "test_data_dependent_branch"
+    category = "test"
+    phase = "infer"
+    description = "a tensor-valued if and a Tensor.item() call (runner tests)"
+    dynamic_dims = (DynamicDim("x", 0),)
+
+    def build(self, *, size, device, dtype, seed=0):
+        def make_inputs(variant: int):
+            generator = torch.Generator().manual_seed(11 + variant)
+            return (torch.rand(8 if variant == 0 else 12, 4, generator=generator).to(device, dtype),)
+
+        return Instance(fn=branch_and_item, make_inputs=make_inputs, input_names=("x",))
+
+
+def branch_and_item(x):
+    y = x * 2
+    if y.sum() > 0:  # always true for rand inputs: a data-dependent branch
+        y = y + 1
+    offset = y.mean().item()
+    return y - offset

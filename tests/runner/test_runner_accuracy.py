@@ -1,0 +1,65 @@
+"""Compiled-vs-eager output comparison over pytrees, and default tolerances."""
+from __future__ import annotations
+
+import collections
+
+import torch
+
+from runner.engine.accuracy import compare_outputs, judge_against_fp64, to_host, tolerances
+
+
+def test_identical_pytrees_pass_with_zero_error():
+    tree = {"logits": torch.ones(2, 3), "aux": (torch.arange(4), [torch.zeros(1)]), "n": 3}
+    result = compare_outputs(to_host(tree), to_host(tree), rtol=1e-3, atol=1e-3)
+    assert result.ok and result.max_abs_error == 0.0 and result.max_rel_error == 0.0
+
+
+def test_small_differences_pass_large_ones_fail_with_their_path():
+    expected = (torch.tensor([1.0, 100.0]), torch.tensor([2.0]))
+    close = (torch.tensor([1.0005, 100.05]), torch.tensor([2.0]))
+    far = (torch.tensor([1.0, 100.0]), torch.tensor([2.5]))
+    assert compare_outputs(close, expected, rtol=1e-3, atol=1e-3).ok
+    result = compare_outputs(far, expected, rtol=1e-3, atol=1e-3)
+    assert not result.ok
+    assert result.max_abs_error == 0.5
+    assert result.max_rel_error == 0.25
+    assert result.problem.startswith("output[1]:")
+
+
+def test_nan_in_the_same_places_passes_elsewhere_fails():
+    expected = torch.tensor([1.0, float("nan")])
+    assert compare_outputs(torch.tensor([1.0, float("nan")]), expected, rtol=1e-3, atol=1e-3).ok
+    result = compare_outputs(torch.tensor([float("nan"), 1.0]), expected, rtol=1e-3, atol=1e-3)
+    assert not result.ok and result.max_abs_error is None and "NaN" in result.problem
+
+
+def test_structure_shape_and_integer_mismatches_fail():
+    assert not compare_outputs((torch.ones(2),), [torch.ones(2), torch.ones(1)], rtol=1, atol=1).ok
+    assert "shape" in compare_outputs(torch.ones(2), torch.ones(3), rtol=1, atol=1).problem
+    assert not compare_outputs(torch.tensor([1, 2]), torch.tensor([1, 3]), rtol=1, atol=1).ok
+
+
+def test_namedtuples_dicts_and_bfloat16_are_compared_in_float64():
+    Out = collections.namedtuple("Out", "loss hidden")
+    expected = to_host(Out(torch.tensor(1.0, dtype=torch.bfloat16), {"h": torch.ones(2, dtype=torch.bfloat16)}))
+    actual = to_host(Out(torch.tensor(1.0078125, dtype=torch.bfloat16), {"h": torch.ones(2, dtype=torch.bfloat16)}))
+    rtol, atol = tolerances("bfloat16")
+    result = compare_outputs(actual, expected, rtol=rtol, atol=atol)
+    assert result.ok and result.max_abs_error == 0.0078125
+
+
+def test_instance_tolerances_override_the_dtype_defaults():
+    assert tolerances("float32") == (1e-3, 1e-3)
+    assert tolerances("float32", rtol=1e-2) == (1e-2, 1e-3)
+    assert tolerances("bfloat16", atol=0.1)[1] == 0.1
+
+
+def test_float64_judgement_compares_distances_to_the_float64_run():
+    fp64 = (torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64),)
+    eager = (torch.tensor([1.02, 2.0, 3.0]),)
+    closer = (torch.tensor([1.01, 2.0, 3.0]),)
+    farther = (torch.tensor([1.1, 2.0, 3.0]),)
+    verdict = judge_against_fp64(closer, eager, fp64, atol=1e-3)
+    assert verdict.ok and verdict.compiled_rmse < verdict.eager_rmse
+    assert not judge_against_fp64(farther, eager, fp64, atol=1e-3).ok
+    assert not judge_against_fp64((torch.tensor([float("nan"), 2.0, 3.0]),), eager, fp64, atol=1e-3).ok

@@ -1,0 +1,90 @@
+"""Cases run in this process (eager backend): graph breaks, unique graphs, recompiles, accuracy."""
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from runner.engine.case import run_case
+from runner.engine.result_file import ResultFile
+from runner.engine.spec import CaseSpec, TimingBudget
+from tests.runner import sample_workloads
+
+QUICK = TimingBudget(budget_s=0.05, target_block_s=0.002, warmup_s=0.01, min_pairs=3)
+
+
+def run_in_process(tmp_path, workload: str, regime: str, dtype: str = "float32") -> dict:
+    spec = CaseSpec(workload=workload, compile_mode="default", shape_regime=regime, dtype=dtype, device="cpu", backend="eager", timing=QUICK)
+    out = ResultFile(tmp_path / f"{regime}.json")
+    run_case(spec, out)
+    return out.read()
+
+
+def graph_break_lines() -> list[int]:
+    lines, first = inspect.getsourcelines(sample_workloads.two_breaks)
+    return [first + i for i, line in enumerate(lines) if "graph_break()" in line]
+
+
+def test_two_graph_breaks_are_counted_with_their_locations_and_every_frame_recompiles(tmp_path):
+    record = run_in_process(tmp_path, "tests.runner.sample_workloads:TwoGraphBreaks", "static")
+    assert record["status"] == "pass", record["error"]
+    assert record["metrics"]["graph_break_count"] == 2
+    assert record["metrics"]["unique_graphs"] == 3
+    locations = sorted(entry["location"] for entry in record["graph_breaks"])
+    assert locations == [f"tests/runner/sample_workloads.py:{line} in two_breaks" for line in graph_break_lines()]
+    assert all("graph_break()" in entry["reason"] and entry["count"] == 1 for entry in record["graph_breaks"])
+    # A second shape under static shapes recompiles every frame dynamo compiled: the function
+    # and its two resume functions.
+    assert record["metrics"]["recompile_count"] == 3
+    assert sum(entry["count"] for entry in record["recompiles"]) == 3
+    assert all("size mismatch at index 0. expected 8, actual 12" in entry["reason"] for entry in record["recompiles"])
+
+
+@pytest.mark.parametrize("regime, recompiles", [("static", 1), ("backed", 0), ("unbacked", 0)])
+def test_one_graph_function_recompiles_only_when_static(tmp_path, regime, recompiles):
+    record = run_in_process(tmp_path, "tests.runner.sample_workloads:TinyMLP", regime)
+    metrics = record["metrics"]
+    assert record["status"] == "pass", record["error"]
+    assert (metrics["graph_break_count"], metrics["unique_graphs"], metrics["recompile_count"]) == (0, 1, recompiles)
+    assert record["graph_breaks"] == []
+    if recompiles:
+        [entry] = record["recompiles"]
+        assert entry["count"] == 1 and "size mismatch at index 0. expected 16, actual 24" in entry["reason"]
+    else:
+        assert record["recompiles"] == []
+    samples = record["samples"]
+    assert len(samples["eager_ms"]) == len(samples["compiled_ms"]) >= 3
+    assert metrics["speedup"] > 0 and metrics["speedup_noise"] >= 0
+    assert metrics["eager_peak_memory_bytes"] is None  # CPU: no per-call peak to report
+
+
+def test_a_training_step_compares_against_an_identically_seeded_eager_copy(tmp_path):
+    record = run_in_process(tmp_path, "tests.runner.sample_workloads:TrainStep", "backed")
+    assert record["status"] == "pass", record["error"]
+    assert record["metrics"]["accuracy_max_abs_error"] < 1e-4
+
+
+def test_low_precision_differences_that_float64_explains_pass(tmp_path):
+    record = run_in_process(tmp_path, "tests.runner.sample_workloads:RoundingChain", "static", dtype="bfloat16")
+    assert record["metrics"]["accuracy_max_abs_error"] > 1e-3  # beyond the workload's tolerance...
+    fp64 = record["environment"]["accuracy_fp64"]
+    assert fp64["passed"] and fp64["compiled_rmse"] < fp64["eager_rmse"]  # ...but closer to float64
+    assert record["status"] == "pass", record["error"]
+
+
+def test_low_precision_outputs_that_are_wrong_still_fail(tmp_path):
+    record = run_in_process(tmp_path, "tests.runner.fault_workloads:WrongWhenCompiled", "static", dtype="bfloat16")
+    assert record["status"] == "fail_accuracy"
+    assert record["environment"]["accuracy_fp64"]["passed"] is False
+
+
+def test_data_dependent_branches_count_as_graph_breaks_with_their_lines(tmp_path):
+    """torch >= 2.12 files data-dependent branching under counters["unimplemented"], not "graph_break"."""
+    record = run_in_process(tmp_path, "tests.runner.sample_workloads:DataDependentBranch", "static")
+    assert record["status"] == "pass", record["error"]
+    assert record["metrics"]["graph_break_count"] == 2
+    lines, first = inspect.getsourcelines(sample_workloads.branch_and_item)
+    where = {name: first + i for i, line in enumerate(lines) for name in ("if y.sum()", ".item()") if name in line}
+    by_location = {entry["location"]: entry["reason"] for entry in record["graph_breaks"]}
+    assert "branching" in by_location[f"tests/runner/sample_workloads.py:{where['if y.sum()']} in branch_and_item"].lower()
+    assert "item()" in by_location[f"tests/runner/sample_workloads.py:{where['.item()']} in branch_and_item"]
