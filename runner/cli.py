@@ -162,8 +162,11 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
     )
 
 
-def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace) -> list[dict] | None:
-    """Each case in turn, with the progress line; None when interrupted."""
+def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_case=None) -> list[dict] | None:
+    """Each case in turn, with the progress line; None when interrupted.
+
+    ``on_case(results_so_far)`` runs after every case (the partial ``--out`` document).
+    """
     from runner.engine.executor import CaseExecutor
     from runner.engine.progress import Progress
 
@@ -176,6 +179,8 @@ def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace) -> 
             result = executor.run(case.spec, workload_name=case.workload_name, repro=case.repro)
             progress.finish_case(result["status"])
             results.append(result)
+            if on_case is not None:
+                on_case(results, len(plan.cases))
     except KeyboardInterrupt:
         return None
     finally:
@@ -183,10 +188,16 @@ def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace) -> 
     return results
 
 
+def _write_atomically(path: Path, document: dict) -> None:
+    temporary = path.with_name(path.name + ".partial")
+    temporary.write_text(json.dumps(document, indent=1) + "\n")
+    os.replace(temporary, path)
+
+
 def deliver_document(document: dict, out: Path | None) -> int:
     """Write the document to ``out``, or store it; on a storage failure, save it locally."""
     if out:
-        out.write_text(json.dumps(document, indent=1) + "\n")
+        _write_atomically(out, document)
         print(f"run document written to {out}")
         return 0
     from runner.store import store_document
@@ -234,14 +245,8 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         f"{settings.device}, machine class {settings.machine_class}",
         file=sys.stderr,
     )
-    results = run_planned_cases(plan, settings, args)
-    if results is None:
-        print("\ninterrupted: nothing stored", file=sys.stderr)
-        return 130
-    print(summary_table(results))
-    print(f"\n{len(results)} cases: {status_counts(results)}")
-    try:
-        document = build_document(
+    def document_for(results: list[dict]) -> dict:
+        return build_document(
             suite=settings.suite,
             environment=settings.environment,
             machine_class=settings.machine_class,
@@ -253,6 +258,30 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
             command=_command_line(argv),
             requested_by=_requested_by(),
         )
+
+    run_id = None
+
+    def write_partial(results: list[dict], total: int) -> None:
+        # A run killed from outside (a CI or device time limit) keeps every finished case.
+        nonlocal run_id
+        document = document_for(results)
+        run_id = run_id or document["run"]["id"]
+        document["run"]["id"] = run_id
+        if len(results) < total:
+            document["run"]["notes"] = f"partial: {len(results)} of {total} cases (the run is still going or was stopped)"
+        _write_atomically(args.out, document)
+
+    results = run_planned_cases(plan, settings, args, on_case=write_partial if args.out else None)
+    if results is None:
+        kept = f"; the finished cases are in {args.out}" if args.out and args.out.exists() else ": nothing stored"
+        print(f"\ninterrupted{kept}", file=sys.stderr)
+        return 130
+    print(summary_table(results))
+    print(f"\n{len(results)} cases: {status_counts(results)}")
+    try:
+        document = document_for(results)
+        if run_id:
+            document["run"]["id"] = run_id
     except InvalidDocument as exc:
         saved = _save_unsent({"errors": [str(e) for e in exc.errors], "environment": settings.environment, "results": results}, "invalid")
         print(f"error: {exc}\nthe results are saved in {saved}", file=sys.stderr)

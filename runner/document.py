@@ -13,8 +13,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-import jsonschema
-
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema") / f"run_document.v{SCHEMA_VERSION}.json"
 RESULT_STATUSES = ("pass", "fail_accuracy", "compile_error", "eager_error", "oom", "timeout", "crash")
@@ -46,10 +44,10 @@ def load_schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
 
 
-_format_checker = jsonschema.FormatChecker(formats=())
+# The names of a result's metrics, in the schema's order: the one list the runner and storage share.
+METRIC_NAMES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["properties"]["metrics"]["properties"])
 
 
-@_format_checker.checks("date-time", raises=ValueError)
 def _is_datetime(value: object) -> bool:
     if not isinstance(value, str):
         return True
@@ -59,7 +57,6 @@ def _is_datetime(value: object) -> bool:
     return True
 
 
-@_format_checker.checks("uuid", raises=ValueError)
 def _is_uuid(value: object) -> bool:
     if isinstance(value, str):
         uuid.UUID(value)
@@ -67,8 +64,14 @@ def _is_uuid(value: object) -> bool:
 
 
 @functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
-    return jsonschema.Draft202012Validator(load_schema(), format_checker=_format_checker)
+def _validator():
+    # Imported here: the case subprocess runs in the build's interpreter, which needs only torch.
+    import jsonschema
+
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checks("date-time", raises=ValueError)(_is_datetime)
+    checker.checks("uuid", raises=ValueError)(_is_uuid)
+    return jsonschema.Draft202012Validator(load_schema(), format_checker=checker)
 
 
 def field_path(parts) -> str:
@@ -82,7 +85,7 @@ def field_path(parts) -> str:
     return out
 
 
-def _schema_error(error: jsonschema.ValidationError) -> DocumentError:
+def _schema_error(error) -> DocumentError:
     path = list(error.absolute_path)
     if error.validator == "required":
         # jsonschema reports a missing key at the parent: name the missing field itself.

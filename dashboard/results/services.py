@@ -12,23 +12,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
-from runner.document import DocumentError, InvalidDocument, check_document, check_size, parse_document
+from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, parse_document
 
-METRIC_FIELDS = (
-    "speedup",
-    "speedup_noise",
-    "eager_latency_ms",
-    "compiled_latency_ms",
-    "compile_time_cold_s",
-    "compile_time_warm_s",
-    "eager_peak_memory_bytes",
-    "compiled_peak_memory_bytes",
-    "graph_break_count",
-    "unique_graphs",
-    "recompile_count",
-    "accuracy_max_abs_error",
-    "accuracy_max_rel_error",
-)
+METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
 
 
 @dataclass(frozen=True)

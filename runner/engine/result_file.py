@@ -12,21 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-METRIC_KEYS = (
-    "speedup",
-    "speedup_noise",
-    "eager_latency_ms",
-    "compiled_latency_ms",
-    "compile_time_cold_s",
-    "compile_time_warm_s",
-    "eager_peak_memory_bytes",
-    "compiled_peak_memory_bytes",
-    "graph_break_count",
-    "unique_graphs",
-    "recompile_count",
-    "accuracy_max_abs_error",
-    "accuracy_max_rel_error",
-)
+from runner.document import METRIC_NAMES as METRIC_KEYS  # the schema's list
 
 
 def finite_json(value: object) -> object:

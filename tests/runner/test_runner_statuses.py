@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -83,3 +84,28 @@ def test_a_case_past_its_time_limit_is_killed_and_says_where_it_hung():
     # The child dumped its stacks before it was killed: the sleeping workload is named.
     assert "fault_workloads.py" in result["error"]["traceback"]
     assert 6 <= result["duration_s"] < 30
+
+
+@pytest.mark.slow
+def test_a_run_stopped_from_outside_keeps_its_finished_cases(tmp_path):
+    """--out is rewritten after every case: a SIGTERM (a CI or device time limit) loses only the case in flight."""
+    import signal
+    import time
+
+    out = tmp_path / "run.json"
+    names = f"{FAULTS}:Passes,{FAULTS}:Sleeps"
+    command = [sys.executable, "-m", "runner", "run", "--workloads", names, "--regimes", "static", "--backend", "eager",
+               "--device", "cpu", "--no-warm", "--timeout", "300", "--out", str(out)]  # fmt: skip
+    runner = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert out.exists(), "no partial document after the first case"
+    finally:
+        os.killpg(runner.pid, signal.SIGTERM)  # the runner and its case subprocess, like `timeout` does
+        runner.wait(timeout=30)
+    document = json.loads(out.read_text())
+    assert validate_document(document) == []
+    assert [r["workload"] for r in document["results"]] == ["fault_none"]
+    assert document["run"]["notes"].startswith("partial: 1 of 2 cases")

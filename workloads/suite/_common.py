@@ -10,7 +10,7 @@ from typing import Callable, Sequence, TypeVar
 
 import torch
 
-from workloads.base import Size
+from workloads.base import Instance, Size
 
 T = TypeVar("T")
 
@@ -108,3 +108,32 @@ def freeze(module: torch.nn.Module) -> torch.nn.Module:
     module.eval()
     module.requires_grad_(False)
     return module
+
+
+def frozen_model(make: Callable[[], torch.nn.Module], *, device, dtype: torch.dtype, seed: int) -> torch.nn.Module:
+    """An inference model with seeded random weights, on ``device`` in ``dtype``, frozen."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        return freeze(make().to(device=device, dtype=dtype))
+
+
+def model_instance(
+    model: torch.nn.Module,
+    make_inputs: Callable[[int], Sequence[torch.Tensor]],
+    input_names: Sequence[str],
+    *,
+    dtype: torch.dtype,
+    fp32: float,
+    bf16: float,
+) -> Instance:
+    """The Instance of an inference workload whose function is the model itself."""
+    rtol, atol = tolerances(dtype, fp32=fp32, bf16=bf16)
+    return Instance(
+        fn=model,
+        make_inputs=make_inputs,
+        input_names=tuple(input_names),
+        rtol=rtol,
+        atol=atol,
+        modules=(model,),
+        implementation=f"{type(model).__module__}.{type(model).__qualname__}",
+    )

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from workloads.base import DynamicDim, Instance, Workload
+from workloads.base import DynamicDim, Workload
 from workloads.registry import register
-from workloads.suite._common import freeze, input_generator, pick, randn, tolerances, variant_value
+from workloads.suite._common import frozen_model, model_instance, input_generator, pick, randn, variant_value
 
 
 @dataclass(frozen=True)
@@ -97,22 +97,11 @@ class MaskedAttention(Workload):
 
     def build(self, *, size, device, dtype, seed=0):
         cfg = pick(size, _SIZES)
-        torch.manual_seed(seed)
-        with torch.device(device):
-            model = freeze(MaskedAttentionStack(cfg).to(device=device, dtype=dtype))
+        model = frozen_model(lambda: MaskedAttentionStack(cfg), device=device, dtype=dtype, seed=seed)
 
         def make_inputs(variant: int):
             seq = variant_value(cfg.seq, variant, "sequence length")
             gen = input_generator(device, seed, variant)
             return (randn((cfg.batch, seq, cfg.dim), gen, device, dtype),)
 
-        rtol, atol = tolerances(dtype, fp32=1e-3, bf16=6e-2)
-        return Instance(
-            fn=model,
-            make_inputs=make_inputs,
-            input_names=("x",),
-            rtol=rtol,
-            atol=atol,
-            modules=(model,),
-            implementation="workloads.suite.masked_attention.MaskedAttentionStack",
-        )
+        return model_instance(model, make_inputs, ("x",), dtype=dtype, fp32=1e-3, bf16=6e-2)

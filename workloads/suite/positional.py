@@ -19,9 +19,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from workloads.base import DynamicDim, Instance, Workload
+from workloads.base import DynamicDim, Workload
 from workloads.registry import register
-from workloads.suite._common import freeze, input_generator, pick, randint, tolerances, variant_value
+from workloads.suite._common import frozen_model, model_instance, input_generator, pick, randint, variant_value
 from workloads.suite.layers import PreNormBlock
 
 
@@ -79,9 +79,7 @@ class PositionalGraphBreak(Workload):
 
     def build(self, *, size, device, dtype, seed=0):
         cfg = pick(size, _SIZES)
-        torch.manual_seed(seed)
-        with torch.device(device):
-            model = freeze(StreamingEncoder(cfg).to(device=device, dtype=dtype))
+        model = frozen_model(lambda: StreamingEncoder(cfg), device=device, dtype=dtype, seed=seed)
 
         def make_inputs(variant: int):
             seq = variant_value(cfg.seq, variant, "sequence length")
@@ -90,13 +88,4 @@ class PositionalGraphBreak(Workload):
             position_offset = torch.tensor(cfg.offset, dtype=torch.int64, device=device)
             return input_ids, position_offset
 
-        rtol, atol = tolerances(dtype, fp32=1e-3, bf16=0.2)
-        return Instance(
-            fn=model,
-            make_inputs=make_inputs,
-            input_names=("input_ids", "position_offset"),
-            rtol=rtol,
-            atol=atol,
-            modules=(model,),
-            implementation="workloads.suite.positional.StreamingEncoder",
-        )
+        return model_instance(model, make_inputs, ("input_ids", "position_offset"), dtype=dtype, fp32=1e-3, bf16=0.2)
