@@ -103,6 +103,25 @@ def try_build(builders: Sequence[tuple[str, Callable[[], T]]], seed: int) -> tup
     raise ValueError("no builders given")
 
 
+def transformers_or_own(
+    library_label: str,
+    make_library: Callable[[types.ModuleType], T],
+    own_label: str,
+    make_own: Callable[[], T],
+    *,
+    device,
+    seed: int,
+) -> tuple[str, T]:
+    """``(implementation, built)``: the transformers model when transformers imports and builds, else ours."""
+    builders: list[tuple[str, Callable[[], T]]] = []
+    transformers = optional_module("transformers")
+    if transformers is not None:
+        builders.append((library_label, lambda: make_library(transformers)))
+    builders.append((own_label, make_own))
+    with torch.device(device):
+        return try_build(builders, seed)
+
+
 def freeze(module: torch.nn.Module) -> torch.nn.Module:
     """Inference setup: eval mode (no dropout, BN running stats) and no autograd bookkeeping."""
     module.eval()

@@ -21,11 +21,10 @@ from workloads.registry import register
 from workloads.suite._common import (
     freeze,
     input_generator,
-    optional_module,
     pick,
     randint,
     tolerances,
-    try_build,
+    transformers_or_own,
     variant_value,
 )
 from workloads.suite.layers import GeluMLP
@@ -137,13 +136,14 @@ class BertEncoderWorkload(Workload):
 
     def build(self, *, size, device, dtype, seed=0):
         cfg = pick(size, _SIZES)
-        builders = []
-        transformers = optional_module("transformers")
-        if transformers is not None:
-            builders.append(("transformers.BertModel", lambda: _hf_encoder(transformers, cfg, device, dtype)))
-        builders.append(("workloads.suite.bert.BertEncoder", lambda: _own_encoder(cfg, device, dtype)))
-        with torch.device(device):
-            implementation, (model, fn) = try_build(builders, seed)
+        implementation, (model, fn) = transformers_or_own(
+            "transformers.BertModel",
+            lambda transformers: _hf_encoder(transformers, cfg, device, dtype),
+            "workloads.suite.bert.BertEncoder",
+            lambda: _own_encoder(cfg, device, dtype),
+            device=device,
+            seed=seed,
+        )
 
         def make_inputs(variant: int):
             seq = variant_value(cfg.seq, variant, "sequence length")

@@ -24,12 +24,11 @@ from workloads.registry import register
 from workloads.suite._common import (
     freeze,
     input_generator,
-    optional_module,
     pick,
     randint,
     randn,
     tolerances,
-    try_build,
+    transformers_or_own,
     variant_value,
 )
 from workloads.suite.layers import RMSNorm, SwiGLU, apply_rotary, rotary_cos_sin
@@ -177,13 +176,14 @@ class LlamaDecode(Workload):
 
     def build(self, *, size, device, dtype, seed=0):
         cfg = pick(size, _SIZES)
-        builders = []
-        transformers = optional_module("transformers")
-        if transformers is not None:
-            builders.append(("transformers.LlamaForCausalLM", lambda: _hf_decoder(transformers, cfg, device, dtype)))
-        builders.append(("workloads.suite.llama.LlamaDecoder", lambda: _own_decoder(cfg, device, dtype)))
-        with torch.device(device):
-            implementation, (model, fn) = try_build(builders, seed)
+        implementation, (model, fn) = transformers_or_own(
+            "transformers.LlamaForCausalLM",
+            lambda transformers: _hf_decoder(transformers, cfg, device, dtype),
+            "workloads.suite.llama.LlamaDecoder",
+            lambda: _own_decoder(cfg, device, dtype),
+            device=device,
+            seed=seed,
+        )
 
         def make_inputs(variant: int):
             past = variant_value(cfg.cache_len, variant, "cache length")
