@@ -159,10 +159,12 @@ class CaseExecutor:
             cache_dir = workdir / "cache"
             cold = self._run_phase(spec.with_phase("cold"), workdir, cache_dir)
             result = _result_from(cold, spec, workload_name, repro)
+            result["environment"]["process_wall_s"] = {"cold": round(cold.wall_s, 3)}
             duration = cold.wall_s
             if self.warm and cold.status in ("pass", "fail_accuracy"):
                 warm = self._run_phase(spec.with_phase("warm"), workdir, cache_dir)
                 duration += warm.wall_s
+                result["environment"]["process_wall_s"]["warm"] = round(warm.wall_s, 3)
                 _merge_warm(result, warm)
             result["duration_s"] = round(duration, 3)
             return result

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,9 +54,13 @@ class CaseRecord:
 class ResultFile:
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self._started = time.monotonic()
 
     def write(self, record: CaseRecord, phase_reached: str) -> None:
         record.phase_reached = phase_reached
+        # Seconds since this case began when each phase finished: where a case's time goes
+        # (the first entry includes importing torch and building the model).
+        record.environment.setdefault("phase_end_s", {})[phase_reached] = round(time.monotonic() - self._started, 3)
         temporary = self.path.with_name(self.path.name + ".partial")
         temporary.write_text(json.dumps(finite_json(record.as_dict()), allow_nan=False))
         os.replace(temporary, self.path)
