@@ -1,0 +1,160 @@
+"""Deterministic findings: a metric that changes or does not, reported exactly with its reason text.
+
+Inputs are plain dicts shaped like a run document's result (``runner/schema/run_document.v1.json``):
+``status`` (str), ``graph_breaks`` (list of {reason, location, count}), ``recompile_count`` (int, or
+``metrics.recompile_count``), ``recompiles`` (list of {reason, count}) and ``error``
+({type, message} or None). Every worsening is a finding; fixes are findings of kind 'fixed' with
+``regression=False`` so the dashboard can show them without alerting.
+
+Reasons are compared on a normalised key (whitespace collapsed, hex addresses and unbacked symbol
+numbers such as ``u0`` blanked, the "For more details" trailer dropped) so the same break measured
+twice is not new; the finding carries the reason's full text as measured.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Sequence
+
+PASS = "pass"
+
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_SYM = re.compile(r"\b([usqf])\d+\b")
+_TRAILER = re.compile(r"\s*For more details about this graph break.*", re.S)
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # started_failing | status_changed | fixed | new_graph_break | more_graph_breaks |
+    #            new_recompile_reason | more_recompiles | dynamic_gap
+    message: str  # one line for the triage page
+    reasons: tuple[str, ...] = ()  # the new reason text(s), as measured
+    regression: bool = True
+    details: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["reasons"] = list(self.reasons)
+        return out
+
+
+def reason_key(reason: str | None) -> str:
+    text = _TRAILER.sub("", reason or "")
+    text = _HEX.sub("0x?", text)
+    text = _SYM.sub(r"\1?", text)
+    return _SPACE.sub(" ", text).strip()
+
+
+def _first_line(text: str, limit: int = 160) -> str:
+    line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _recompile_count(case: dict) -> int:
+    count = case.get("recompile_count")
+    if count is None:
+        count = (case.get("metrics") or {}).get("recompile_count")
+    if count is None:
+        count = sum(int(r.get("count") or 1) for r in case.get("recompiles") or [])
+    return int(count or 0)
+
+
+def _breaks(case: dict) -> dict[tuple[str, str], dict]:
+    out: dict[tuple[str, str], dict] = {}
+    for gb in case.get("graph_breaks") or []:
+        key = (reason_key(gb.get("reason")), str(gb.get("location") or ""))
+        entry = out.setdefault(key, {"reason": gb.get("reason") or "", "location": gb.get("location"), "count": 0})
+        entry["count"] += int(gb.get("count") or 1)
+    return out
+
+
+def _error_text(case: dict) -> str:
+    err = case.get("error")
+    if not err:
+        return ""
+    if isinstance(err, str):
+        return err
+    kind, message = err.get("type") or "", err.get("message") or ""
+    return f"{kind}: {message}" if kind and message else kind or message
+
+
+def compare_cases(previous: dict | None, current: dict) -> list[Finding]:
+    """Findings of ``current`` against the same case on the previous build (None: first time seen,
+    then only a failing status is reported)."""
+    findings: list[Finding] = []
+    status = current.get("status") or ""
+    before = (previous or {}).get("status")
+    if status != PASS and before in (None, PASS):
+        err = _error_text(current)
+        findings.append(Finding(
+            "started_failing",
+            f"started failing: {before or 'new case'} -> {status}" + (f": {_first_line(err)}" if err else ""),
+            (err,) if err else (), True, {"before": before, "after": status}))
+    elif status != PASS and before != status:
+        err = _error_text(current)
+        findings.append(Finding("status_changed", f"status {before} -> {status}" + (f": {_first_line(err)}" if err else ""),
+                                (err,) if err else (), True, {"before": before, "after": status}))
+    elif status == PASS and before not in (None, PASS):
+        findings.append(Finding("fixed", f"fixed: {before} -> pass", (), False, {"before": before, "after": status}))
+    if previous is None or status != PASS or before != PASS:
+        return findings  # breaks and recompiles are only comparable between two passing runs
+
+    old_b, new_b = _breaks(previous), _breaks(current)
+    added = [new_b[k] for k in new_b if k not in old_b]
+    if added:
+        where = ", ".join(str(e["location"]) for e in added if e["location"]) or "unknown location"
+        findings.append(Finding(
+            "new_graph_break",
+            f"{len(added)} new graph break reason{'s' if len(added) > 1 else ''} at {where}: {_first_line(added[0]['reason'])}",
+            tuple(e["reason"] for e in added), True,
+            {"locations": [e["location"] for e in added], "counts": [e["count"] for e in added]}))
+    old_total = sum(e["count"] for e in old_b.values())
+    new_total = sum(e["count"] for e in new_b.values())
+    if not added and new_total > old_total:
+        grown = [new_b[k] for k in new_b if new_b[k]["count"] > old_b.get(k, {"count": 0})["count"]]
+        findings.append(Finding(
+            "more_graph_breaks", f"graph breaks {old_total} -> {new_total} (same reasons)",
+            tuple(e["reason"] for e in grown), True, {"before": old_total, "after": new_total}))
+
+    old_r = {reason_key(r.get("reason")) for r in previous.get("recompiles") or []}
+    new_reasons = [r.get("reason") or "" for r in current.get("recompiles") or [] if reason_key(r.get("reason")) not in old_r]
+    old_n, new_n = _recompile_count(previous), _recompile_count(current)
+    if new_reasons:
+        findings.append(Finding(
+            "new_recompile_reason",
+            f"recompiles {old_n} -> {new_n}, new guard failure: {_first_line(new_reasons[0])}",
+            tuple(new_reasons), True, {"before": old_n, "after": new_n}))
+    elif new_n > old_n:
+        findings.append(Finding("more_recompiles", f"recompiles {old_n} -> {new_n} (same reasons)", (), True,
+                                {"before": old_n, "after": new_n}))
+    return findings
+
+
+def dynamic_gap(
+    backed: Sequence[float | None],
+    unbacked: Sequence[float | None],
+    *,
+    threshold: float = 0.05,
+) -> list[Finding]:
+    """Gap between unbacked and backed dynamic-shape speedups on the newest build.
+
+    ``backed`` / ``unbacked``: speedups per build, oldest first (None where a case did not pass).
+    Gap = unbacked / backed - 1 (negative: unbacked is slower). A finding when the newest build's
+    gap is worse than ``-threshold`` while the previous build with both values was within it (the gap
+    opened), with both gaps in the message. Returns [] otherwise.
+    """
+    if len(backed) != len(unbacked):
+        raise ValueError(f"backed has {len(backed)} builds, unbacked {len(unbacked)}")
+    gaps = [(i, u / b - 1.0) for i, (b, u) in enumerate(zip(backed, unbacked))
+            if b is not None and u is not None and b > 0 and u > 0]
+    if len(gaps) < 1 or gaps[-1][0] != len(backed) - 1:
+        return []
+    now = gaps[-1][1]
+    before = gaps[-2][1] if len(gaps) >= 2 else None
+    if now < -threshold and (before is None or before >= -threshold):
+        was = f"was {before:+.1%}" if before is not None else "first build with both"
+        return [Finding("dynamic_gap",
+                        f"unbacked speedup {now:+.1%} vs backed ({was}; threshold {threshold:.0%})",
+                        (), True, {"gap": now, "previous_gap": before, "threshold": threshold})]
+    return []

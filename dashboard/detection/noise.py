@@ -1,0 +1,75 @@
+"""Noise estimates: within one run (from replicate samples) and between builds (from the series).
+
+All scales are relative (standard deviations of the natural log of the metric, so 0.01 is about 1%).
+
+- Within-run noise says how precisely one run measured its point: the standard error of the point's
+  estimate (a median) from the run's replicate samples.
+- Between-build noise says how much two runs of the same code differ: it includes the within-run
+  noise plus everything that changes between runs (machine state, clocks, allocator, compilation).
+  On the H100 runs in ``bench/results`` it is several times the within-run noise for some cases
+  (moe_routing static: within-run standard error 0.2%, two runs 1.1% apart), so the detector tests
+  against the between-build noise and uses the within-run noise only as a floor.
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+MAD_TO_SD = 1.482602218505602  # sd of a normal distribution over its median absolute deviation
+MEDIAN_SE_FACTOR = 1.2533141373155001  # sd of a median over sd/sqrt(n), large n (sqrt(pi/2))
+
+
+def speedup_replicates(eager_ms: Sequence[float], compiled_ms: Sequence[float]) -> list[float]:
+    """Per-block speedups of an interleaved run (eager block i over compiled block i).
+
+    The runner times eager and compiled blocks in pairs; the ratio of a pair is one replicate of the
+    speedup. Pairs with a non-positive time are dropped.
+    """
+    if len(eager_ms) != len(compiled_ms):
+        raise ValueError(f"unpaired samples: {len(eager_ms)} eager blocks, {len(compiled_ms)} compiled blocks")
+    return [float(e) / float(c) for e, c in zip(eager_ms, compiled_ms) if e and c and e > 0 and c > 0]
+
+
+def within_run_se(samples: Sequence[float] | None) -> float:
+    """Relative standard error of a run's point estimate (a median) from its replicate samples.
+
+    Robust: the scale is the MAD of the log samples, so a few slow blocks do not inflate it.
+    NaN when there are fewer than 3 usable samples.
+    """
+    if samples is None:
+        return math.nan
+    arr = np.asarray([s for s in samples if s is not None], dtype=float)
+    arr = arr[np.isfinite(arr) & (arr > 0)]
+    if arr.size < 3:
+        return math.nan
+    logs = np.log(arr)
+    mad = float(np.median(np.abs(logs - np.median(logs))))
+    return MAD_TO_SD * mad * MEDIAN_SE_FACTOR / math.sqrt(arr.size)
+
+
+def between_build_noise(values: Sequence[float | None]) -> float:
+    """Robust relative sd of build-to-build noise of a series: MAD of log first differences / sqrt(2).
+
+    First differences cancel the level, so a step in the series costs one large difference, which the
+    median ignores. NaN with fewer than 4 valid points. Autocorrelated noise makes this an
+    underestimate of the marginal sd (it estimates sd * sqrt(1 - rho)); the detector corrects for it.
+    """
+    arr = np.asarray([math.nan if v is None else v for v in values], dtype=float)
+    arr = arr[np.isfinite(arr) & (arr > 0)]
+    if arr.size < 4:
+        return math.nan
+    diffs = np.diff(np.log(arr))
+    return MAD_TO_SD * float(np.median(np.abs(diffs - np.median(diffs)))) / math.sqrt(2.0)
+
+
+def noise_summary(values: Sequence[float | None], samples: Sequence[Sequence[float] | None] | None = None) -> dict:
+    """Both noises of a series: ``between_build`` (from the values) and ``within_run`` (median
+    standard error of a point from its samples; NaN without samples)."""
+    within = math.nan
+    if samples is not None:
+        ses = np.asarray([within_run_se(s) for s in samples], dtype=float)
+        if np.isfinite(ses).any():
+            within = float(np.nanmedian(ses))
+    return {"between_build": between_build_noise(values), "within_run": within}

@@ -1,0 +1,81 @@
+"""Deterministic findings: failing cases, graph breaks, recompiles, the dynamic-shape gap."""
+from __future__ import annotations
+
+from dashboard.detection import compare_cases, dynamic_gap
+
+ITEM = ("Unsupported Tensor.item() call with capture_scalar_outputs=False\n  Explanation: Dynamo does not support "
+        "tracing `Tensor.item()`.\n\n For more details about this graph break, please visit: https://x")
+NONZERO = "Dynamic shape operator\n  Explanation: Operator `aten.nonzero.default`'s output shape depends on data."
+
+
+def case(status="pass", breaks=(), recompiles=(), count=None, error=None):
+    out = {"status": status, "graph_breaks": [dict(b) for b in breaks], "recompiles": [dict(r) for r in recompiles],
+           "error": error}
+    if count is not None:
+        out["recompile_count"] = count
+    return out
+
+
+def test_nothing_changed_is_no_finding():
+    a = case(breaks=[{"reason": ITEM, "location": "m.py:10", "count": 1}], recompiles=[{"reason": "size mismatch u0", "count": 1}])
+    b = case(breaks=[{"reason": ITEM.replace("https://x", "https://y"), "location": "m.py:10", "count": 1}],
+             recompiles=[{"reason": "size mismatch u1", "count": 1}])
+    assert compare_cases(a, b) == []
+
+
+def test_started_failing_reports_the_error_text():
+    err = {"type": "torch._inductor.exc.InductorError", "message": "AssertionError: failed\nmore lines"}
+    (f,) = compare_cases(case(), case("compile_error", error=err))
+    assert f.kind == "started_failing" and f.regression
+    assert f.message == "started failing: pass -> compile_error: torch._inductor.exc.InductorError: AssertionError: failed"
+    assert f.reasons == ("torch._inductor.exc.InductorError: AssertionError: failed\nmore lines",)
+    assert compare_cases(None, case("oom"))[0].kind == "started_failing"
+    assert compare_cases(case("oom"), case("timeout"))[0].kind == "status_changed"
+    fixed = compare_cases(case("oom"), case())
+    assert [(f.kind, f.regression) for f in fixed] == [("fixed", False)]
+
+
+def test_new_graph_break_reason_is_reported_with_its_text_and_location():
+    old = case(breaks=[{"reason": NONZERO, "location": "moe.py:40", "count": 1}])
+    new = case(breaks=[{"reason": NONZERO, "location": "moe.py:40", "count": 1},
+                       {"reason": ITEM, "location": "pos.py:12", "count": 2}])
+    (f,) = compare_cases(old, new)
+    assert f.kind == "new_graph_break"
+    assert f.reasons == (ITEM,)
+    assert "pos.py:12" in f.message and "Unsupported Tensor.item()" in f.message
+    assert f.details == {"locations": ["pos.py:12"], "counts": [2]}
+
+
+def test_more_graph_breaks_with_the_same_reasons():
+    old = case(breaks=[{"reason": NONZERO, "location": "moe.py:40", "count": 1}])
+    new = case(breaks=[{"reason": NONZERO, "location": "moe.py:40", "count": 3}])
+    (f,) = compare_cases(old, new)
+    assert f.kind == "more_graph_breaks" and f.details == {"before": 1, "after": 3} and f.reasons == (NONZERO,)
+
+
+def test_recompiles():
+    old = case(recompiles=[{"reason": "tensor 'x' size mismatch at index 0. expected 64, actual 48", "count": 1}])
+    new_reason = "___check_obj_id(L['self'].mode, 140234)"
+    new = case(recompiles=old["recompiles"] + [{"reason": new_reason, "count": 2}])
+    (f,) = compare_cases(old, new)
+    assert f.kind == "new_recompile_reason" and f.reasons == (new_reason,)
+    assert f.details == {"before": 1, "after": 3} and "1 -> 3" in f.message
+    more = case(recompiles=[{"reason": old["recompiles"][0]["reason"], "count": 4}])
+    (g,) = compare_cases(old, more)
+    assert g.kind == "more_recompiles" and g.details == {"before": 1, "after": 4}
+    # a count given explicitly (metrics.recompile_count) wins over the list
+    assert compare_cases(case(count=2), case(count=5))[0].details == {"before": 2, "after": 5}
+    assert compare_cases(case(count=5), case(count=2)) == []
+
+
+def test_dynamic_gap_opening_past_the_threshold():
+    backed = [1.20, 1.21, 1.20, 1.21]
+    unbacked = [1.19, 1.20, 1.19, 1.05]
+    (f,) = dynamic_gap(backed, unbacked, threshold=0.05)
+    assert f.kind == "dynamic_gap" and f.details["gap"] < -0.1 and f.details["previous_gap"] > -0.05
+    assert "unbacked speedup -13.2% vs backed" in f.message
+    assert dynamic_gap(backed[:3], unbacked[:3]) == []  # within the threshold
+    assert dynamic_gap(backed, [1.0, 1.0, 1.0, 1.0]) == []  # already open: reported when it opened
+    assert dynamic_gap([1.2, None], [1.0, 1.0]) == []  # newest build lacks a value
+    assert len(dynamic_gap([1.2], [1.0])) == 1  # first build with both, already past it
+    assert f.to_dict()["reasons"] == []
