@@ -151,6 +151,9 @@ class Run(models.Model):
     requested_by = models.CharField(max_length=200, blank=True)
     synthetic = models.BooleanField(default=False, help_text="generated data: pages label it as such")
     notes = models.TextField(blank=True)
+    # How many cases the run plans, when whoever started it said so: the run page's progress is
+    # the results stored so far over this.
+    cases_expected = models.PositiveIntegerField(null=True, blank=True)
     ingested_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -221,3 +224,73 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workload.name} {self.config}: {self.status}"
+
+
+# --- Summary tables (issue #5) ---------------------------------------------------------------------
+# Kept by ``dashboard.results.summaries.build_summary_refresh``, which the ingest service calls in
+# its transaction: the pages read a few hundred of these rows instead of a million results. A
+# build run more than once on a machine class counts each case once (the latest run's result).
+
+
+class BuildSummary(models.Model):
+    """One build on one machine class: the build pickers, "latest/previous build" and run links."""
+
+    # No index of its own: the unique constraint below starts with build.
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="summaries", db_index=False)
+    machine_class = models.SlugField(max_length=64)
+    ordered_at = models.DateTimeField(help_text="the build's ordered_at, copied: pages sort by it")
+    synthetic = models.BooleanField(default=False, help_text="any of its runs is synthetic")
+    runs = models.PositiveIntegerField(default=0)
+    latest_run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    in_progress = models.BooleanField(default=False, help_text="a run of it is pending or running")
+    cases = models.PositiveIntegerField(default=0)
+    passed = models.PositiveIntegerField(default=0)
+    speedup_geomean = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["build", "machine_class"], name="buildsummary_unique"),
+        ]
+        indexes = [
+            # Latest and previous build of a machine class (overview, compare defaults), the build
+            # pickers, and the builds inside a time range (every trend): newest first per class.
+            models.Index(fields=["machine_class", "-ordered_at"], name="buildsummary_class_newest"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.build} on {self.machine_class}"
+
+
+class ConfigSummary(models.Model):
+    """One configuration of one build on one machine class: a cell of the overview and a point of
+    its suite-level trends. Means and geomeans are over passing cases that have the metric."""
+
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="config_summaries", db_index=False)
+    machine_class = models.SlugField(max_length=64)
+    config = models.ForeignKey(Config, on_delete=models.PROTECT, related_name="summaries")
+    ordered_at = models.DateTimeField()
+    cases = models.PositiveIntegerField(default=0)
+    passed = models.PositiveIntegerField(default=0)
+    speedup_geomean = models.FloatField(null=True, blank=True)
+    compile_time_cold_mean = models.FloatField(null=True, blank=True)
+    compile_time_warm_mean = models.FloatField(null=True, blank=True)
+    memory_compression_geomean = models.FloatField(null=True, blank=True)
+    graph_breaks = models.PositiveIntegerField(default=0)
+    recompiles = models.PositiveIntegerField(default=0)
+    # The overview's cell colours: this configuration's figures against the previous build of the
+    # class over the cases present in both, {"common": n, "<figure>": [previous, this], ...}.
+    previous_build = models.ForeignKey(Build, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
+    versus_previous = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [
+            # Also the index of "the summary rows of build B on class C" (overview table).
+            models.UniqueConstraint(fields=["build", "machine_class", "config"], name="configsummary_unique"),
+        ]
+        indexes = [
+            # Suite-level trend: every configuration of a machine class over a time range.
+            models.Index(fields=["machine_class", "ordered_at"], name="configsummary_class_time"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.build} {self.config} on {self.machine_class}"

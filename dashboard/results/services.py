@@ -12,6 +12,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
+from dashboard.results.summaries import build_summary_refresh
 from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, parse_document
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
@@ -71,6 +72,9 @@ def _store(doc: dict) -> IngestOutcome:
         series = _series_get_or_create(workload=workload, config=config, machine_class=machine.machine_class)
         new_results.append(_result_from_document(item, run=run, workload=workload, config=config, series=series))
     Result.objects.bulk_create(new_results, batch_size=1000)
+    if new_results or created:
+        # The overview's summary rows of this build on this machine class (same transaction).
+        build_summary_refresh(build_id=build.id, machine_class=machine.machine_class)
     return IngestOutcome(
         run_id=str(run.id),
         created=created,

@@ -4,6 +4,9 @@ from dashboard.web import views
 
 app_name = "web"
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", views.overview, name="home"),
+    path("workloads/<path:name>/", views.workload, name="workload"),
+    path("compare/", views.compare, name="compare"),
+    path("dynamic/", views.dynamic, name="dynamic"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run"),
 ]

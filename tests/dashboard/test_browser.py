@@ -1,4 +1,4 @@
-"""The home page in a real headless Chromium (Debian's, never a downloaded browser)."""
+"""The home page (overview) in a real headless Chromium (Debian's, never a downloaded browser)."""
 from __future__ import annotations
 
 import os
@@ -48,13 +48,14 @@ def test_home_page_draws_the_chart_without_errors(browser, live_server):
     run_ingest(document=document)
 
     page, problems = open_page(browser, live_server.url + "/")
-    page.wait_for_selector("#speedup-chart[data-drawn=true]", timeout=15_000)
+    page.wait_for_selector("#overview-trends[data-drawn=true]", timeout=15_000)
 
     assert problems == []
-    bars = page.locator("#speedup-chart g.point")
-    assert bars.count() == 6  # 2 workloads x 3 regimes
-    assert "Latest run: tiny on cpu" in page.inner_text("h1")
+    assert page.locator("#overview-trends .legendtext").count() == 3  # one line per configuration
+    assert "cpu: build cf30153c4c13" in page.inner_text("h1")
     page.click(f"a[href='/runs/{document['run']['id']}/']")
     page.wait_for_selector("#speedup-chart[data-drawn=true]", timeout=15_000)
+    bars = page.locator("#speedup-chart g.point")
+    assert bars.count() == 6  # 2 workloads x 3 regimes
     assert page.locator("table.results tbody tr").count() == 6
     assert problems == []

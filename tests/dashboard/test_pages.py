@@ -1,7 +1,6 @@
 """Server-rendered pages through Django's test client (no JavaScript needed for the tables)."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -17,7 +16,7 @@ def test_home_without_runs_says_how_to_make_one(client):
     assert b"No runs yet" in page.content and b"python -m runner run --suite tiny" in page.content
 
 
-def test_home_shows_the_latest_run_and_its_chart_data(client):
+def test_home_shows_the_latest_run_per_configuration_and_links_it(client):
     document = make_document()
     document["results"][1]["metrics"]["speedup"] = 0.5
     document["results"][2] = make_result("mlp_loop", "unbacked", status="compile_error", speedup=None)
@@ -27,14 +26,12 @@ def test_home_shows_the_latest_run_and_its_chart_data(client):
     html = page.content.decode()
 
     assert page.status_code == 200
-    assert "Latest run: tiny on cpu" in html and document["run"]["id"] in html
-    assert "vendor/plotly.min.js" in html
-    chart = json.loads(html.split('id="speedup-chart-data" type="application/json">')[1].split("</script>")[0])
-    backed = next(t for t in chart["traces"] if t["name"] == "backed (default)")
-    assert backed["x"] == ["mlp_loop", "resnet_train"] and backed["y"] == [0.5, 1.25]
-    unbacked = next(t for t in chart["traces"] if t["name"] == "unbacked (default)")
-    assert unbacked["y"][0] is None and unbacked["status"][0] == "compile_error"
-    assert "83%" in html  # 5 of 6 cases passed
+    assert "cpu: build cf30153c4c13" in html and document["run"]["id"] in html
+    assert "no earlier build to compare with" in html
+    row = html.split("default · unbacked · float32</a>")[1].split("</tr>")[0]
+    assert ">50.0%<" in row.replace(" <", "<")  # 1 of 2 unbacked cases passed
+    assert "vendor/plotly.min.js" in html and 'id="chart-data"' in html
+    assert '<a href="/workloads/mlp_loop/">mlp_loop</a>' in html
 
 
 def test_synthetic_runs_are_labelled(client):

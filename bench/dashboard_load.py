@@ -1,0 +1,249 @@
+"""Dashboard load benchmark: server time of the pages over a large synthetic history.
+
+    python bench/dashboard_load.py --results 1000000 [--repeat 30] [--out FILE] [--keep]
+
+Starts a throwaway PostgreSQL cluster on a free loopback port (as scripts/test.sh does; with
+DATABASE_URL set it uses that database instead and drops nothing), migrates it, generates a
+nightly history of ``--results`` results labelled synthetic (Run.synthetic, workload category
+"synthetic", run notes), loads it with COPY, fills the summary tables through the same function
+ingest uses, then times each page through Django's test client (server time: URL routing, views,
+queries, templates; DEBUG off, as in production) and prints median / p95 / page weight.
+``--keep`` leaves the cluster running and prints its DATABASE_URL (to browse the pages).
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gzip
+import os
+import platform
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from dashboard_history import History  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """A throwaway PostgreSQL cluster (initdb + pg_ctl), owned by 'postgres' when we are root."""
+
+    def __init__(self) -> None:
+        found = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: [int(x) for x in re.findall(r"\d+", str(p))])
+        self.bin = found[-1] if found else Path(shutil.which("initdb") or "initdb").parent
+        self.work = Path(tempfile.mkdtemp(prefix="ptbench-load."))
+        self.work.chmod(0o755)
+        self.prefix: list[str] = []
+        if os.geteuid() == 0:
+            user = "postgres" if subprocess.run(["id", "-u", "postgres"], capture_output=True).returncode == 0 else "nobody"
+            self.prefix = ["runuser", "-u", user, "--"]
+            shutil.chown(self.work, user)
+        self.port = free_port()
+
+    def start(self) -> str:
+        subprocess.run([*self.prefix, str(self.bin / "initdb"), "-D", str(self.work / "pg"), "-U", "ptbench", "--auth=trust",
+                        "-E", "UTF8", "--locale=C.UTF-8"], check=True, capture_output=True)
+        options = (f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.work} -c fsync=off -c synchronous_commit=off "
+                   "-c full_page_writes=off -c shared_buffers=1GB -c maintenance_work_mem=512MB -c max_wal_size=8GB "
+                   "-c checkpoint_timeout=30min")
+        subprocess.run([*self.prefix, str(self.bin / "pg_ctl"), "-D", str(self.work / "pg"), "-l", str(self.work / "pg.log"),
+                        "-w", "-o", options, "start"], check=True, capture_output=True)
+        subprocess.run([str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "ptbench", "ptbench"],
+                       check=True, capture_output=True)
+        return f"postgres://ptbench@127.0.0.1:{self.port}/ptbench"
+
+    def stop(self) -> None:
+        subprocess.run([*self.prefix, str(self.bin / "pg_ctl"), "-D", str(self.work / "pg"), "-m", "immediate", "stop"],
+                       capture_output=True)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+
+def setup_django(database_url: str, static_root: str) -> None:
+    os.environ.update(
+        DATABASE_URL=database_url, DJANGO_SETTINGS_MODULE="dashboard.settings", DJANGO_DEBUG="false",
+        DJANGO_SECRET_KEY="bench-only", DJANGO_SECURE_SSL_REDIRECT="false", DJANGO_ALLOWED_HOSTS="testserver,127.0.0.1",
+        DJANGO_STATIC_ROOT=static_root, DJANGO_LOG_LEVEL="ERROR",
+    )
+    import django
+
+    django.setup()
+
+
+def timed(label: str, started: float) -> float:
+    now = time.perf_counter()
+    print(f"  {label}: {now - started:.1f} s", flush=True)
+    return now
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    k = (len(ordered) - 1) * q
+    low, high = int(k), min(int(k) + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (k - low)
+
+
+def asset_sizes(html: str, static_root: Path) -> tuple[int, int]:
+    """Raw and gzip bytes of the scripts and stylesheets a page loads from our static files."""
+    raw = gz = 0
+    for url in sorted(set(re.findall(r'(?:src|href)="/static/([^"]+\.(?:js|css))"', html))):
+        path = static_root / url
+        data = path.read_bytes()
+        raw += len(data)
+        packed = path.with_name(path.name + ".gz")
+        gz += packed.stat().st_size if packed.exists() else len(gzip.compress(data, 6))
+    return raw, gz
+
+
+def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path) -> list[dict]:
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    client = Client()
+    rows = []
+    for name, targets in pages:
+        for target in targets[:3]:  # warm-up: connections, template and query-plan caches
+            target(client)
+        times = []
+        for i in range(repeat):
+            target = targets[i % len(targets)]
+            started = time.perf_counter()
+            response = target(client)
+            times.append((time.perf_counter() - started) * 1000)
+        with CaptureQueriesContext(connection) as queries:
+            response = targets[0](client)
+        row = {"name": name, "median": statistics.median(times), "p95": percentile(times, 0.95), "max": max(times),
+               "queries": len(queries), "n": repeat}
+        if hasattr(response, "content") and response.get("Content-Type", "").startswith("text/html"):
+            assert response.status_code == 200, (name, response.status_code)
+            html = response.content.decode()
+            row["html"], row["html_gz"] = len(response.content), len(gzip.compress(response.content, 6))
+            row["assets"], row["assets_gz"] = asset_sizes(html, static_root)
+        rows.append(row)
+        print(f"  {name}: median {row['median']:.1f} ms, p95 {row['p95']:.1f} ms", flush=True)
+    return rows
+
+
+def page_targets(history: History):
+    from dashboard.results.models import BuildSummary, Series
+    from dashboard.results.selectors.common import build_ref
+    from dashboard.results.selectors.overview import overview_trend
+    from dashboard.results.selectors.workloads import series_history
+
+    rng = history.rng
+    classes = history.machine_classes
+    builds = list(BuildSummary.objects.filter(machine_class=classes[0]).select_related("build").order_by("ordered_at"))
+    names = rng.sample(history.workload_names, 10)
+    pairs = [(build_ref(builds[i].build), build_ref(builds[j].build)) for i, j in
+             (sorted(rng.sample(range(len(builds)), 2)) for _ in range(10))]
+    series = list(Series.objects.filter(machine_class=classes[0]).order_by("?")[:20])
+    latest = builds[-1]
+
+    def get(url):
+        return lambda client: client.get(url)
+
+    def call(fn):
+        return lambda client: fn()
+
+    return [
+        ("overview /", [get("/")]),
+        ("workload /workloads/<name>/ (90d)", [get(f"/workloads/{n}/") for n in names]),
+        ("workload, whole history (range=all)", [get(f"/workloads/{n}/?range=all&mode=max-autotune&regime=unbacked") for n in names]),
+        ("compare /compare/ (latest vs previous)", [get("/compare/")]),
+        ("compare, 10 random build pairs", [get(f"/compare/?machine={classes[0]}&base={b}&head={h}") for b, h in pairs]),
+        ("compare, filter=regressed sort=speedup", [get(f"/compare/?machine={classes[0]}&base={b}&head={h}&filter=regressed&sort=speedup")
+                                                   for b, h in pairs]),
+        ("trend query: one series, every build", [call(lambda s=s: series_history(series=s)) for s in series]),
+        ("trend query: suite, 24 configs, 1 year", [call(lambda: overview_trend(machine_class=classes[0], since=latest.ordered_at - dt.timedelta(days=365)))]),
+        ("backed vs unbacked /dynamic/ (90d)", [get("/dynamic/")]),
+        ("run page /runs/<id>/ (1,920 cases)", [get(f"/runs/{builds[-2].latest_run_id}/")]),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", type=int, default=1_000_000)
+    parser.add_argument("--workloads", type=int, default=80)
+    parser.add_argument("--repeat", type=int, default=30, help="timed requests per page")
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--out", help="also write the table to this file")
+    parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    args = parser.parse_args()
+
+    cluster = None
+    database_url = os.environ.get("DATABASE_URL")
+    if not database_url:
+        cluster = Cluster()
+        database_url = cluster.start()
+    static_root = Path(tempfile.mkdtemp(prefix="ptbench-static."))
+    try:
+        setup_django(database_url, str(static_root))
+        from django.core.management import call_command
+
+        started = time.perf_counter()
+        print(f"== {args.results:,} synthetic results into {database_url}", flush=True)
+        call_command("migrate", verbosity=0)
+        call_command("collectstatic", interactive=False, verbosity=0)
+        started = timed("migrate + collectstatic", started)
+        history = History(results=args.results, workloads=args.workloads, seed=args.seed)
+        history.load(report=timed)
+        generation_s = time.perf_counter() - started
+        print("== timing", flush=True)
+        rows = measure(page_targets(history), args.repeat, static_root)
+        table = report(rows, args, history, generation_s)
+        print(table)
+        if args.out:
+            Path(args.out).write_text(table + "\n")
+        if args.keep and cluster:
+            print(f"cluster kept: DATABASE_URL={database_url} (stop: pg_ctl -D {cluster.work}/pg stop)")
+            cluster = None
+    finally:
+        shutil.rmtree(static_root, ignore_errors=True)
+        if cluster:
+            cluster.stop()
+
+
+def report(rows: list[dict], args, history: History, generation_s: float) -> str:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("select version()")
+        version = cursor.fetchone()[0].split(" on ")[0]
+        cursor.execute("select count(*) from results_result")
+        count = cursor.fetchone()[0]
+    lines = [
+        f"# python bench/dashboard_load.py --results {args.results} --repeat {args.repeat}",
+        f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {version} · Python {platform.python_version()}",
+        f"# {count:,} results (synthetic): {len(history.machine_classes)} machine classes x {history.builds} nightly builds x "
+        f"{len(history.workload_names)} workloads x {len(history.configs)} configs; generated and loaded in {generation_s:.0f} s",
+        "# server time through Django's test client (DEBUG off), after 3 warm-up requests; "
+        "page weight: HTML, and HTML + our static JS/CSS (plotly.min.js included) on a first visit",
+        "",
+        f"{'page / query':<42}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'queries':>8}{'HTML kB':>9}{'HTML gz':>9}{'+static kB':>11}{'+static gz':>11}",
+    ]
+    for r in rows:
+        weight = ""
+        if "html" in r:
+            weight = (f"{r['html'] / 1e3:>9.1f}{r['html_gz'] / 1e3:>9.1f}{(r['html'] + r['assets']) / 1e3:>11.0f}"
+                      f"{(r['html_gz'] + r['assets_gz']) / 1e3:>11.0f}")
+        lines.append(f"{r['name']:<42}{r['median']:>10.1f}{r['p95']:>9.1f}{r['max']:>9.1f}{r['queries']:>8}{weight}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""Pure aggregation of result rows (no Django): shared by the summary tables and the pages, so a
+figure on the overview is computed the same way whether it comes from a summary row or from two
+builds' results compared case by case."""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+PASS = "pass"
+
+# (column of Result, summary field, how it aggregates) for the per-configuration figures. Means
+# and geomeans are over passing cases that have the metric; totals are over every case.
+FIGURES = (
+    ("speedup", "speedup_geomean", "geomean"),
+    ("compile_time_cold_s", "compile_time_cold_mean", "mean"),
+    ("compile_time_warm_s", "compile_time_warm_mean", "mean"),
+    ("memory_compression", "memory_compression_geomean", "geomean"),
+    ("graph_break_count", "graph_breaks", "total"),
+    ("recompile_count", "recompiles", "total"),
+)
+FIGURE_COLUMNS = tuple(column for column, _, _ in FIGURES)
+
+
+def geomean(values: Iterable[float | None]) -> float | None:
+    """Geometric mean of the positive values; None when there are none."""
+    logs = [math.log(v) for v in values if v is not None and v > 0]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def mean(values: Iterable[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def aggregate(rows: list[dict]) -> dict:
+    """The overview's figures for a set of cases: each row is a dict of ``status`` and the
+    ``FIGURE_COLUMNS``. Returns ``cases``, ``passed`` and each summary field."""
+    passing = [r for r in rows if r["status"] == PASS]
+    out: dict = {"cases": len(rows), "passed": len(passing)}
+    for column, field, how in FIGURES:
+        if how == "total":
+            out[field] = sum(r[column] or 0 for r in rows)
+        elif how == "mean":
+            out[field] = mean(r[column] for r in passing)
+        else:
+            out[field] = geomean(r[column] for r in passing)
+    return out
+
+
+def latest_per_series(rows: Iterable[dict]) -> dict[int, dict]:
+    """One row per series: the rows come in the order they were stored (by id), so a later row
+    replaces an earlier one (a build measured twice on a machine class counts each case once,
+    the result stored last)."""
+    out: dict[int, dict] = {}
+    for row in rows:
+        out[row["series_id"]] = row
+    return out
+
+
+def relative_change(old: float | None, new: float | None) -> float | None:
+    if old is None or new is None or old == 0:
+        return None
+    return new / old - 1.0
+
+
+def median_interval(samples: list[float] | None) -> tuple[float, float] | None:
+    """A distribution-free ~95% interval of the median (order statistics of a binomial(n, 1/2)):
+    the noise band drawn around a latency from its stored timing samples."""
+    if not samples:
+        return None
+    values = sorted(v for v in samples if isinstance(v, (int, float)))
+    n = len(values)
+    if n == 0:
+        return None
+    half = 1.96 * math.sqrt(n) / 2
+    low = max(0, math.floor(n / 2 - half))
+    high = min(n - 1, math.ceil(n / 2 + half) - 1)
+    return values[low], values[high]
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A column of the overview: a ConfigSummary field (or "pass_rate") and how it aggregates."""
+
+    key: str
+    label: str
+    higher_is_better: bool
+    how: str  # "rate", "geomean", "mean", "total"
+    column: str = ""  # the Result column it aggregates
+    unit: str = ""
+    # A relative change this large colours the cell, strongly at the second (noisy figures).
+    thresholds: tuple[float, float] = (0.02, 0.05)
+
+    @property
+    def change_kind(self) -> str:
+        """How its change is written: in percentage points, as a count, or relative."""
+        return {"rate": "points", "total": "count"}.get(self.how, "relative")
+
+
+# The overview's columns, in order.
+OVERVIEW_FIGURES: tuple[Figure, ...] = (
+    Figure("pass_rate", "pass rate", True, "rate", unit="rate"),
+    Figure("speedup_geomean", "geomean speedup", True, "geomean", "speedup", "x"),
+    Figure("compile_time_cold_mean", "mean compile time, cold", False, "mean", "compile_time_cold_s", "s", (0.05, 0.10)),
+    Figure("compile_time_warm_mean", "mean compile time, warm", False, "mean", "compile_time_warm_s", "s", (0.05, 0.10)),
+    Figure("memory_compression_geomean", "memory compression", True, "geomean", "memory_compression", "x"),
+    Figure("graph_breaks", "graph breaks", False, "total", "graph_break_count"),
+)
+
+
+def figures_compare(old_rows: list[dict], new_rows: list[dict], figure: Figure) -> tuple[float | None, float | None]:
+    """A figure over the cases present in both builds (rows paired by position): pass rate over
+    all of them, means and geomeans over the cases that passed in both with the metric in both,
+    totals over all of them."""
+    if figure.how == "rate":
+        n = len(old_rows)
+        if not n:
+            return None, None
+        return sum(r["status"] == PASS for r in old_rows) / n, sum(r["status"] == PASS for r in new_rows) / n
+    if figure.how == "total":
+        return float(sum(r[figure.column] or 0 for r in old_rows)), float(sum(r[figure.column] or 0 for r in new_rows))
+    pairs = [
+        (o[figure.column], n[figure.column])
+        for o, n in zip(old_rows, new_rows)
+        if o["status"] == PASS and n["status"] == PASS and o[figure.column] is not None and n[figure.column] is not None
+    ]
+    combine = geomean if figure.how == "geomean" else mean
+    return combine(o for o, _ in pairs), combine(n for _, n in pairs)
+
+
+def versus(old_cases: dict[int, dict], new_cases: dict[int, dict]) -> dict[int, dict]:
+    """Per config id: the overview's figures over the cases present in both builds, as stored in
+    ``ConfigSummary.versus_previous``: ``{"common": n, <figure key>: [old, new], ...}``."""
+    by_config: dict[int, list[int]] = {}
+    for series_id, row in new_cases.items():
+        if series_id in old_cases:
+            by_config.setdefault(row["config_id"], []).append(series_id)
+    out = {}
+    for config_id, series_ids in by_config.items():
+        old_rows = [old_cases[s] for s in series_ids]
+        new_rows = [new_cases[s] for s in series_ids]
+        entry: dict = {"common": len(series_ids)}
+        for figure in OVERVIEW_FIGURES:
+            entry[figure.key] = list(figures_compare(old_rows, new_rows, figure))
+        out[config_id] = entry
+    return out

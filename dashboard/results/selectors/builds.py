@@ -1,0 +1,56 @@
+"""Builds per machine class, read from ``BuildSummary`` (index ``buildsummary_class_newest``)."""
+from __future__ import annotations
+
+import datetime as dt
+
+from django.db.models import Max
+
+from dashboard.results.models import BuildSummary
+
+
+def machine_class_list() -> list[str]:
+    """Machine classes that have results, the one with the newest build first."""
+    rows = BuildSummary.objects.values("machine_class").annotate(newest=Max("ordered_at")).order_by("-newest", "machine_class")
+    return [r["machine_class"] for r in rows]
+
+
+def build_list_for_class(*, machine_class: str, limit: int = 400) -> list[BuildSummary]:
+    """The builds measured on a machine class, newest first (the build pickers)."""
+    return list(
+        BuildSummary.objects.filter(machine_class=machine_class)
+        .select_related("build")
+        .order_by("-ordered_at", "-build_id")[:limit]
+    )
+
+
+def build_summary_latest(*, machine_class: str) -> BuildSummary | None:
+    return (
+        BuildSummary.objects.filter(machine_class=machine_class)
+        .select_related("build", "latest_run")
+        .order_by("-ordered_at", "-build_id")
+        .first()
+    )
+
+
+def build_summary_get(*, build_id: int, machine_class: str) -> BuildSummary | None:
+    return BuildSummary.objects.filter(build_id=build_id, machine_class=machine_class).select_related("build", "latest_run").first()
+
+
+def build_summary_previous(*, summary: BuildSummary) -> BuildSummary | None:
+    """The build measured on the same machine class just before ``summary``'s build."""
+    older = BuildSummary.objects.filter(machine_class=summary.machine_class).select_related("build", "latest_run")
+    same_time = older.filter(ordered_at=summary.ordered_at, build_id__lt=summary.build_id)
+    return (
+        same_time.order_by("-build_id").first()
+        or older.filter(ordered_at__lt=summary.ordered_at).order_by("-ordered_at", "-build_id").first()
+    )
+
+
+def build_classes(*, build_id: int) -> list[str]:
+    """The machine classes a build was measured on."""
+    return list(BuildSummary.objects.filter(build_id=build_id).order_by("machine_class").values_list("machine_class", flat=True))
+
+
+def builds_newest_time(*, machine_class: str) -> dt.datetime | None:
+    latest = BuildSummary.objects.filter(machine_class=machine_class).order_by("-ordered_at").values_list("ordered_at", flat=True).first()
+    return latest

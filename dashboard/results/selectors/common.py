@@ -1,0 +1,100 @@
+"""What every page's reads share: the metrics and their direction, build identifiers, time ranges."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from dashboard.results.models import Build, Config
+
+
+class NotFound(LookupError):
+    """A name or identifier that matches nothing stored."""
+
+
+class Ambiguous(LookupError):
+    """An identifier that matches more than one stored row."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str  # a column of Result
+    label: str
+    unit: str  # "x", "ms", "s", "bytes", "" (a count)
+    higher_is_better: bool
+    noisy: bool = True  # False: it changes or it doesn't (counts)
+
+    def worse(self, change: float | None) -> bool:
+        return change is not None and (change < 0 if self.higher_is_better else change > 0)
+
+
+# The metrics the pages show per case, in order. Speedup and memory compression: higher is better;
+# latency, compile time, memory, graph breaks and recompiles: lower is better.
+METRICS: tuple[Metric, ...] = (
+    Metric("speedup", "speedup", "x", True),
+    Metric("compiled_latency_ms", "latency", "ms", False),
+    Metric("compile_time_cold_s", "compile cold", "s", False),
+    Metric("compile_time_warm_s", "compile warm", "s", False),
+    Metric("compiled_peak_memory_bytes", "peak memory", "bytes", False),
+    Metric("memory_compression", "memory compression", "x", True),
+    Metric("graph_break_count", "graph breaks", "", False, noisy=False),
+    Metric("recompile_count", "recompiles", "", False, noisy=False),
+)
+METRICS_BY_NAME = {m.name: m for m in METRICS}
+
+# Time ranges of the trend charts (the "range" URL parameter), in days back from the newest build
+# shown; None is the whole history.
+RANGES: dict[str, int | None] = {"30d": 30, "90d": 90, "180d": 180, "1y": 365, "all": None}
+DEFAULT_RANGE = "90d"
+
+_SHA = re.compile(r"[0-9a-f]{7,40}|unknown")
+
+
+def build_ref(build: Build) -> str:
+    """The identifier of a build in URLs: the first 12 hex digits of its git sha, then
+    ``+<local_label>`` when it has one (e.g. ``70d99e998b49+cu130``). Readable and stable: it is
+    what ``(git_sha, local_label)``, the build's unique key, says."""
+    return ref_for(git_sha=build.git_sha, local_label=build.local_label)
+
+
+def ref_for(*, git_sha: str, local_label: str) -> str:
+    sha = git_sha if git_sha == "unknown" else git_sha[:12]
+    return f"{sha}+{local_label}" if local_label else sha
+
+
+def build_resolve(*, ref: str) -> Build:
+    """The build a ``build_ref`` (or any unique sha prefix of 7+ hex digits, with its label) names.
+
+    Raises ``ValueError`` for a malformed ref, ``NotFound`` or ``Ambiguous``.
+    """
+    sha, _, label = ref.strip().partition("+")
+    sha = sha.lower()
+    if not _SHA.fullmatch(sha) or len(label) > 100:
+        raise ValueError("expected a git sha prefix of 7 to 40 hex digits, optionally +local_label (e.g. 70d99e998b49+cu130)")
+    builds = list(
+        Build.objects.filter(git_sha=sha, local_label=label)
+        if sha == "unknown"
+        else Build.objects.filter(git_sha__startswith=sha, local_label=label)[:2]
+    )
+    if not builds:
+        raise NotFound(f"no build {ref!r}")
+    if len(builds) > 1:
+        raise Ambiguous(f"{ref!r} names more than one build: give more digits of the sha")
+    return builds[0]
+
+
+def range_since(*, newest: dt.datetime | None, range_key: str) -> dt.datetime | None:
+    days = RANGES[range_key]
+    if days is None or newest is None:
+        return None
+    return newest - dt.timedelta(days=days)
+
+
+def config_label(config: Config) -> str:
+    return f"{config.compile_mode} · {config.shape_regime} · {config.dtype}"
+
+
+
+def config_map() -> dict[int, Config]:
+    """Every Config by id (a few dozen rows, read once per request that needs labels)."""
+    return {c.id: c for c in Config.objects.all()}

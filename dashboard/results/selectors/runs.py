@@ -1,0 +1,96 @@
+"""Runs: the recent-runs list and the run page (progress, each case's status, error excerpts)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, Sum
+
+from dashboard.results.models import Result, Run
+
+FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    run: Run
+    result_count: int
+    pass_count: int
+    graph_breaks: int
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.pass_count / self.result_count if self.result_count else None
+
+
+def run_list_recent(*, limit: int = 20) -> list[RunSummary]:
+    """The newest runs (``run_newest``) with their case counts, counted by the database over the
+    ``result_unique_case_per_run`` index (a few thousand rows per run at most)."""
+    runs = list(Run.objects.select_related("build", "machine").order_by("-ingested_at")[:limit])
+    counts = {
+        row["run_id"]: row
+        for row in Result.objects.filter(run__in=runs)
+        .values("run_id")
+        .annotate(n=Count("id"), passed=Count("id", filter=Q(status=Result.Status.PASS)), breaks=Sum("graph_break_count"))
+    }
+    empty = {"n": 0, "passed": 0, "breaks": 0}
+    return [
+        RunSummary(
+            run=run,
+            result_count=counts.get(run.id, empty)["n"],
+            pass_count=counts.get(run.id, empty)["passed"],
+            graph_breaks=counts.get(run.id, empty)["breaks"] or 0,
+        )
+        for run in runs
+    ]
+
+
+@dataclass(frozen=True)
+class RunProgress:
+    stored: int
+    expected: int | None
+    by_status: dict[str, int]
+
+    @property
+    def fraction(self) -> float | None:
+        return min(1.0, self.stored / self.expected) if self.expected else None
+
+    @property
+    def failed(self) -> int:
+        return sum(n for status, n in self.by_status.items() if status != Result.Status.PASS)
+
+
+def run_progress(*, run: Run) -> RunProgress:
+    by_status = dict(Result.objects.filter(run=run).values_list("status").annotate(n=Count("id")).order_by("status"))
+    return RunProgress(stored=sum(by_status.values()), expected=run.cases_expected, by_status=by_status)
+
+
+def run_speedup_chart(*, run: Run) -> dict:
+    """Speedup per workload and shape regime for one run: the data behind the run page's chart."""
+    rows = (
+        Result.objects.filter(run=run)
+        .select_related("workload", "config")
+        .only("status", "speedup", "speedup_noise", "workload__name", "config__shape_regime", "config__compile_mode")
+        .order_by("workload__name", "config__compile_mode", "config__shape_regime")
+    )
+    traces: dict[str, dict] = {}
+    for row in rows:
+        name = f"{row.config.shape_regime} ({row.config.compile_mode})"
+        trace = traces.setdefault(name, {"name": name, "x": [], "y": [], "noise": [], "status": []})
+        trace["x"].append(row.workload.name)
+        trace["y"].append(row.speedup if row.status == Result.Status.PASS else None)
+        trace["noise"].append((row.speedup or 0) * (row.speedup_noise or 0))
+        trace["status"].append(row.status)
+    return {"run_id": str(run.id), "traces": list(traces.values())}
+
+
+def run_results(*, run: Run, only: str = "all"):
+    """A run's cases, failed ones first when ``only`` is "failed" (then only those)."""
+    rows = (
+        Result.objects.filter(run=run)
+        .select_related("workload", "config")
+        .defer("samples", "environment")
+        .order_by("workload__name", "config__compile_mode", "config__shape_regime", "config__dtype")
+    )
+    if only == "failed":
+        rows = rows.filter(status__in=FAILED_STATUSES)
+    return rows

@@ -1,0 +1,154 @@
+"""The workload page: each configuration's latest figures, and one series' whole history (trends
+with noise bands, graph-break and recompile reasons with the build that first showed each, the
+status history)."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from django.db.models import F, Window
+from django.db.models.functions import RowNumber
+
+from dashboard.results.aggregates import median_interval
+from dashboard.results.models import Config, Result, Series, Workload
+from dashboard.results.selectors.common import METRICS, NotFound, ref_for
+
+
+def workload_get(*, name: str) -> Workload:
+    workload = Workload.objects.filter(name=name).first()
+    if workload is None:
+        raise NotFound(f"no workload {name!r}")
+    return workload
+
+
+def workload_series(*, workload: Workload) -> list[Series]:
+    """Every series of a workload (each config on each machine class), with its config."""
+    return list(Series.objects.filter(workload=workload).select_related("config").order_by("machine_class", "config_id"))
+
+
+def workload_latest(*, workload: Workload, machine_class: str) -> list[Result]:
+    """The latest result of each of the workload's series on a machine class: the newest build,
+    the result stored last of it (a window over the ``result_series_build`` index's rows)."""
+    newest = Window(
+        RowNumber(),
+        partition_by=[F("series_id")],
+        order_by=[F("build__ordered_at").desc(), F("build_id").desc(), F("id").desc()],
+    )
+    rows = (
+        Result.objects.filter(series__workload=workload, series__machine_class=machine_class)
+        .annotate(newest=newest)
+        .filter(newest=1)
+        .select_related("config", "build", "run")
+        .defer("samples", "environment", "graph_breaks", "recompiles", "error")
+    )
+    return sorted(rows, key=lambda r: (r.config.compile_mode, r.config.shape_regime, r.config.dtype))
+
+
+@dataclass
+class Point:
+    result_id: int
+    run_id: str
+    build_id: int
+    ref: str
+    at: dt.datetime
+    status: str
+    values: dict  # metric name -> value
+    speedup_noise: float | None
+    eager_latency_ms: float | None
+    bands: dict  # metric name -> (low, high)
+
+
+@dataclass
+class Reason:
+    kind: str  # "graph break" or "recompile"
+    reason: str
+    location: str
+    first: Point
+    last: Point
+    seen: int  # in how many builds
+    current: bool  # present in the newest build
+
+
+@dataclass
+class Segment:
+    status: str
+    first: Point
+    last: Point
+    builds: int
+
+
+@dataclass
+class SeriesHistory:
+    series: Series
+    points: list[Point] = field(default_factory=list)  # oldest first, one per build
+    reasons: list[Reason] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)  # status history, newest first
+    latest: Result | None = None
+
+
+def series_history(*, series: Series) -> SeriesHistory:
+    """One series over every build (the ``result_series_build`` index), one point per build (the
+    result stored last when a build ran twice)."""
+    metric_names = [m.name for m in METRICS]
+    rows = (
+        Result.objects.filter(series=series)
+        .order_by("build__ordered_at", "build_id", "id")
+        .values(
+            "id", "run_id", "build_id", "build__git_sha", "build__local_label", "build__ordered_at", "status",
+            "speedup_noise", "eager_latency_ms", "samples", "graph_breaks", "recompiles", *metric_names,
+        )
+    )
+    per_build: dict[int, dict] = {}
+    for row in rows:
+        per_build.pop(row["build_id"], None)  # keep insertion order by the latest run's position
+        per_build[row["build_id"]] = row
+    history = SeriesHistory(series=series)
+    seen: dict[tuple, Reason] = {}
+    for row in per_build.values():
+        samples = row["samples"] or {}
+        bands = {}
+        for metric, key in (("compiled_latency_ms", "compiled_ms"), ("eager_latency_ms", "eager_ms")):
+            interval = median_interval(samples.get(key)) if isinstance(samples, dict) else None
+            if interval:
+                bands[metric] = interval
+        point = Point(
+            result_id=row["id"], run_id=str(row["run_id"]), build_id=row["build_id"],
+            ref=ref_for(git_sha=row["build__git_sha"], local_label=row["build__local_label"]),
+            at=row["build__ordered_at"], status=row["status"], values={m: row[m] for m in metric_names},
+            speedup_noise=row["speedup_noise"], eager_latency_ms=row["eager_latency_ms"], bands=bands,
+        )
+        history.points.append(point)
+        _note_reasons(seen, point, row["graph_breaks"], row["recompiles"])
+        if history.segments and history.segments[-1].status == point.status:
+            history.segments[-1].last = point
+            history.segments[-1].builds += 1
+        else:
+            history.segments.append(Segment(status=point.status, first=point, last=point, builds=1))
+    newest = history.points[-1] if history.points else None
+    for reason in seen.values():
+        reason.current = reason.last is newest
+    history.reasons = sorted(seen.values(), key=lambda r: (not r.current, r.first.at, r.kind, r.reason), reverse=False)
+    history.segments.reverse()
+    if newest is not None:
+        history.latest = Result.objects.select_related("build", "run", "config", "workload").get(pk=newest.result_id)
+    return history
+
+
+def _note_reasons(seen: dict, point: Point, graph_breaks, recompiles) -> None:
+    items = [("graph break", gb) for gb in graph_breaks or [] if isinstance(gb, dict)]
+    items += [("recompile", rc) for rc in recompiles or [] if isinstance(rc, dict)]
+    for kind, item in items:
+        key = (kind, str(item.get("reason", "")), str(item.get("location", "") or ""))
+        reason = seen.get(key)
+        if reason is None:
+            seen[key] = Reason(kind=kind, reason=key[1], location=key[2], first=point, last=point, seen=1, current=False)
+        elif reason.last is not point:
+            reason.last = point
+            reason.seen += 1
+
+
+def config_find(*, mode: str, regime: str, dtype: str, configs: list[Config]) -> Config | None:
+    for config in configs:
+        if (config.compile_mode, config.shape_regime, config.dtype) == (mode, regime, dtype):
+            return config
+    return None

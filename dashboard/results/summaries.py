@@ -1,0 +1,129 @@
+"""Writes of the summary tables (``BuildSummary``, ``ConfigSummary``).
+
+``build_summary_refresh`` recomputes the rows of one build on one machine class from its stored
+results, with each configuration's figures against the previous build over the cases present in
+both (``ConfigSummary.versus_previous``), and refreshes that comparison for the build after it
+(whose previous build may now be this one). The ingest service calls it inside its transaction,
+so the summaries always say what the results say: idempotent (a document posted again gives the
+same rows), a run posted in parts is summed once it is whole, a build ingested late slots in.
+``bench/dashboard_load.py`` calls it after bulk loading, migration 0002 for older data.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from django.db import transaction
+
+from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series, versus
+
+OPEN_RUN_STATUSES = ("pending", "running")
+
+
+def _models():
+    from dashboard.results import models
+
+    return models
+
+
+def _cases(m, *, build_id: int, machine_class: str) -> dict[int, dict]:
+    """The build's cases on the class, one per series (the one stored last)."""
+    rows = (
+        m.Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
+        .order_by("id")
+        .values("series_id", "config_id", "status", *FIGURE_COLUMNS)
+    )
+    return latest_per_series(rows)
+
+
+def _neighbour(m, *, build_id: int, machine_class: str, ordered_at, after: bool):
+    """The build measured on the class just before (or after) this one: (ordered_at, build id) order."""
+    others = m.BuildSummary.objects.filter(machine_class=machine_class).exclude(build_id=build_id)
+    if after:
+        same = others.filter(ordered_at=ordered_at, build_id__gt=build_id).order_by("build_id")
+        later = others.filter(ordered_at__gt=ordered_at).order_by("ordered_at", "build_id")
+        return same.values_list("build_id", flat=True).first() or later.values_list("build_id", flat=True).first()
+    same = others.filter(ordered_at=ordered_at, build_id__lt=build_id).order_by("-build_id")
+    earlier = others.filter(ordered_at__lt=ordered_at).order_by("-ordered_at", "-build_id")
+    return same.values_list("build_id", flat=True).first() or earlier.values_list("build_id", flat=True).first()
+
+
+def build_summary_refresh(*, build_id: int, machine_class: str, models: SimpleNamespace | None = None) -> None:
+    """Recompute the summary rows of ``build_id`` on ``machine_class``, then the comparison of
+    the build after it.
+
+    Locks the build row (and the next build's) first, in build order: two ingests of one build
+    refresh one after the other, and the second sees the first's committed results. ``models``
+    lets a migration pass its historical models.
+    """
+    m = models or _models()
+    with transaction.atomic():
+        ordered_at = m.Build.objects.select_for_update().filter(pk=build_id).values_list("ordered_at", flat=True).first()
+        if ordered_at is None:
+            return
+        runs = list(
+            m.Run.objects.filter(build_id=build_id, machine__machine_class=machine_class)
+            .order_by("ingested_at", "id")
+            .values_list("id", "status", "synthetic")
+        )
+        m.ConfigSummary.objects.filter(build_id=build_id, machine_class=machine_class).delete()
+        if not runs:
+            m.BuildSummary.objects.filter(build_id=build_id, machine_class=machine_class).delete()
+            return
+        cases = _cases(m, build_id=build_id, machine_class=machine_class)
+        everything = list(cases.values())
+        m.BuildSummary.objects.update_or_create(
+            build_id=build_id,
+            machine_class=machine_class,
+            defaults={
+                "ordered_at": ordered_at,
+                "synthetic": any(synthetic for _, _, synthetic in runs),
+                "runs": len(runs),
+                "latest_run_id": runs[-1][0],
+                "in_progress": any(status in OPEN_RUN_STATUSES for _, status, _ in runs),
+                "cases": len(everything),
+                "passed": sum(1 for r in everything if r["status"] == PASS),
+                "speedup_geomean": geomean(r["speedup"] for r in everything if r["status"] == PASS),
+            },
+        )
+        previous = _neighbour(m, build_id=build_id, machine_class=machine_class, ordered_at=ordered_at, after=False)
+        against = versus(_cases(m, build_id=previous, machine_class=machine_class), cases) if previous else {}
+        by_config: dict[int, list[dict]] = {}
+        for row in everything:
+            by_config.setdefault(row["config_id"], []).append(row)
+        m.ConfigSummary.objects.bulk_create(
+            [
+                m.ConfigSummary(
+                    build_id=build_id, machine_class=machine_class, config_id=config_id, ordered_at=ordered_at,
+                    previous_build_id=previous, versus_previous=against.get(config_id, {}), **aggregate(config_rows),
+                )
+                for config_id, config_rows in sorted(by_config.items())
+            ]
+        )
+        following = _neighbour(m, build_id=build_id, machine_class=machine_class, ordered_at=ordered_at, after=True)
+        if following:
+            list(m.Build.objects.select_for_update().filter(pk=following).values_list("pk"))
+            _versus_refresh(m, build_id=following, previous=build_id, previous_cases=cases, machine_class=machine_class)
+
+
+def _versus_refresh(m, *, build_id: int, previous: int, previous_cases: dict, machine_class: str) -> None:
+    against = versus(previous_cases, _cases(m, build_id=build_id, machine_class=machine_class))
+    rows = list(m.ConfigSummary.objects.filter(build_id=build_id, machine_class=machine_class))
+    for row in rows:
+        row.previous_build_id = previous
+        row.versus_previous = against.get(row.config_id, {})
+    m.ConfigSummary.objects.bulk_update(rows, ["previous_build", "versus_previous"])
+
+
+def summaries_refresh_all(*, models: SimpleNamespace | None = None) -> int:
+    """Refresh every (build, machine class) that has a run, oldest build first; returns how many."""
+    m = models or _models()
+    pairs = (
+        m.Run.objects.values_list("build_id", "machine__machine_class", "build__ordered_at")
+        .distinct()
+        .order_by("build__ordered_at", "build_id")
+    )
+    count = 0
+    for build_id, machine_class, _ in pairs:
+        build_summary_refresh(build_id=build_id, machine_class=machine_class, models=m)
+        count += 1
+    return count

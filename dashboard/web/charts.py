@@ -1,0 +1,109 @@
+"""The data each page's charts draw, as compact JSON for ``static/web/charts.js`` (which turns
+it into Plotly traces). Values are rounded to 4 significant digits and x values shared between
+traces to keep pages light."""
+from __future__ import annotations
+
+import datetime as dt
+
+from dashboard.results.selectors.common import METRICS_BY_NAME
+
+
+def sig(value, digits: int = 4):
+    return None if value is None else float(f"{value:.{digits}g}")
+
+
+def when(at: dt.datetime) -> str:
+    return at.strftime("%Y-%m-%d %H:%M")
+
+
+def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
+    """One line per configuration on each figure's chart; x (build time) and the build refs are
+    sent once per configuration and shared by the charts."""
+    series = []
+    charts = {f.key: [] for f in figures}
+    for config_id, label in trend["configs"].items():
+        points = trend["points"][config_id]
+        series.append({"name": label, "x": [when(p["at"]) for p in points], "refs": [p["ref"] for p in points]})
+        for f in figures:
+            charts[f.key].append([sig(p[f.key]) for p in points])
+    return {
+        "kind": "trends",
+        "machine_class": machine_class,
+        "series": series,
+        "charts": [
+            {"id": f"trend-{f.key}", "title": f.label, "percent": f.key == "pass_rate", "y": charts[f.key]}
+            for f in figures
+        ],
+    }
+
+
+# The workload page's charts: (chart id, title, unit, [(line name, metric, band source)]).
+SERIES_CHARTS = (
+    ("speedup", "speedup over eager", "x", [("speedup", "speedup", "noise")]),
+    ("latency", "latency (ms)", "ms", [("compiled", "compiled_latency_ms", "samples"), ("eager", "eager_latency_ms", "samples")]),
+    ("compile", "compile time (s)", "s", [("cold", "compile_time_cold_s", None), ("warm", "compile_time_warm_s", None)]),
+    ("memory", "compiled peak memory (MB)", "MB", [("compiled peak", "compiled_peak_memory_bytes", None)]),
+    ("compression", "memory compression (eager / compiled peak)", "x", [("compression", "memory_compression", None)]),
+    ("breaks", "graph breaks and recompiles", "", [("graph breaks", "graph_break_count", None), ("recompiles", "recompile_count", None)]),
+)
+
+
+def series_trends(*, points, markers, machine_class: str) -> dict:
+    """Every metric of one series over builds, with noise bands (speedup: the stored 95% CI;
+    latencies: the median's interval from the timing samples) and regression markers."""
+    index = {p.build_id: i for i, p in enumerate(points)}
+    charts = []
+    for chart_id, title, unit, lines in SERIES_CHARTS:
+        scale = 1e-6 if unit == "MB" else 1
+        out_lines = []
+        for name, metric, band in lines:
+            y, low, high = [], [], []
+            for p in points:
+                value = p.eager_latency_ms if metric == "eager_latency_ms" else p.values.get(metric)
+                y.append(sig(value * scale) if value is not None else None)
+                lo = hi = None
+                if band == "noise" and value is not None and p.speedup_noise is not None:
+                    lo, hi = value * (1 - p.speedup_noise), value * (1 + p.speedup_noise)
+                elif band == "samples" and metric in p.bands:
+                    lo, hi = p.bands[metric]
+                low.append(sig(lo))
+                high.append(sig(hi))
+            line = {"name": name, "y": y}
+            if any(v is not None for v in low):
+                line["low"], line["high"] = low, high
+            out_lines.append(line)
+        chart_markers = [
+            {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.magnitude:+.1%})" if m.magnitude is not None else ""),
+             "kind": m.kind}
+            for m in markers
+            if m.build_id in index and any(metric == m.metric for _, metric, _ in lines)
+        ]
+        charts.append({"id": f"series-{chart_id}", "title": title, "lines": out_lines, "markers": chart_markers})
+    return {
+        "kind": "series",
+        "machine_class": machine_class,
+        "x": [when(p.at) for p in points],
+        "refs": [p.ref for p in points],
+        "status": [p.status for p in points],
+        "charts": charts,
+    }
+
+
+def dynamic_trends(*, gaps, machine_class: str) -> dict:
+    """The unbacked gap of each workload over builds (a heatmap, 1 = no gap) and its suite geomean
+    with the compile-time ratio (lines)."""
+    builds = gaps.builds
+    return {
+        "kind": "dynamic",
+        "machine_class": machine_class,
+        "x": [when(b.at) for b in builds],
+        "refs": [b.ref for b in builds],
+        "workloads": gaps.workloads,
+        "z": [[sig(b.pairs[w].gap) if w in b.pairs else None for b in builds] for w in gaps.workloads],
+        "gap": [sig(b.geomean_gap) for b in builds],
+        "compile": [sig(b.geomean_compile_ratio) for b in builds],
+    }
+
+
+def metric_unit(name: str) -> str:
+    return METRICS_BY_NAME[name].unit

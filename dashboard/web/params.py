@@ -1,0 +1,79 @@
+"""URL parameters: every page keeps its state in the query string, and a bad value is answered
+with 400 naming the parameter (never a 500)."""
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+
+from django.shortcuts import render
+
+from dashboard.results.models import Build
+from dashboard.results.selectors.common import DEFAULT_RANGE, RANGES, Ambiguous, NotFound, build_resolve
+
+
+class BadParameter(Exception):
+    def __init__(self, name: str, message: str):
+        super().__init__(f"{name}: {message}")
+        self.name, self.message = name, message
+
+
+def answers_bad_parameters(view):
+    """Turn ``BadParameter`` into a 400 page that names the parameter and what is wrong."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        try:
+            return view(request, *args, **kwargs)
+        except BadParameter as bad:
+            return render(request, "web/bad_parameter.html", {"name": bad.name, "message": bad.message}, status=400)
+
+    return wrapper
+
+
+def _one(request, name: str) -> str | None:
+    values = request.GET.getlist(name)
+    if len(values) > 1:
+        raise BadParameter(name, "given more than once")
+    value = values[0].strip() if values else None
+    return value or None
+
+
+def choice(request, name: str, choices: Iterable[str], default: str | None = None) -> str | None:
+    value = _one(request, name)
+    if value is None:
+        return default
+    choices = list(choices)
+    if value not in choices:
+        shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
+        raise BadParameter(name, f"{value[:80]!r} is not one of {shown or '(none stored)'}")
+    return value
+
+
+def range_key(request) -> str:
+    return choice(request, "range", RANGES, DEFAULT_RANGE)
+
+
+def number(request, name: str, default: float, *, low: float, high: float, integer: bool = False) -> float:
+    value = _one(request, name)
+    if value is None:
+        return default
+    try:
+        parsed = int(value) if integer else float(value)
+    except ValueError:
+        raise BadParameter(name, f"{value[:40]!r} is not a{'n integer' if integer else ' number'}") from None
+    if not low <= parsed <= high:
+        raise BadParameter(name, f"{parsed} is outside {low}..{high}")
+    return parsed
+
+
+def build(request, name: str) -> Build | None:
+    """A build named by its ref (``<sha prefix>[+<local_label>]``); None when not given."""
+    value = _one(request, name)
+    if value is None:
+        return None
+    try:
+        return build_resolve(ref=value)
+    except ValueError as error:
+        raise BadParameter(name, str(error)) from None
+    except (NotFound, Ambiguous) as error:
+        raise BadParameter(name, str(error)) from None

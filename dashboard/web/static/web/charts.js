@@ -1,0 +1,125 @@
+// Draws the page's charts from the JSON it embeds (json_script, so it is escaped). The server
+// sends compact data (dashboard/web/charts.py); this file turns it into Plotly traces.
+(function () {
+  "use strict";
+  var source = document.getElementById("chart-data");
+  if (!source || typeof Plotly === "undefined") return;
+  var spec = JSON.parse(source.textContent);
+  if (!spec) return;
+  var plotConfig = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+  var BAND = "rgba(31, 119, 180, 0.18)";
+
+  function base(extra) {
+    return Object.assign({
+      margin: { t: 34, r: 12, b: 40, l: 56 },
+      hovermode: "closest",
+      legend: { orientation: "h", y: -0.18 },
+      font: { size: 11 }
+    }, extra);
+  }
+  function draw(el, traces, layout) {
+    return Plotly.newPlot(el, traces, layout, plotConfig).then(function () {
+      el.setAttribute("data-drawn", "true");
+      return el;
+    });
+  }
+  function goCompare(ref) {
+    if (!ref || !spec.compare_url) return;
+    window.location.href = spec.compare_url + "?machine=" + encodeURIComponent(spec.machine_class) + "&head=" + encodeURIComponent(ref);
+  }
+
+  // Overview: one figure, a subplot per figure, a line per configuration; one legend toggles a
+  // configuration on every subplot.
+  function drawTrends() {
+    var el = document.getElementById("overview-trends");
+    if (!el) return;
+    var traces = [];
+    var layout = base({ grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.35 }, annotations: [], height: 260 * Math.ceil(spec.charts.length / 2) + 80 });
+    spec.charts.forEach(function (chart, c) {
+      var axis = c === 0 ? "" : String(c + 1);
+      spec.series.forEach(function (s, i) {
+        traces.push({
+          type: "scatter", mode: "lines+markers", name: s.name, legendgroup: s.name, showlegend: c === 0,
+          x: s.x, y: chart.y[i], customdata: s.refs, xaxis: "x" + axis, yaxis: "y" + axis,
+          marker: { size: 4 }, line: { width: 1.4 },
+          hovertemplate: "%{y" + (chart.percent ? ":.1%" : ":.4g") + "}<br>build %{customdata}<br>%{x}<extra>%{fullData.name}</extra>"
+        });
+      });
+      layout["yaxis" + axis] = chart.percent ? { tickformat: ".0%" } : {};
+      layout.annotations.push({ text: "<b>" + chart.title + "</b>", xref: "x" + axis + " domain", yref: "y" + axis + " domain", x: 0, y: 1.12, showarrow: false, xanchor: "left" });
+    });
+    draw(el, traces, layout).then(function () {
+      el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
+    });
+  }
+
+  // Workload page: one chart per metric group, with noise bands and regression markers.
+  function drawSeries() {
+    spec.charts.forEach(function (chart) {
+      var el = document.getElementById(chart.id);
+      if (!el) return;
+      var traces = [];
+      chart.lines.forEach(function (line) {
+        if (line.low) {
+          traces.push({ type: "scatter", mode: "lines", x: spec.x, y: line.low, line: { width: 0 }, hoverinfo: "skip", showlegend: false, legendgroup: line.name });
+          traces.push({ type: "scatter", mode: "lines", x: spec.x, y: line.high, line: { width: 0 }, fill: "tonexty", fillcolor: BAND, hoverinfo: "skip", name: line.name + " noise band", legendgroup: line.name, showlegend: false });
+        }
+        traces.push({
+          type: "scatter", mode: "lines+markers", name: line.name, legendgroup: line.name, x: spec.x, y: line.y,
+          customdata: spec.refs, marker: { size: 4 }, line: { width: 1.5 },
+          hovertemplate: "%{y:.4g}<br>build %{customdata}<br>%{x}<extra>%{fullData.name}</extra>"
+        });
+      });
+      if (chart.id === "series-speedup") {
+        var failed = spec.status.map(function (s, i) { return s === "pass" ? null : i; }).filter(function (i) { return i !== null; });
+        if (failed.length) {
+          traces.push({ type: "scatter", mode: "markers", name: "failed", x: failed.map(function (i) { return spec.x[i]; }), y: failed.map(function () { return 0; }),
+            text: failed.map(function (i) { return spec.status[i]; }), customdata: failed.map(function (i) { return spec.refs[i]; }),
+            marker: { symbol: "x", color: "#b3261e", size: 8 }, hovertemplate: "%{text}<br>build %{customdata}<extra></extra>" });
+        }
+      }
+      if (chart.markers.length) {
+        var first = chart.lines[0].y;
+        traces.push({ type: "scatter", mode: "markers", name: "detected change",
+          x: chart.markers.map(function (m) { return spec.x[m.i]; }), y: chart.markers.map(function (m) { return first[m.i]; }),
+          text: chart.markers.map(function (m) { return m.text; }), customdata: chart.markers.map(function (m) { return spec.refs[m.i]; }),
+          marker: { symbol: "triangle-down", size: 12, color: chart.markers.map(function (m) { return m.kind === "improvement" ? "#1b7f3b" : "#b3261e"; }) },
+          hovertemplate: "%{text}<br>first bad build %{customdata}<extra></extra>" });
+      }
+      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 } }, showlegend: chart.lines.length > 1 || chart.markers.length > 0 })).then(function () {
+        el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
+      });
+    });
+  }
+
+  // Backed vs unbacked: the suite geomean of the gap over builds, and a heatmap per workload.
+  function drawDynamic() {
+    var line = document.getElementById("dynamic-geomean");
+    if (line) {
+      draw(line, [
+        { type: "scatter", mode: "lines+markers", name: "geomean gap (unbacked / backed speedup)", x: spec.x, y: spec.gap, customdata: spec.refs, hovertemplate: "%{y:.3f}<br>build %{customdata}<extra></extra>" },
+        { type: "scatter", mode: "lines+markers", name: "geomean compile-time ratio (unbacked / backed)", x: spec.x, y: spec.compile, customdata: spec.refs, hovertemplate: "%{y:.3f}<br>build %{customdata}<extra></extra>" }
+      ], base({ title: { text: "suite geomean over builds", font: { size: 13 } },
+        shapes: [{ type: "rect", xref: "paper", x0: 0, x1: 1, y0: 0.95, y1: 1.05, fillcolor: "rgba(0,0,0,0.06)", line: { width: 0 } }] }));
+    }
+    var heat = document.getElementById("dynamic-heatmap");
+    if (heat && spec.workloads.length) {
+      draw(heat, [{
+        type: "heatmap", x: spec.x, y: spec.workloads, z: spec.z, zmid: 1, colorscale: "RdBu", reversescale: true,
+        colorbar: { title: { text: "gap" } }, hovertemplate: "%{y}<br>%{x}<br>gap %{z:.3f}<extra></extra>", hoverongaps: false
+      }], base({ title: { text: "unbacked gap per workload (1 = no gap; red: unbacked slower); click a cell to show that build", font: { size: 13 } },
+        height: Math.max(320, 22 * spec.workloads.length + 120), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
+        heat.on("plotly_click", function (event) {
+          var column = event.points[0].pointIndex[1];
+          var params = new URLSearchParams(window.location.search);
+          params.set("build", spec.refs[column]);
+          window.location.search = params.toString();
+        });
+      });
+    }
+  }
+
+  if (spec.kind === "trends") drawTrends();
+  else if (spec.kind === "series") drawSeries();
+  else if (spec.kind === "dynamic") drawDynamic();
+})();

@@ -1,0 +1,79 @@
+import math
+
+from django.shortcuts import render
+
+from dashboard.results.selectors.builds import (
+    build_classes,
+    build_list_for_class,
+    build_summary_get,
+    build_summary_latest,
+    build_summary_previous,
+    machine_class_list,
+)
+from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_ref
+from dashboard.results.selectors.compare import FILTERS, SORT_KEYS, builds_compare, compare_rows_select, compare_summary
+from dashboard.web import params
+
+PAGE_SIZE = 200
+FILTER_LABELS = {"all": "all", "regressed": "regressed", "improved": "improved", "new_failures": "new failures",
+                 "new_graph_breaks": "new graph breaks"}
+SORT_COLUMNS = [("workload", "workload", False), ("config", "configuration", False), ("status", "status", False)] + [
+    (m.name, m.label, True) for m in METRICS
+]
+
+
+def _measured(name, build, machine_class):
+    summary = build_summary_get(build_id=build.id, machine_class=machine_class)
+    if summary is None:
+        raise params.BadParameter(name, f"build {build_ref(build)} has no results on machine class {machine_class!r}")
+    return summary
+
+
+@params.answers_bad_parameters
+def compare(request):
+    classes = machine_class_list()
+    head = params.build(request, "head")
+    base = params.build(request, "base")
+    default_class = next((c for c in build_classes(build_id=head.id)), None) if head else None
+    machine_class = params.choice(request, "machine", classes, default_class or (classes[0] if classes else None))
+    metric = params.choice(request, "metric", [m.name for m in METRICS], "speedup")
+    threshold = params.number(request, "threshold", 5.0, low=0.0, high=1000.0)
+    only = params.choice(request, "filter", FILTERS, "all")
+    sort = params.choice(request, "sort", SORT_KEYS, "")
+    direction = params.choice(request, "dir", ("asc", "desc"), "asc")
+    page = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
+    context = {"classes": classes, "machine_class": machine_class, "metrics": METRICS, "metric": METRICS_BY_NAME[metric],
+               "threshold": threshold, "only": only, "filters": FILTERS, "sort": sort, "dir": direction}
+    if machine_class is None:
+        return render(request, "web/compare.html", context)
+
+    head_summary = _measured("head", head, machine_class) if head else build_summary_latest(machine_class=machine_class)
+    base_summary = _measured("base", base, machine_class) if base else build_summary_previous(summary=head_summary)
+    context.update(head=head_summary, base=base_summary, builds=build_list_for_class(machine_class=machine_class))
+    if base_summary is None:
+        return render(request, "web/compare.html", context)
+
+    comparison = builds_compare(
+        base=base_summary.build, head=head_summary.build, machine_class=machine_class, metric=metric, threshold=threshold / 100
+    )
+    rows = compare_rows_select(rows=comparison.rows, only=only, sort=sort, descending=direction == "desc")
+    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
+    if page > pages:
+        raise params.BadParameter("page", f"{page} is past the last page ({pages})")
+    context.update(
+        comparison=comparison,
+        rows=rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+        row_count=len(rows),
+        summary=compare_summary(rows=rows, threshold=threshold / 100),
+        filter_links=[
+            (f, FILTER_LABELS[f], len(comparison.rows) if f == "all" else sum(f in r.flags for r in comparison.rows))
+            for f in FILTERS
+        ],
+        sort_columns=SORT_COLUMNS,
+        one_sided=[("Only in base", comparison.only_base, "only-base"), ("Only in head", comparison.only_head, "only-head")],
+        page=page,
+        pages=pages,
+        page_range=range(1, pages + 1),
+        any_synthetic=base_summary.synthetic or head_summary.synthetic,
+    )
+    return render(request, "web/compare.html", context)

@@ -1,0 +1,47 @@
+from django.shortcuts import render
+
+from dashboard.results.selectors.builds import build_list_for_class, build_summary_get, builds_newest_time, machine_class_list
+from dashboard.results.selectors.common import RANGES, build_ref, range_since
+from dashboard.results.selectors.dynamic import GAP_HIGHLIGHT, dynamic_gaps, dynamic_options
+from dashboard.web import charts, params
+
+
+@params.answers_bad_parameters
+def dynamic(request):
+    classes = machine_class_list()
+    machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
+    options = dynamic_options(machine_class=machine_class) if machine_class else []
+    modes = sorted({m for m, _ in options})
+    mode = params.choice(request, "mode", modes, "default" if "default" in modes else (modes[0] if modes else None))
+    dtypes = sorted({d for m, d in options if m == mode})
+    dtype = params.choice(request, "dtype", dtypes, dtypes[0] if dtypes else None)
+    range_key = params.range_key(request)
+    build = params.build(request, "build")
+    if build is not None and build_summary_get(build_id=build.id, machine_class=machine_class) is None:
+        raise params.BadParameter("build", f"build {build_ref(build)} has no results on machine class {machine_class!r}")
+    context = {"classes": classes, "machine_class": machine_class, "modes": modes, "mode": mode, "dtypes": dtypes,
+               "dtype": dtype, "range_key": range_key, "ranges": list(RANGES), "highlight": GAP_HIGHLIGHT}
+    if not options:
+        return render(request, "web/dynamic.html", context)
+
+    since = range_since(newest=builds_newest_time(machine_class=machine_class), range_key=range_key)
+    gaps = dynamic_gaps(machine_class=machine_class, mode=mode, dtype=dtype, since=since)
+    chosen = None
+    if build is None and gaps.builds:
+        chosen = gaps.builds[-1]
+    elif build is not None:
+        chosen = next((b for b in gaps.builds if b.build_id == build.id), None)
+        if chosen is None:  # a build older than the range: read it alone
+            alone = dynamic_gaps(machine_class=machine_class, mode=mode, dtype=dtype, since=None, build_ids=[build.id])
+            chosen = alone.builds[0] if alone.builds else None
+    pairs = sorted(chosen.pairs.values(), key=lambda p: (p.gap is None, p.gap or 0, p.workload)) if chosen else []
+    builds = build_list_for_class(machine_class=machine_class)
+    context.update(
+        chosen=chosen,
+        picked_id=build.id if build else None,
+        pairs=pairs,
+        builds=builds,
+        trends=charts.dynamic_trends(gaps=gaps, machine_class=machine_class),
+        any_synthetic=any(b.synthetic for b in builds[:1]) or any(b.synthetic for b in builds if chosen and b.build_id == chosen.build_id),
+    )
+    return render(request, "web/dynamic.html", context)

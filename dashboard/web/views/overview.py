@@ -1,0 +1,47 @@
+from django.shortcuts import render
+from django.urls import reverse
+
+from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES, Config, Workload
+from dashboard.results.selectors.builds import builds_newest_time, machine_class_list
+from dashboard.results.selectors.common import RANGES, range_since
+from dashboard.results.selectors.overview import FIGURES, overview_list, overview_trend
+from dashboard.results.selectors.runs import run_list_recent
+from dashboard.web import charts, params
+
+
+@params.answers_bad_parameters
+def overview(request):
+    classes = machine_class_list()
+    machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
+    range_key = params.range_key(request)
+    mode = params.choice(request, "mode", COMPILE_MODES)
+    regime = params.choice(request, "regime", SHAPE_REGIMES)
+    dtype = params.choice(request, "dtype", DTYPES)
+    wanted = {"compile_mode": mode, "shape_regime": regime, "dtype": dtype}
+    config_ids = list(Config.objects.filter(**{k: v for k, v in wanted.items() if v}).values_list("id", flat=True))
+
+    blocks = overview_list(config_ids=config_ids)
+    trends = None
+    if machine_class:
+        since = range_since(newest=builds_newest_time(machine_class=machine_class), range_key=range_key)
+        trend = overview_trend(machine_class=machine_class, since=since, config_ids=config_ids)
+        trends = charts.overview_trends(trend=trend, figures=FIGURES, machine_class=machine_class)
+        trends["compare_url"] = reverse("web:compare")
+    recent = run_list_recent(limit=10)
+    return render(
+        request,
+        "web/overview.html",
+        {
+            "blocks": blocks,
+            "figures": FIGURES,
+            "trends": trends,
+            "recent": recent,
+            "workloads": list(Workload.objects.order_by("name").values_list("name", flat=True)),
+            "classes": classes,
+            "machine_class": machine_class,
+            "range_key": range_key,
+            "ranges": list(RANGES),
+            "filters": {"mode": (mode, COMPILE_MODES), "regime": (regime, SHAPE_REGIMES), "dtype": (dtype, DTYPES)},
+            "any_synthetic": any(b.latest.synthetic for b in blocks) or any(s.run.synthetic for s in recent),
+        },
+    )

@@ -1,0 +1,36 @@
+import math
+
+from django.shortcuts import get_object_or_404, render
+
+from dashboard.results.models import Run
+from dashboard.results.selectors.runs import run_progress, run_results, run_speedup_chart
+from dashboard.web import params
+
+PAGE_SIZE = 500
+
+
+@params.answers_bad_parameters
+def run_detail(request, run_id):
+    run = get_object_or_404(Run.objects.select_related("build", "machine"), pk=run_id)
+    only = params.choice(request, "status", ("all", "failed"), "all")
+    page = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
+    progress = run_progress(run=run)
+    pages = max(1, math.ceil((progress.failed if only == "failed" else progress.stored) / PAGE_SIZE))
+    if page > pages:
+        raise params.BadParameter("page", f"{page} is past the last page ({pages})")
+    return render(
+        request,
+        "web/run.html",
+        {
+            "run": run,
+            "only": only,
+            "progress": progress,
+            "open": run.status in (Run.Status.PENDING, Run.Status.RUNNING),
+            "results": run_results(run=run, only=only)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+            "page": page,
+            "pages": pages,
+            "page_range": range(1, pages + 1),
+            "chart": run_speedup_chart(run=run),
+            "any_synthetic": False,  # the run page has its own banner
+        },
+    )

@@ -1,0 +1,69 @@
+from django.http import Http404
+from django.shortcuts import render
+from django.urls import reverse
+
+from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES
+from dashboard.results.selectors.builds import machine_class_list
+from dashboard.results.selectors.common import RANGES, NotFound, range_since
+from dashboard.results.selectors.regressions import regression_markers
+from dashboard.results.selectors.workloads import series_history, workload_get, workload_latest, workload_series
+from dashboard.web import charts, params
+
+
+def _default_config(configs):
+    """default mode, static shapes when measured; otherwise the first configuration."""
+    ranked = sorted(configs, key=lambda c: (c.compile_mode != "default", c.shape_regime != "static", c.dtype, c.compile_mode, c.shape_regime))
+    return ranked[0] if ranked else None
+
+
+@params.answers_bad_parameters
+def workload(request, name):
+    try:
+        item = workload_get(name=name)
+    except NotFound:
+        raise Http404(f"no workload {name!r}") from None
+    all_series = workload_series(workload=item)
+    newest_first = machine_class_list()
+    classes = sorted({s.machine_class for s in all_series}, key=lambda c: newest_first.index(c) if c in newest_first else len(newest_first))
+    machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
+    series_here = [s for s in all_series if s.machine_class == machine_class]
+    fallback = _default_config([s.config for s in series_here])
+    mode = params.choice(request, "mode", COMPILE_MODES, fallback.compile_mode if fallback else None)
+    regime = params.choice(request, "regime", SHAPE_REGIMES, fallback.shape_regime if fallback else None)
+    dtype = params.choice(request, "dtype", DTYPES, fallback.dtype if fallback else None)
+    range_key = params.range_key(request)
+
+    selected = next(
+        (s for s in series_here if (s.config.compile_mode, s.config.shape_regime, s.config.dtype) == (mode, regime, dtype)), None
+    )
+    history = series_history(series=selected) if selected else None
+    trends = None
+    if history and history.points:
+        since = range_since(newest=history.points[-1].at, range_key=range_key)
+        shown = [p for p in history.points if since is None or p.at >= since]
+        trends = charts.series_trends(points=shown, markers=regression_markers(series_ids=[selected.id]), machine_class=machine_class)
+        trends["compare_url"] = reverse("web:compare")
+    latest = workload_latest(workload=item, machine_class=machine_class) if machine_class else []
+    return render(
+        request,
+        "web/workload.html",
+        {
+            "workload": item,
+            "classes": classes,
+            "machine_class": machine_class,
+            "latest": latest,
+            "selected": selected,
+            "selected_label": f"{mode} · {regime} · {dtype}",
+            "history": history,
+            "trends": trends,
+            "range_key": range_key,
+            "ranges": list(RANGES),
+            "mode": mode, "regime": regime, "dtype": dtype,
+            "pickers": {
+                "mode": (mode, sorted({s.config.compile_mode for s in series_here})),
+                "regime": (regime, sorted({s.config.shape_regime for s in series_here})),
+                "dtype": (dtype, sorted({s.config.dtype for s in series_here})),
+            },
+            "any_synthetic": any(r.run.synthetic for r in latest),
+        },
+    )

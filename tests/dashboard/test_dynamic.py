@@ -1,0 +1,62 @@
+"""Backed vs unbacked: the gap per workload and build, its trend, highlights beyond 5%."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.dashboard.page_history import ingest_build, ref_for_day
+from tests.documents import make_result
+
+pytestmark = pytest.mark.django_db
+
+
+def pair(workload: str, backed: float, unbacked: float, cold_backed: float = 10.0, cold_unbacked: float = 10.0, status="pass"):
+    return [
+        make_result(workload, "backed", speedup=backed, compile_time_cold_s=cold_backed),
+        make_result(workload, "unbacked", status=status, speedup=unbacked if status == "pass" else None, compile_time_cold_s=cold_unbacked),
+    ]
+
+
+def table_rows(html: str) -> dict[str, str]:
+    table = html.split('id="dynamic-table"')[1].split("</table>")[0]
+    return {row.split('">', 2)[2].split("</a>")[0]: row for row in table.split("<tr class=")[1:]}
+
+
+def test_gap_and_compile_ratio_per_workload_with_highlights(client):
+    ingest_build(1, pair("mlp_loop", 2.0, 2.0) + pair("resnet_train", 2.0, 2.0))
+    ingest_build(2, pair("mlp_loop", 2.0, 1.0, cold_unbacked=12.0) + pair("resnet_train", 2.0, 2.02))
+
+    html = client.get("/dynamic/").content.decode()
+    rows = table_rows(html)
+
+    assert f"Build {ref_for_day(2)}" in html
+    assert "0.500" in rows["mlp_loop"] and "1.200" in rows["mlp_loop"]
+    assert rows["mlp_loop"].startswith('"gap"') and "ratio worse" in rows["mlp_loop"]
+    assert rows["resnet_train"].startswith('""') and "1.010" in rows["resnet_train"]  # within 5%: not highlighted
+    data = json.loads(html.split('id="chart-data" type="application/json">')[1].split("</script>")[0])
+    assert data["refs"] == [ref_for_day(1), ref_for_day(2)] and data["workloads"] == ["mlp_loop", "resnet_train"]
+    assert data["z"] == [[1.0, 0.5], [1.0, 1.01]]
+    assert data["gap"][0] == 1.0 and data["gap"][1] == pytest.approx((0.5 * 1.01) ** 0.5, rel=1e-3)
+
+
+def test_a_build_picked_in_the_url_and_a_failed_unbacked_case(client):
+    ingest_build(1, pair("mlp_loop", 2.0, 1.5, status="compile_error"))
+    ingest_build(2, pair("mlp_loop", 2.0, 2.0))
+    html = client.get(f"/dynamic/?build={ref_for_day(1)}").content.decode()
+    assert f"Build {ref_for_day(1)}" in html
+    assert "compile_error" in table_rows(html)["mlp_loop"]
+
+
+def test_bad_parameters_are_400(client):
+    ingest_build(1, pair("mlp_loop", 2.0, 1.5))
+    for query, parameter in (("mode=eager", "mode"), ("dtype=int4", "dtype"), ("build=zz", "build"), ("range=forever", "range")):
+        page = client.get(f"/dynamic/?{query}")
+        assert page.status_code == 400, query
+        assert f'data-parameter="{parameter}"' in page.content.decode()
+
+
+def test_without_both_regimes_it_says_so(client):
+    ingest_build(1, [make_result("mlp_loop", "static")])
+    page = client.get("/dynamic/")
+    assert page.status_code == 200 and b"No workload was measured both backed and unbacked" in page.content

@@ -1,0 +1,118 @@
+"""The workload page: latest figures per configuration, trends with noise bands, reasons with the
+build that first showed them, status history, repro, and clear 4xx answers."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dashboard.results.aggregates import median_interval
+from tests.dashboard.page_history import cases, ingest_build, ref_for_day
+from tests.documents import make_result
+
+pytestmark = pytest.mark.django_db
+
+BREAK_A = {"reason": "Tensor.item", "location": "model.py:12", "count": 1}
+BREAK_B = {"reason": "print() call", "location": "model.py:40", "count": 1}
+
+
+def chart_data(html: str) -> dict:
+    return json.loads(html.split('id="chart-data" type="application/json">')[1].split("</script>")[0])
+
+
+def test_median_interval_widens_with_fewer_samples():
+    assert median_interval([3.0, 1.0, 2.0]) == (1.0, 3.0)
+    many = list(range(100))
+    low, high = median_interval(many)
+    assert 35 <= low < 50 < high <= 65
+    assert median_interval([]) is None and median_interval(None) is None
+
+
+def history():
+    """mlp_loop static: a pass, a new graph break, a compile error, a pass again."""
+    ingest_build(1, [make_result("mlp_loop", "static", speedup=1.5, speedup_noise=0.02)])
+    second = make_result("mlp_loop", "static", speedup=1.2, graph_break_count=2)
+    second["graph_breaks"] = [BREAK_A, BREAK_B]
+    second["recompiles"] = [{"reason": "tensor 'x' size mismatch at index 0", "count": 1}]
+    ingest_build(2, [second, make_result("mlp_loop", "unbacked", speedup=0.7)])
+    third = make_result("mlp_loop", "static", status="compile_error", speedup=None, graph_break_count=None, recompile_count=None)
+    third["graph_breaks"] = []
+    third["error"] = {"type": "InductorError", "message": "<boom> in lowering"}
+    ingest_build(3, [third])
+    fourth = make_result("mlp_loop", "static", speedup=1.4, graph_break_count=1)
+    fourth["graph_breaks"] = [BREAK_B]
+    ingest_build(4, [fourth])
+
+
+def test_latest_figures_of_every_configuration_and_the_selected_series(client):
+    history()
+    html = client.get("/workloads/mlp_loop/").content.decode()
+
+    latest = html.split('<table class="latest">')[1].split("</table>")[0]
+    assert "default · static · float32" in latest and "default · unbacked · float32" in latest
+    assert ref_for_day(4) in latest and ref_for_day(2) in latest  # each configuration's own latest build
+    assert "1.400×" in latest and "0.700×" in latest
+    assert 'id="repro-command">python -m runner run --suite tiny --workloads mlp_loop --modes default --regimes static</code>' in html
+
+
+def test_reasons_show_the_build_where_each_first_appeared(client):
+    history()
+    html = client.get("/workloads/mlp_loop/?mode=default&regime=static&dtype=float32").content.decode()
+    reasons = html.split('<table class="reasons">')[1].split("</table>")[0]
+    rows = reasons.split("<tr class=")[1:]
+    by_reason = {r.split("<summary>")[1].split("</summary>")[0]: r for r in rows}
+
+    assert set(by_reason) == {"Tensor.item", "print() call", "tensor &#x27;x&#x27; size mismatch at index 0"}
+    assert by_reason["print() call"].startswith('"current"') and f"head={ref_for_day(2)}" in by_reason["print() call"]
+    assert "still present" in by_reason["print() call"]
+    tensor_item = by_reason["Tensor.item"]
+    assert tensor_item.startswith('"gone"') and f"head={ref_for_day(1)}" in tensor_item and ref_for_day(2) in tensor_item
+
+
+def test_status_history_and_trend_data_with_noise_bands(client):
+    history()
+    html = client.get("/workloads/mlp_loop/?mode=default&regime=static&dtype=float32&range=all").content.decode()
+
+    segments = html.split('<table class="segments">')[1].split("</table>")[0]
+    statuses = [s.split("</td>")[0] for s in segments.split('<td class="status">')[1:]]
+    assert statuses == ["pass", "compile_error", "pass"]  # newest first
+    data = chart_data(html)
+    assert data["refs"] == [ref_for_day(d) for d in (1, 2, 3, 4)]
+    assert data["status"] == ["pass", "pass", "compile_error", "pass"]
+    speedup = next(c for c in data["charts"] if c["id"] == "series-speedup")["lines"][0]
+    assert speedup["y"] == [1.5, 1.2, None, 1.4]
+    assert speedup["low"][0] == pytest.approx(1.5 * 0.98) and speedup["high"][0] == pytest.approx(1.5 * 1.02)
+    latency = next(c for c in data["charts"] if c["id"] == "series-latency")["lines"][0]
+    assert latency["low"][0] == 1.9 and latency["high"][0] == 2.1  # the compiled_ms samples' range
+    assert next(c for c in data["charts"] if c["id"] == "series-breaks")["lines"][0]["y"] == [1, 2, None, 1]
+
+
+def test_error_excerpt_and_html_in_names_are_escaped(client):
+    evil = '<img src=x onerror=alert(1)>'
+    ingest_build(1, [make_result(evil, "static", status="crash", speedup=None)], extra_workloads=[{"name": evil, "phase": "infer"}])
+    overview = client.get("/").content.decode()
+    link = "/workloads/%3Cimg%20src=x%20onerror=alert(1)%3E/"
+    assert f'href="{link}"' in overview and evil not in overview
+    page = client.get(link)
+    html = page.content.decode()
+    assert page.status_code == 200 and evil not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_unknown_workload_is_404_and_bad_parameters_are_400(client):
+    ingest_build(1, cases())
+    assert client.get("/workloads/nope/").status_code == 404
+    for query, parameter in (("mode=fast", "mode"), ("range=5d", "range"), ("machine=gpu-x", "machine"), ("dtype=int8", "dtype")):
+        page = client.get(f"/workloads/mlp_loop/?{query}")
+        assert page.status_code == 400, query
+        assert f'data-parameter="{parameter}"' in page.content.decode()
+    # A valid configuration that this workload never ran in is a page that says so, not an error.
+    page = client.get("/workloads/mlp_loop/?mode=max-autotune")
+    assert page.status_code == 200 and b"was not measured in this configuration" in page.content
+
+
+def test_a_workload_name_with_a_slash_has_a_page(client):
+    name = "hf/bert-base"
+    ingest_build(1, [make_result(name, "static")], extra_workloads=[{"name": name, "phase": "infer"}])
+    page = client.get("/workloads/hf/bert-base/")
+    assert page.status_code == 200 and b"hf/bert-base" in page.content
