@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "dashboard.results",
+    "dashboard.regressions",
     "dashboard.web",
 ]
 
@@ -105,6 +106,9 @@ STORAGES = {
 
 # --- Celery ---------------------------------------------------------------------------------------
 # No broker configured: tasks run in-process (eagerly), so the quick start needs no Redis.
+# Regression detection runs after every ingest that stored results (queue "analysis").
+DETECT_AFTER_INGEST = env.bool("DETECT_AFTER_INGEST", default=True)
+
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
 CELERY_TASK_EAGER_PROPAGATES = True

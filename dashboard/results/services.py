@@ -48,7 +48,21 @@ def run_ingest(*, document: dict | bytes | str) -> IngestOutcome:
         check_size(len(json.dumps(document).encode()), max_bytes=max_bytes)
         doc = check_document(document)
     with transaction.atomic():
-        return _store(doc)
+        outcome = _store(doc)
+        if outcome.results_created and settings.DETECT_AFTER_INGEST:
+            transaction.on_commit(lambda: _detection_enqueue(run_id=outcome.run_id))
+    return outcome
+
+
+def _detection_enqueue(*, run_id: str) -> None:
+    """Regression detection over the new results: a task on the ``analysis`` queue (in-process
+    when Celery runs eagerly)."""
+    from django.apps import apps  # noqa: PLC0415
+
+    if apps.is_installed("dashboard.regressions"):
+        from dashboard.regressions.tasks import detect_run  # noqa: PLC0415 (optional app)
+
+        detect_run.delay(run_id)
 
 
 def _store(doc: dict) -> IngestOutcome:

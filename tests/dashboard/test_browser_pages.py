@@ -78,6 +78,7 @@ def test_every_page_loads_without_errors_and_draws_its_charts(browser, live_serv
         "/compare/": [],
         "/dynamic/": ["#dynamic-geomean", "#dynamic-heatmap"],
         f"/runs/{run_id}/": ["#speedup-chart"],
+        "/regressions/?status=all&kind=all": [],
     }
     for path, charts in pages.items():
         page, problems = open_page(browser, live_server.url + path)

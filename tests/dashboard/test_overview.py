@@ -147,8 +147,9 @@ def test_open_regressions_and_markers_come_from_the_regressions_app(client):
     series = Series.objects.get(workload__name="mlp_loop", config__shape_regime="static")
     builds = {b.build.git_sha[:12]: b.build for b in BuildSummary.objects.select_related("build")}
     first_bad = builds[ref_for_day(2)]
-    for status in ("untriaged", "fixed"):
-        Regression.objects.create(series=series, metric="speedup", first_bad_build=first_bad, last_good_build=builds[ref_for_day(1)],
+    for status, finding in (("untriaged", "change_point"), ("fixed", "status_changed")):
+        Regression.objects.create(series=series, metric="speedup", finding=finding, first_bad_build=first_bad,
+                                  raised_build=first_bad, last_good_build=builds[ref_for_day(1)],
                                   status=status, kind="regression", magnitude=-0.1)
 
     block = overview_list()[0]

@@ -1,0 +1,87 @@
+"""Reads one series' history in build order: the points that detection and the verdict work on.
+
+A point is one build. When a build was measured more than once (a re-run, a re-measurement), its
+value is the median of the passing runs and its samples keep one list per run.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from dashboard.detection import METRIC_DIRECTIONS, speedup_replicates
+from dashboard.results.models import Result
+
+# The noisy metrics detection watches, with their direction (higher or lower is better).
+TRACKED_METRICS = {
+    "speedup": METRIC_DIRECTIONS["speedup"],
+    "compiled_latency_ms": METRIC_DIRECTIONS["compiled_latency_ms"],
+    "compile_time_cold_s": METRIC_DIRECTIONS["compile_time_cold_s"],
+    "compile_time_warm_s": METRIC_DIRECTIONS["compile_time_warm_s"],
+    "compiled_peak_memory_bytes": METRIC_DIRECTIONS["compiled_peak_memory_bytes"],
+}
+_CASE_FIELDS = ("status", "graph_breaks", "recompiles", "recompile_count", "graph_break_count", "error")
+
+
+@dataclass
+class Point:
+    build_id: int
+    values: dict[str, float | None] = field(default_factory=dict)
+    samples: dict[str, list[list[float]]] = field(default_factory=dict)  # per run, where stored
+    run_values: dict[str, list[float]] = field(default_factory=dict)  # per passing run
+    case: dict = field(default_factory=dict)  # the newest run's case, for deterministic findings
+    run_ids: list = field(default_factory=list)
+
+
+def metric_samples(metric: str, samples: dict) -> list[float] | None:
+    """A run's replicate samples of ``metric`` (per-block values), where the runner stores them."""
+    eager, compiled = samples.get("eager_ms") or [], samples.get("compiled_ms") or []
+    if metric == "speedup" and eager and compiled:
+        return speedup_replicates(eager, compiled)
+    if metric == "compiled_latency_ms" and compiled:
+        return list(compiled)
+    return None
+
+
+def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset()) -> list[Point]:
+    """Every build with a result on the series, oldest first. ``excluded``: (metric, build id) pairs
+    triaged as invalid: their value is dropped so they never enter a baseline again."""
+    rows = (
+        Result.objects.filter(series_id=series_id)
+        .order_by("build__ordered_at", "build_id", "run__ingested_at")
+        .values("build_id", "run_id", "samples", *TRACKED_METRICS, *(f for f in _CASE_FIELDS if f != "status"), "status")
+    )
+    points: list[Point] = []
+    passing: dict[str, list[float]] = {}
+    for row in rows:
+        if not points or points[-1].build_id != row["build_id"]:
+            if points:
+                _finish(points[-1], passing)
+            points.append(Point(build_id=row["build_id"]))
+            passing = {metric: [] for metric in TRACKED_METRICS}
+        point = points[-1]
+        point.run_ids.append(row["run_id"])
+        point.case = {f: row[f] for f in _CASE_FIELDS}
+        if row["status"] != Result.Status.PASS:
+            continue
+        for metric in TRACKED_METRICS:
+            value = row[metric]
+            if value is not None and value > 0:
+                passing[metric].append(float(value))
+                point.run_values.setdefault(metric, []).append(float(value))
+            replicate = metric_samples(metric, row["samples"] or {})
+            if replicate:
+                point.samples.setdefault(metric, []).append(replicate)
+    if points:
+        _finish(points[-1], passing)
+    for point in points:
+        for metric in TRACKED_METRICS:
+            if (metric, point.build_id) in excluded:
+                point.values[metric] = None
+                point.samples.pop(metric, None)
+                point.run_values.pop(metric, None)
+    return points
+
+
+def _finish(point: Point, passing: dict[str, list[float]]) -> None:
+    for metric, values in passing.items():
+        point.values[metric] = statistics.median(values) if values else None

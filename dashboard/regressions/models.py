@@ -1,0 +1,151 @@
+"""Detected changes and their triage (DESIGN §4 ``Regression``; issue #6).
+
+A ``Regression`` is one finding on one series and metric, first seen on ``first_bad_build``:
+a change point in a noisy metric (with magnitude and confidence) or a deterministic finding (a case
+that starts failing, a new graph-break reason, more recompiles, an unbacked/backed gap that opens).
+Improvements are kept too (``kind``), apart on the page. Findings of one detection pass over a run
+are grouped in an ``AlertSummary``, like Perfherder's alert summaries. Nothing here has logic in
+save(): detection and triage are in ``services``.
+"""
+from __future__ import annotations
+
+from django.db import models
+
+from dashboard.results.models import Build, Run, Series
+
+
+class AlertSummary(models.Model):
+    """The findings that detection raised while processing one run."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="alert_summary")
+    build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="alert_summaries")
+    previous_build = models.ForeignKey(
+        Build, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+        help_text="the build before, on the same machine class: the suspect commit range ends here",
+    )
+    machine_class = models.SlugField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    notified_at = models.DateTimeField(null=True, blank=True, help_text="set by alerts when sent")
+
+    class Meta:
+        indexes = [
+            # Regressions page: newest summaries first.
+            models.Index(fields=["-created_at"], name="alertsummary_newest"),
+        ]
+        ordering = ["-created_at"]
+        verbose_name_plural = "alert summaries"
+
+    def __str__(self) -> str:
+        return f"{self.build} on {self.machine_class}"
+
+
+class Regression(models.Model):
+    class Finding(models.TextChoices):
+        CHANGE_POINT = "change_point", "change in a noisy metric"
+        STARTED_FAILING = "started_failing", "started failing"
+        STATUS_CHANGED = "status_changed", "failure changed"
+        NEW_GRAPH_BREAK = "new_graph_break", "new graph-break reason"
+        MORE_GRAPH_BREAKS = "more_graph_breaks", "more graph breaks"
+        NEW_RECOMPILE_REASON = "new_recompile_reason", "new recompile reason"
+        MORE_RECOMPILES = "more_recompiles", "more recompiles"
+        DYNAMIC_GAP = "dynamic_gap", "unbacked/backed gap opened"
+
+    class Kind(models.TextChoices):
+        REGRESSION = "regression"
+        IMPROVEMENT = "improvement"
+
+    class Status(models.TextChoices):
+        UNTRIAGED = "untriaged"
+        ACKNOWLEDGED = "acknowledged"
+        INVESTIGATING = "investigating"
+        INVALID = "invalid", "invalid / noise"
+        FIXED = "fixed"
+        WONTFIX = "wontfix", "won't fix"
+
+    series = models.ForeignKey(Series, on_delete=models.CASCADE, related_name="regressions")
+    metric = models.CharField(max_length=64, help_text="a Result column, or status / graph_breaks / recompiles / dynamic_gap")
+    finding = models.CharField(max_length=32, choices=Finding.choices)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.REGRESSION)
+    first_bad_build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="regressions")
+    last_good_build = models.ForeignKey(Build, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    raised_build = models.ForeignKey(
+        Build, on_delete=models.PROTECT, related_name="+", help_text="the newest build when detection raised it"
+    )
+    summary = models.ForeignKey(AlertSummary, on_delete=models.SET_NULL, null=True, blank=True, related_name="regressions")
+    magnitude = models.FloatField(null=True, blank=True, help_text="relative change signed by goodness: -0.05 = 5% worse")
+    confidence = models.FloatField(null=True, blank=True)
+    before_value = models.FloatField(null=True, blank=True)
+    after_value = models.FloatField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True, help_text="message, reasons, z, noise, ...")
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.UNTRIAGED)
+    status_changed_by = models.CharField(max_length=150, blank=True)
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    notified_at = models.DateTimeField(null=True, blank=True, help_text="set by alerts when sent")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            # Detection is idempotent: one record per finding on a series, metric and first bad build.
+            models.UniqueConstraint(
+                fields=["series", "metric", "finding", "first_bad_build"], name="regression_unique_finding"
+            ),
+        ]
+        indexes = [
+            # Regressions page and API: filter by status (open ones), newest first.
+            models.Index(fields=["status", "-created_at"], name="regression_status_newest"),
+            # Verdict: the findings first seen on one build.
+            models.Index(fields=["first_bad_build", "kind"], name="regression_build_kind"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.get_finding_display()} in {self.metric} of {self.series}"
+
+    @property
+    def message(self) -> str:
+        return self.details.get("message", "")
+
+
+class RegressionStatusChange(models.Model):
+    """The triage history: who moved a regression from which status to which, when and why."""
+
+    regression = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="status_changes")
+    from_status = models.CharField(max_length=16, choices=Regression.Status.choices)
+    to_status = models.CharField(max_length=16, choices=Regression.Status.choices)
+    changed_by = models.CharField(max_length=150)
+    changed_at = models.DateTimeField(auto_now_add=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["changed_at"]
+
+
+class Remeasurement(models.Model):
+    """A suspect on the newest build: re-run the case on it and on the build before, then decide."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "waiting for re-runs"
+        CONFIRMED = "confirmed"
+        REJECTED = "rejected", "no change"
+        INCONCLUSIVE = "inconclusive"
+
+    series = models.ForeignKey(Series, on_delete=models.CASCADE, related_name="remeasurements")
+    metric = models.CharField(max_length=64)
+    build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="remeasurements")
+    baseline_build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    suspect = models.JSONField(default=dict, help_text="the detector's suspect: magnitude, z, noise")
+    decision = models.JSONField(null=True, blank=True)
+    regression = models.ForeignKey(Regression, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["series", "metric", "build"], name="remeasurement_unique_case"),
+        ]
+
+    def __str__(self) -> str:
+        return f"re-measure {self.metric} of {self.series} at {self.build}"

@@ -1,0 +1,116 @@
+"""Reads of the regressions app: lists for the page and the API, and the CI verdict."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db.models import QuerySet
+
+from dashboard.regressions.models import Regression, Remeasurement
+from dashboard.results.models import Build, Result, Run
+
+OPEN_STATUSES = (Regression.Status.UNTRIAGED, Regression.Status.ACKNOWLEDGED, Regression.Status.INVESTIGATING)
+
+
+def regression_list(*, status=None, build=None, workload=None, machine_class=None, kind=None, metric=None,
+                    finding=None) -> QuerySet[Regression]:
+    """Regressions, newest first. ``status`` may be a status, a list of them, or "open"; ``build`` a
+    Build or its id (matches the first bad build); ``workload`` a name."""
+    qs = Regression.objects.select_related(
+        "series__workload", "series__config", "first_bad_build", "last_good_build", "summary"
+    ).order_by("-created_at", "-id")
+    if status == "open":
+        qs = qs.filter(status__in=OPEN_STATUSES)
+    elif isinstance(status, (list, tuple)):
+        qs = qs.filter(status__in=status)
+    elif status:
+        qs = qs.filter(status=status)
+    if build is not None:
+        qs = qs.filter(first_bad_build=build)
+    if workload:
+        qs = qs.filter(series__workload__name=workload)
+    if machine_class:
+        qs = qs.filter(series__machine_class=machine_class)
+    if kind:
+        qs = qs.filter(kind=kind)
+    if metric:
+        qs = qs.filter(metric=metric)
+    if finding:
+        qs = qs.filter(finding=finding)
+    return qs
+
+
+def remeasurement_list_pending() -> QuerySet[Remeasurement]:
+    return Remeasurement.objects.filter(status=Remeasurement.Status.PENDING).select_related(
+        "series__workload", "series__config", "build", "baseline_build"
+    )
+
+
+def regression_as_dict(regression: Regression) -> dict:
+    return {
+        "id": regression.id,
+        "workload": regression.series.workload.name,
+        "config": str(regression.series.config),
+        "machine_class": regression.series.machine_class,
+        "metric": regression.metric,
+        "finding": regression.finding,
+        "kind": regression.kind,
+        "before": regression.before_value,
+        "after": regression.after_value,
+        "magnitude": regression.magnitude,
+        "confidence": regression.confidence,
+        "status": regression.status,
+        "message": regression.message,
+    }
+
+
+@dataclass
+class Verdict:
+    verdict: str  # "pass" | "regressed"
+    reason: str  # no_regressions | regressions_found | no_baseline | no_results | detection_pending
+    build: Build
+    baseline: Build | None
+    machine_class: str
+    regressions: list[dict] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "build": _build_ref(self.build),
+            "baseline": _build_ref(self.baseline) if self.baseline else None,
+            "machine_class": self.machine_class,
+            "regressions": self.regressions,
+        }
+
+
+def _build_ref(build: Build) -> dict:
+    return {"id": build.id, "torch_version": build.torch_version, "git_sha": build.git_sha,
+            "local_label": build.local_label, "label": str(build)}
+
+
+def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = None) -> Verdict:
+    """Did ``build`` regress on ``machine_class``?
+
+    Against the previous build (no ``baseline``): the open regressions detection found first at this
+    build (invalid, fixed and won't-fix ones do not fail a build). Against a named baseline: the
+    cases of both builds compared directly (see ``verdict_against``).
+    """
+    from dashboard.regressions.services.detection import previous_build  # noqa: PLC0415 (read-only helper)
+    from dashboard.regressions.verdict import verdict_against  # noqa: PLC0415
+
+    runs = Run.objects.filter(build=build, machine__machine_class=machine_class)
+    if not Result.objects.filter(run__in=runs).exists():
+        return Verdict("pass", "no_results", build, baseline, machine_class)
+    if baseline is not None:
+        found = verdict_against(build=build, baseline=baseline, machine_class=machine_class)
+        return Verdict("regressed" if found else "pass", "regressions_found" if found else "no_regressions",
+                       build, baseline, machine_class, found)
+    baseline = previous_build(build=build, machine_class=machine_class)
+    if baseline is None:
+        return Verdict("pass", "no_baseline", build, None, machine_class)
+    if runs.filter(alert_summary__isnull=True).exists():
+        return Verdict("pass", "detection_pending", build, baseline, machine_class)
+    found = [regression_as_dict(r) for r in regression_list(
+        status="open", build=build, machine_class=machine_class, kind=Regression.Kind.REGRESSION)]
+    return Verdict("regressed" if found else "pass", "regressions_found" if found else "no_regressions",
+                   build, baseline, machine_class, found)

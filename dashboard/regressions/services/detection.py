@@ -1,0 +1,184 @@
+"""Detection over one run: every series the run measured, each tracked metric, as of the run's build.
+
+Idempotent: every finding is keyed by (series, metric, finding, first bad build), and the detector
+is prefix-stable, so running it again on the same data creates nothing. Points triaged invalid are
+left out of the series, so they never serve as a baseline again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from dashboard.detection import compare_cases, detect, dynamic_gap
+from dashboard.regressions.history import TRACKED_METRICS, Point, series_points
+from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
+from dashboard.regressions.services.remeasure import remeasurement_decide, remeasurement_request
+from dashboard.results.models import Build, Result, Run, Series
+
+DYNAMIC_GAP_THRESHOLD = 0.05
+_NOT_REGRESSIONS = {"fixed"}  # deterministic findings that are improvements
+
+
+@dataclass
+class DetectionOutcome:
+    run_id: str
+    series_checked: int = 0
+    created: list[int] = field(default_factory=list)  # Regression ids created by this pass
+    remeasurements: list[int] = field(default_factory=list)  # Remeasurement ids requested
+
+    def as_dict(self) -> dict:
+        return {"run_id": self.run_id, "series_checked": self.series_checked,
+                "created": self.created, "remeasurements": self.remeasurements}
+
+
+def detection_run(*, run_id) -> DetectionOutcome:
+    run = Run.objects.select_related("build", "machine").get(pk=run_id)
+    machine_class = run.machine.machine_class
+    outcome = DetectionOutcome(run_id=str(run.id))
+    with transaction.atomic():
+        summary, _ = AlertSummary.objects.get_or_create(
+            run=run,
+            defaults={"build": run.build, "machine_class": machine_class,
+                      "previous_build": previous_build(build=run.build, machine_class=machine_class)},
+        )
+        series_list = list(Series.objects.filter(results__run=run).select_related("config", "workload").distinct())
+        for series in series_list:
+            points = _points_upto(series=series, build_id=run.build_id)
+            if points is None:
+                continue
+            outcome.series_checked += 1
+            _noisy_findings(series=series, points=points, summary=summary, outcome=outcome)
+            _deterministic_findings(series=series, points=points, summary=summary, outcome=outcome)
+            _decide_pending(series=series, run=run)
+        _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome)
+    return outcome
+
+
+def previous_build(*, build: Build, machine_class: str) -> Build | None:
+    """The build before ``build`` (in build order) with results on the machine class."""
+    return (
+        Build.objects.filter(results__series__machine_class=machine_class)
+        .filter(ordered_at__lt=build.ordered_at)
+        .exclude(pk=build.pk)
+        .order_by("-ordered_at", "-pk")
+        .distinct()
+        .first()
+    )
+
+
+def _points_upto(*, series: Series, build_id: int) -> list[Point] | None:
+    excluded = set(
+        Regression.objects.filter(series=series, status=Regression.Status.INVALID, finding=Regression.Finding.CHANGE_POINT)
+        .values_list("metric", "first_bad_build_id")
+    )
+    points = series_points(series_id=series.id, excluded=excluded)
+    index = next((i for i, p in enumerate(points) if p.build_id == build_id), None)
+    return None if index is None else points[: index + 1]
+
+
+def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summary, outcome, **fields) -> Regression:
+    regression, created = Regression.objects.get_or_create(
+        series=series, metric=metric, finding=finding, first_bad_build_id=first_bad,
+        defaults={"kind": kind, "last_good_build_id": last_good, "raised_build_id": raised, "summary": summary, **fields},
+    )
+    if created:
+        outcome.created.append(regression.id)
+    return regression
+
+
+def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummary, outcome: DetectionOutcome) -> None:
+    for metric, direction in TRACKED_METRICS.items():
+        values = [p.values.get(metric) for p in points]
+        if sum(v is not None for v in values) < 3:
+            continue
+        samples = [_pooled(p.samples.get(metric)) for p in points]
+        for cp in detect(values, direction=direction, samples=samples if any(samples) else None):
+            if cp.state == "suspect":
+                if cp.raised_at == len(points) - 1 and cp.kind == "regression" and cp.first_bad > 0:
+                    request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp)
+                    if request is not None:
+                        outcome.remeasurements.append(request.id)
+                continue
+            _record(
+                series=series, metric=metric, finding=Regression.Finding.CHANGE_POINT, kind=cp.kind,
+                first_bad=points[cp.first_bad].build_id,
+                last_good=points[cp.last_good].build_id if cp.last_good is not None else None,
+                raised=points[cp.raised_at].build_id, summary=summary, outcome=outcome,
+                magnitude=cp.magnitude, confidence=cp.confidence, before_value=cp.before, after_value=cp.after,
+                details={"message": _change_message(metric, cp), "z": cp.z, "noise": cp.noise, "delay": cp.delay},
+            )
+
+
+def _pooled(runs: list[list[float]] | None) -> list[float] | None:
+    return [x for run in runs for x in run] if runs else None
+
+
+def _change_message(metric: str, cp) -> str:
+    return (f"{metric} {cp.before:.4g} -> {cp.after:.4g} ({cp.relative_change:+.1%}), "
+            f"{abs(cp.z):.1f} noise standard errors")
+
+
+def _deterministic_findings(*, series, points: list[Point], summary, outcome) -> None:
+    current = points[-1]
+    previous = points[-2] if len(points) >= 2 else None
+    for finding in compare_cases(previous.case if previous else None, current.case):
+        _record(
+            series=series, metric=_FINDING_METRIC.get(finding.kind, "status"), finding=finding.kind,
+            kind=Regression.Kind.IMPROVEMENT if finding.kind in _NOT_REGRESSIONS or not finding.regression
+            else Regression.Kind.REGRESSION,
+            first_bad=current.build_id, last_good=previous.build_id if previous else None,
+            raised=current.build_id, summary=summary, outcome=outcome,
+            before_value=_number(finding.details.get("before")), after_value=_number(finding.details.get("after")),
+            details={"message": finding.message, "reasons": list(finding.reasons), **_jsonable(finding.details)},
+        )
+
+
+_FINDING_METRIC = {
+    "started_failing": "status", "status_changed": "status", "fixed": "status",
+    "new_graph_break": "graph_breaks", "more_graph_breaks": "graph_breaks",
+    "new_recompile_reason": "recompiles", "more_recompiles": "recompiles",
+}
+
+
+def _number(value):
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _jsonable(details: dict) -> dict:
+    return {k: v for k, v in details.items() if isinstance(v, (str, int, float, bool, list, type(None)))}
+
+
+def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, outcome) -> None:
+    """For each unbacked series of the run, the gap to its backed twin over builds up to this one."""
+    for unbacked in series_list:
+        if unbacked.config.shape_regime != "unbacked":
+            continue
+        backed = Series.objects.filter(
+            workload=unbacked.workload, machine_class=unbacked.machine_class,
+            config__compile_mode=unbacked.config.compile_mode, config__dtype=unbacked.config.dtype,
+            config__device=unbacked.config.device, config__shape_regime="backed",
+        ).first()
+        if backed is None:
+            continue
+        u_points = {p.build_id: p for p in (_points_upto(series=unbacked, build_id=build_id) or [])}
+        b_points = {p.build_id: p for p in (_points_upto(series=backed, build_id=build_id) or [])}
+        builds = [b for b in u_points if b in b_points]  # both in build order (dicts keep it)
+        if not builds or builds[-1] != build_id:
+            continue
+        found = dynamic_gap([b_points[b].values.get("speedup") for b in builds],
+                            [u_points[b].values.get("speedup") for b in builds], threshold=DYNAMIC_GAP_THRESHOLD)
+        for finding in found:
+            _record(
+                series=unbacked, metric="dynamic_gap", finding=Regression.Finding.DYNAMIC_GAP,
+                kind=Regression.Kind.REGRESSION, first_bad=build_id,
+                last_good=builds[-2] if len(builds) >= 2 else None, raised=build_id, summary=summary,
+                outcome=outcome, magnitude=finding.details.get("gap"),
+                before_value=_number(finding.details.get("previous_gap")), after_value=_number(finding.details.get("gap")),
+                details={"message": finding.message, "reasons": [], **_jsonable(finding.details)},
+            )
+
+
+def _decide_pending(*, series: Series, run: Run) -> None:
+    for request in Remeasurement.objects.filter(series=series, status=Remeasurement.Status.PENDING):
+        remeasurement_decide(remeasurement_id=request.id)

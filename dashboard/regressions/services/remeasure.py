@@ -1,0 +1,102 @@
+"""Confirmation by re-measurement (issue #6): a suspect on the newest build is re-run on that build
+and the build before; the decision is taken on the combined runs of both builds.
+
+``remeasurement_request`` records the request and hands it to ``remeasurement_dispatch`` once the
+transaction commits; ``remeasurement_decide`` runs after each detection pass on the series and
+decides as soon as both builds have at least two runs.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import statistics
+
+from django.db import transaction
+from django.utils import timezone
+
+from dashboard.detection import confirm_with_remeasurement
+from dashboard.regressions.history import TRACKED_METRICS, Point, series_points
+from dashboard.regressions.models import Regression, Remeasurement
+
+log = logging.getLogger(__name__)
+MIN_RUNS = 2  # per build: the original run and at least one re-run
+
+
+def remeasurement_request(*, series, metric: str, points: list[Point], suspect) -> Remeasurement | None:
+    if suspect.last_good is None:
+        return None
+    request, created = Remeasurement.objects.get_or_create(
+        series=series, metric=metric, build_id=points[-1].build_id,
+        defaults={"baseline_build_id": points[suspect.last_good].build_id, "suspect": suspect.to_dict()},
+    )
+    if created:
+        transaction.on_commit(lambda: remeasurement_dispatch(remeasurement_id=request.id))
+    return request
+
+
+def remeasurement_dispatch(*, remeasurement_id: int) -> None:
+    """Queue the re-runs. Runs are dispatched to runner workers by the distributed-execution work
+    (issue #4); until it lands, a pending request is listed on /regressions/ and decided as soon as
+    re-runs of both builds are ingested (by any means: CLI, API, worker)."""
+    log.info("re-measurement %s requested: waiting for re-runs of both builds", remeasurement_id)
+
+
+def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
+    with transaction.atomic():
+        request = Remeasurement.objects.select_for_update().select_related("series").get(pk=remeasurement_id)
+        if request.status != Remeasurement.Status.PENDING:
+            return request
+        points = {p.build_id: p for p in series_points(series_id=request.series_id)}
+        new, old = points.get(request.build_id), points.get(request.baseline_build_id)
+        new_runs, old_runs = _runs(new, request.metric), _runs(old, request.metric)
+        if len(new_runs) < MIN_RUNS or len(old_runs) < MIN_RUNS:
+            return request
+        ordered = list(points.values())
+        history = [p.values.get(request.metric) for p in ordered[: ordered.index(old)]]
+        sigma = max(request.suspect.get("noise") or 0.0, _run_spread(old_runs, new_runs)) or None
+        decision = confirm_with_remeasurement(
+            old_runs, new_runs, TRACKED_METRICS[request.metric], between_run_sigma=sigma, history=history,
+        )
+        request.decision = decision.to_dict()
+        request.decided_at = timezone.now()
+        request.status = {
+            "regression": Remeasurement.Status.CONFIRMED,
+            "no_change": Remeasurement.Status.REJECTED,
+            "improvement": Remeasurement.Status.REJECTED,
+        }.get(decision.decision, Remeasurement.Status.INCONCLUSIVE)
+        if decision.decision == "regression":
+            request.regression, _ = Regression.objects.get_or_create(
+                series=request.series, metric=request.metric, finding=Regression.Finding.CHANGE_POINT,
+                first_bad_build_id=request.build_id,
+                defaults={
+                    "kind": Regression.Kind.REGRESSION, "last_good_build_id": request.baseline_build_id,
+                    "raised_build_id": request.build_id, "magnitude": decision.magnitude,
+                    "confidence": decision.confidence, "before_value": decision.before, "after_value": decision.after,
+                    "details": {"message": f"{request.metric} {decision.before:.4g} -> {decision.after:.4g} "
+                                f"({decision.relative_change:+.1%}), confirmed by re-measurement "
+                                f"({decision.runs_old} + {decision.runs_new} runs, z {decision.z:.1f})",
+                                "confirmed_by": "remeasurement", "z": decision.z},
+                    "summary": request.build.alert_summaries.filter(machine_class=request.series.machine_class).first(),
+                },
+            )
+        request.save()
+        return request
+
+
+def _run_spread(*builds: list[list[float]]) -> float:
+    """Pooled sd of log run levels within each build: runs of one build that disagree (the suspect
+    run against its re-run) widen the noise the decision uses, so one odd run cannot confirm itself."""
+    squares, dof = 0.0, 0
+    for runs in builds:
+        levels = [math.log(statistics.median(run)) for run in runs if run and min(run) > 0]
+        if len(levels) >= 2:
+            mean = sum(levels) / len(levels)
+            squares += sum((x - mean) ** 2 for x in levels)
+            dof += len(levels) - 1
+    return math.sqrt(squares / dof) if dof else 0.0
+
+
+def _runs(point: Point | None, metric: str) -> list[list[float]]:
+    if point is None:
+        return []
+    return point.samples.get(metric) or [[v] for v in point.run_values.get(metric, [])]

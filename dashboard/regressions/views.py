@@ -1,0 +1,74 @@
+"""The regressions page: list and filter findings grouped per run, and triage them (signed-in users)."""
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
+from django.shortcuts import redirect, render
+
+from dashboard.regressions.forms import TriageForm
+from dashboard.regressions.models import Regression
+from dashboard.regressions.selectors import regression_list, remeasurement_list_pending
+from dashboard.regressions.services import regression_triage
+from dashboard.results.selectors.builds import machine_class_list
+from dashboard.web import params
+
+STATUS_FILTERS = ["open", "all", *Regression.Status.values]
+KIND_FILTERS = ["regression", "improvement", "all"]
+PAGE_SIZE = 100
+
+
+@params.answers_bad_parameters
+def regression_page(request):
+    if request.method == "POST":
+        return _triage(request)
+    status = params.choice(request, "status", STATUS_FILTERS, "open")
+    kind = params.choice(request, "kind", KIND_FILTERS, "regression")
+    machine_class = params.choice(request, "machine", ["", *machine_class_list()], "")
+    finding = params.choice(request, "finding", ["", *Regression.Finding.values], "")
+    build = params.build(request, "build")
+    workload = (request.GET.get("workload") or "").strip()[:200]
+    page_number = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
+    rows = regression_list(
+        status=None if status == "all" else status, kind=None if kind == "all" else kind,
+        machine_class=machine_class or None, finding=finding or None, build=build, workload=workload or None,
+    )
+    page = Paginator(rows, PAGE_SIZE).get_page(page_number)
+    return render(request, "regressions/list.html", {
+        "page": page, "groups": _groups(page.object_list), "status": status, "kind": kind,
+        "machine_class": machine_class, "finding": finding, "build": build, "workload": workload,
+        "status_filters": STATUS_FILTERS, "kind_filters": KIND_FILTERS, "classes": machine_class_list(),
+        "findings": Regression.Finding.choices, "statuses": Regression.Status.choices,
+        "pending": remeasurement_list_pending()[:50], "form_errors": {},
+    })
+
+
+def _groups(regressions) -> list[dict]:
+    """Rows grouped by alert summary (the run whose detection raised them), newest first."""
+    groups: dict = {}
+    for regression in regressions:
+        key = regression.summary_id
+        groups.setdefault(key, {"summary": regression.summary, "rows": []})["rows"].append(regression)
+    return list(groups.values())
+
+
+def _triage(request):
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    form = TriageForm(request.POST)
+    if not form.is_valid():
+        return _bad_triage(request, {field: "; ".join(errs) for field, errs in form.errors.items()})
+    try:
+        changed = regression_triage(
+            regression_ids=form.cleaned_data["ids"], status=form.cleaned_data["status"],
+            user=request.user.get_username(), note=form.cleaned_data["note"],
+        )
+    except ValidationError as exc:
+        return _bad_triage(request, {field: "; ".join(errs) for field, errs in exc.message_dict.items()})
+    messages.success(request, f"{changed} regression{'s' if changed != 1 else ''} set to {form.cleaned_data['status']}")
+    return redirect(request.get_full_path())
+
+
+def _bad_triage(request, errors: dict):
+    return render(request, "regressions/triage_error.html", {"errors": errors}, status=400)

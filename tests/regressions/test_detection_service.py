@@ -1,0 +1,145 @@
+"""Detection over stored runs: planted changes are found once, noise is not, findings are exact."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
+from dashboard.regressions.services import detection_run
+from tests.dashboard.page_history import ingest_build, sha_for
+from tests.regressions.history import case, speedup_history
+
+pytestmark = pytest.mark.django_db
+
+
+def detect_all(runs):
+    return [detection_run(run_id=run.id) for run in runs]
+
+
+def test_a_planted_step_is_found_once_at_its_first_bad_build():
+    runs = speedup_history([1.25] * 14 + [1.10] * 3)
+    detect_all(runs)
+    found = Regression.objects.filter(finding="change_point", metric="speedup")
+    assert found.count() == 1
+    regression = found.get()
+    assert regression.kind == "regression"
+    assert regression.first_bad_build_id == runs[14].build_id
+    assert regression.last_good_build_id == runs[13].build_id
+    assert regression.magnitude == pytest.approx(-0.12, abs=0.02)
+    assert regression.confidence >= 0.99
+    assert regression.summary.run_id in {r.id for r in runs[14:]}
+    # The latency of the compiled side moved with it, in the other direction of goodness.
+    latency = Regression.objects.get(finding="change_point", metric="compiled_latency_ms")
+    assert latency.kind == "regression" and latency.first_bad_build_id == runs[14].build_id
+
+
+def test_detection_is_idempotent():
+    runs = speedup_history([1.25] * 14 + [1.10] * 3)
+    detect_all(runs)
+    before = sorted(Regression.objects.values_list("id", flat=True))
+    again = detect_all(runs)
+    assert sorted(Regression.objects.values_list("id", flat=True)) == before
+    assert all(outcome.created == [] for outcome in again)
+    assert AlertSummary.objects.count() == len(runs)
+
+
+def test_pure_noise_raises_nothing():
+    runs = speedup_history([1.25] * 25, seed=11, regimes=("static", "backed"))
+    detect_all(runs)
+    assert not Regression.objects.filter(finding="change_point").exists()
+
+
+def test_an_improvement_is_kept_apart():
+    runs = speedup_history([1.25] * 14 + [1.45] * 3)
+    detect_all(runs)
+    assert Regression.objects.get(finding="change_point", metric="speedup").kind == "improvement"
+
+
+def test_ingest_enqueues_detection_after_commit(django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        runs = speedup_history([1.25] * 14 + [1.10] * 3)
+    assert AlertSummary.objects.filter(run__in=runs).count() == len(runs)
+    assert Regression.objects.filter(finding="change_point", metric="speedup").count() == 1
+
+
+def test_a_new_graph_break_reason_is_reported_with_its_text():
+    rng = random.Random(1)
+    ingest_build(1, [case(1.25, rng=rng)])
+    new_break = {"reason": "Unsupported: call_function BuiltinVariable(print)", "location": "model.py:40", "count": 1}
+    document = ingest_build(2, [case(1.25, rng=rng, graph_break_count=2)])
+    from dashboard.results.models import Result  # the document's break list, plus one
+
+    Result.objects.filter(run_id=document["run"]["id"]).update(
+        graph_breaks=[{"reason": "Tensor.item", "location": "model.py:12", "count": 1}, new_break])
+    detection_run(run_id=document["run"]["id"])
+    finding = Regression.objects.get(finding="new_graph_break")
+    assert finding.metric == "graph_breaks" and finding.kind == "regression"
+    assert finding.details["reasons"] == [new_break["reason"]]
+    assert "model.py:40" in finding.message
+
+
+def test_a_case_that_starts_failing_is_reported_with_its_error():
+    rng = random.Random(2)
+    ingest_build(1, [case(1.25, rng=rng)])
+    failing = case(1.25, rng=rng)
+    failing.update(status="compile_error", error={"type": "InductorError", "message": "failed OrderedSet([u1])"})
+    document = ingest_build(2, [failing])
+    detection_run(run_id=document["run"]["id"])
+    finding = Regression.objects.get(finding="started_failing")
+    assert finding.details["reasons"] == ["InductorError: failed OrderedSet([u1])"]
+    assert "pass -> compile_error" in finding.message
+
+
+def test_more_recompiles_are_reported():
+    rng = random.Random(3)
+    ingest_build(1, [case(1.25, rng=rng, recompile_count=1)])
+    more = case(1.25, rng=rng, recompile_count=3)
+    more["recompiles"] = [{"reason": "tensor 'x' size mismatch at index 0. expected 8, actual 16", "count": 2}]
+    document = ingest_build(2, [more])
+    detection_run(run_id=document["run"]["id"])
+    finding = Regression.objects.get(finding="new_recompile_reason")
+    assert finding.before_value == 1 and finding.after_value == 3
+    assert "size mismatch" in finding.details["reasons"][0]
+
+
+def test_an_unbacked_gap_that_opens_is_reported_once():
+    rng = random.Random(4)
+    for day in (1, 2):
+        ingest_build(day, [case(1.25, regime="backed", rng=rng), case(1.24, regime="unbacked", rng=rng)])
+    document = ingest_build(3, [case(1.25, regime="backed", rng=rng), case(1.05, regime="unbacked", rng=rng)])
+    detection_run(run_id=document["run"]["id"])
+    detection_run(run_id=document["run"]["id"])
+    finding = Regression.objects.get(finding="dynamic_gap")
+    assert finding.series.config.shape_regime == "unbacked"
+    assert finding.after_value == pytest.approx(1.05 / 1.25 - 1, abs=0.01)
+
+
+def test_a_suspect_newest_build_is_re_measured_and_then_decided():
+    runs = speedup_history([1.25] * 14 + [1.15])
+    detect_all(runs)
+    assert not Regression.objects.filter(finding="change_point", metric="speedup").exists()
+    request = Remeasurement.objects.get(metric="speedup")
+    assert request.status == "pending"
+    assert request.build_id == runs[-1].build_id and request.baseline_build_id == runs[-2].build_id
+    # The re-runs arrive: the new build is still slower, the previous one is not.
+    rng = random.Random(99)
+    rerun_new = ingest_build(15, [case(1.15, rng=rng)], sha=sha_for(15))
+    ingest_build(14, [case(1.25, rng=rng)], sha=sha_for(14))
+    detection_run(run_id=rerun_new["run"]["id"])
+    request.refresh_from_db()
+    assert request.status == "confirmed"
+    assert request.regression.first_bad_build_id == runs[-1].build_id
+    assert request.regression.details["confirmed_by"] == "remeasurement"
+
+
+def test_a_suspect_that_does_not_reproduce_is_rejected():
+    runs = speedup_history([1.25] * 14 + [1.15])
+    detect_all(runs)
+    rng = random.Random(98)
+    rerun_new = ingest_build(15, [case(1.25, rng=rng)], sha=sha_for(15))
+    ingest_build(14, [case(1.25, rng=rng)], sha=sha_for(14))
+    detection_run(run_id=rerun_new["run"]["id"])
+    request = Remeasurement.objects.get(metric="speedup")
+    assert request.status in ("rejected", "inconclusive")
+    assert not Regression.objects.filter(finding="change_point", metric="speedup").exists()
