@@ -1,6 +1,11 @@
 """Tables from run documents: per-case figures, unbacked/backed gaps, graph breaks, and run-to-run noise.
 
-    python bench/suite_report.py RUN.json [RUN2.json ...]
+    python bench/suite_report.py [--from-samples] RUN.json [RUN2.json ...]
+
+The gap and graph-break tables cover every case of the documents (the first document that has a
+case wins). ``--from-samples`` recomputes each speedup from its stored per-block samples with the
+runner's current estimator (``runner.engine.stats.speedup_ratio``), so runs stored before an
+estimator change are compared the way new runs are measured.
 
 With two or more documents of the same suite (separate processes, same build and machine) it also
 prints, per case, the relative difference of speedup between the runs: the number that says how
@@ -14,6 +19,9 @@ import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from runner.engine.stats import speedup_ratio  # noqa: E402 (pure Python, no torch)
 
 
 def load(path: str) -> dict:
@@ -83,11 +91,17 @@ def graph_break_table(document: dict) -> None:
         print_table(["workload", "mode", "regime", "n", "location", "reason"], rows)
 
 
-def noise_table(documents: list[dict]) -> None:
+def sample_speedup(result: dict) -> float | None:
+    samples = result.get("samples") or {}
+    eager, compiled = samples.get("eager_ms"), samples.get("compiled_ms")
+    return speedup_ratio(eager, compiled) if eager and compiled and len(eager) == len(compiled) else None
+
+
+def noise_table(documents: list[dict], *, from_samples: bool = False) -> None:
     speedups = defaultdict(list)
     for document in documents:
         for r in document["results"]:
-            s = r.get("metrics", {}).get("speedup")
+            s = sample_speedup(r) if from_samples else r.get("metrics", {}).get("speedup")
             if r["status"] == "pass" and s:
                 speedups[case_key(r)].append(s)
     rows, spreads = [], []
@@ -99,7 +113,8 @@ def noise_table(documents: list[dict]) -> None:
         rows.append([key[0], key[1], key[2], key[3], " ".join(fmt(v) for v in values), fmt(spread, ".2%"),
                      "OK" if spread < 0.02 else "NOISY"])
     if rows:
-        print(f"Run-to-run speedup difference across {len(documents)} runs (target < 2%)")
+        how = "recomputed from samples, paired-ratio median" if from_samples else "as stored"
+        print(f"Run-to-run speedup difference across {len(documents)} runs ({how}; target < 2%)")
         print_table(["workload", "mode", "regime", "dtype", "speedups", "rel. diff", ""], rows)
         print(f"cases: {len(spreads)}, median rel. diff {statistics.median(spreads):.2%}, max {max(spreads):.2%}, "
               f"under 2%: {sum(s < 0.02 for s in spreads)}/{len(spreads)}")
@@ -108,6 +123,7 @@ def noise_table(documents: list[dict]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("documents", nargs="+")
+    parser.add_argument("--from-samples", action="store_true", help="recompute speedups from the stored samples")
     args = parser.parse_args()
     documents = [load(p) for p in args.documents]
     for path, document in zip(args.documents, documents):
@@ -116,10 +132,15 @@ def main() -> None:
               f"{machine.get('gpu_name') or machine.get('cpu_model')}, {len(document['results'])} cases, "
               f"{run.get('started_at')} -> {run.get('finished_at')}")
         cases_table(document)
-    gap_table(documents[0])
-    graph_break_table(documents[0])
+    every_case: dict = {}
+    for document in documents:
+        for result in document["results"]:
+            every_case.setdefault(case_key(result), result)
+    union = {"results": list(every_case.values())}
+    gap_table(union)
+    graph_break_table(union)
     if len(documents) > 1:
-        noise_table(documents)
+        noise_table(documents, from_samples=args.from_samples)
 
 
 if __name__ == "__main__":

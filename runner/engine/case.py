@@ -171,7 +171,8 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         compiled_latency_ms=median(samples.compiled_ms),
     )
     record.samples = samples.as_document_samples()
-    record.environment["timing"] = {"warmup_calls": samples.warmup_calls, "blocks_per_side": len(samples.eager_ms)}
+    record.environment["timing"] = {"warmup_calls": samples.warmup_calls, "blocks_per_side": len(samples.eager_ms),
+                                     "timed_s": round(samples.timed_s, 3), "extended": samples.extended}
     out.write(record, "timing")
 
     compiled_resident = compiled.resident_bytes(probe)

@@ -26,13 +26,17 @@ class TimingBudget:
     warmup_s: float
     min_pairs: int = 10
     max_pairs: int = 500
+    # Past ``budget_s``, timing goes on (up to ``max_budget_s``) while the speedup's 95% interval is
+    # wider than +-``noise_target``: noisy, launch-bound cases get more pairs, quiet ones do not pay.
+    noise_target: float = 0.01
+    max_budget_s: float | None = None
 
     @classmethod
     def for_device(cls, device: str) -> "TimingBudget":
         # GPU: ~25 ms blocks (one pair of events around many calls) for ~2.5 s, per DESIGN section 3.
         # CPU (tests, tiny suite): shorter blocks and a short budget keep a case to a few seconds.
         if device == "cuda":
-            return cls(budget_s=2.5, target_block_s=0.025, warmup_s=0.5)
+            return cls(budget_s=2.5, target_block_s=0.025, warmup_s=0.5, max_budget_s=10.0)
         return cls(budget_s=0.6, target_block_s=0.01, warmup_s=0.1)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from runner.engine.spec import TimingBudget
+from runner.engine.stats import bootstrap_speedup
 
 Call = Callable[[], object]
 SIDES = ("eager", "compiled")
@@ -161,6 +162,8 @@ class TimingSamples:
     compiled_ms: list[float]
     calls_per_block: int
     warmup_calls: int
+    timed_s: float = 0.0  # wall time of the sampled blocks
+    extended: bool = False  # timing went past ``budget_s`` because the interval was too wide
 
     def as_document_samples(self) -> dict:
         return {"eager_ms": self.eager_ms, "compiled_ms": self.compiled_ms, "calls_per_block": self.calls_per_block}
@@ -176,7 +179,31 @@ def measure_interleaved(eager: Call, compiled: Call, *, device: str, budget: Tim
     calls = size_blocks(sides, calibration, budget.target_block_s)
     samples: dict[str, list[float]] = {side: [] for side in SIDES}
     started = time.perf_counter()
-    while keep_timing(len(samples["eager"]), time.perf_counter() - started, budget):
+
+    def one_pair() -> None:
         for side in SIDES:
             samples[side].append(sides.block_ms(side, calls) / calls)
-    return TimingSamples(samples["eager"], samples["compiled"], calls, calibration.warmup_calls)
+
+    while keep_timing(len(samples["eager"]), time.perf_counter() - started, budget):
+        one_pair()
+    extended = False
+    while too_noisy(samples, budget, time.perf_counter() - started):
+        extended = True
+        for _ in range(EXTENSION_PAIRS):
+            one_pair()
+    return TimingSamples(samples["eager"], samples["compiled"], calls, calibration.warmup_calls,
+                         timed_s=time.perf_counter() - started, extended=extended)
+
+
+EXTENSION_PAIRS = 10  # pairs timed between two checks of the interval
+
+
+def too_noisy(samples: dict[str, list[float]], budget: TimingBudget, elapsed_s: float) -> bool:
+    """Time more? Only with a ``max_budget_s`` left and pairs to spare, while the speedup's 95%
+    interval (a quick bootstrap) is wider than +-``noise_target``."""
+    pairs = len(samples["eager"])
+    if budget.max_budget_s is None or elapsed_s >= budget.max_budget_s or pairs + EXTENSION_PAIRS > budget.max_pairs:
+        return False
+    if pairs < 2 or min(samples["compiled"]) <= 0:
+        return False
+    return bootstrap_speedup(samples["eager"], samples["compiled"], resamples=300).noise > budget.noise_target

@@ -1,6 +1,7 @@
 """Pure parts of the engine: statistics, block sizing, planning, classification. No compile."""
 from __future__ import annotations
 
+import dataclasses
 import signal
 
 import pytest
@@ -32,14 +33,14 @@ def test_bootstrap_is_deterministic_and_brackets_the_point_estimate():
     again = bootstrap_speedup(eager, compiled, seed=3)
     assert first == again
     assert first.low <= first.speedup <= first.high
-    assert first.speedup == pytest.approx(median(eager) / median(compiled))
+    assert first.speedup == pytest.approx(median([e / c for e, c in zip(eager, compiled)]))
     assert 0 < first.noise < 0.05
 
 
 def test_bootstrap_noise_is_zero_without_variation_and_grows_with_it():
     steady = bootstrap_speedup([2.0] * 20, [1.0] * 20)
     assert steady.speedup == 2.0 and steady.noise == 0.0
-    noisy = bootstrap_speedup([2.0, 3.0, 1.5, 2.5] * 5, [1.0, 0.8, 1.4, 1.2] * 5)
+    noisy = bootstrap_speedup([2.0, 3.0, 1.5, 2.5, 2.2] * 4, [1.0, 0.8, 1.4, 1.2, 1.9] * 4)
     assert noisy.noise > 0.05
 
 
@@ -191,3 +192,47 @@ def test_progress_lines_and_eta():
 
 def test_finite_json_drops_non_finite_numbers():
     assert finite_json({"a": float("nan"), "b": [1.0, float("inf")], "c": 2}) == {"a": None, "b": [1.0, None], "c": 2}
+
+
+def test_speedup_is_the_median_of_paired_block_ratios():
+    from runner.engine.stats import speedup_ratio
+
+    # The host slows down for the last pairs: both blocks of a pair slow together, so the paired
+    # ratios stay at 2.0 while the ratio of the two medians would not.
+    eager = [2.0, 2.0, 2.0, 6.0, 6.0]
+    compiled = [1.0, 1.0, 3.0, 3.0, 3.0]
+    assert speedup_ratio(eager, compiled) == 2.0
+    assert statistics_ratio_of_medians(eager, compiled) != 2.0
+    assert bootstrap_speedup(eager, compiled).speedup == 2.0
+
+
+def statistics_ratio_of_medians(eager, compiled):
+    import statistics
+
+    return statistics.median(eager) / statistics.median(compiled)
+
+
+class JitteryClock:
+    """Compiled blocks alternate between 0.4 and 0.6 ms per call (a launch-bound, noisy case)."""
+
+    def __init__(self, jitter: float):
+        self.jitter = jitter
+        self.count = 0
+
+    def time_block(self, call, calls):
+        name = call()
+        self.count += 1
+        wobble = self.jitter if (self.count // 2) % 2 else -self.jitter
+        return calls * (1.0 if name == "eager" else 0.5 + wobble)
+
+
+def test_timing_goes_on_past_the_budget_only_while_the_interval_is_too_wide():
+    budget = TimingBudget(budget_s=0.0, target_block_s=0.001, warmup_s=0.0, min_pairs=6, max_pairs=200,
+                          noise_target=0.01, max_budget_s=5.0)
+    quiet = measure_interleaved(lambda: "eager", lambda: "compiled", device="cpu", budget=budget, clock=JitteryClock(0.0))
+    assert not quiet.extended and len(quiet.eager_ms) == 6
+    noisy = measure_interleaved(lambda: "eager", lambda: "compiled", device="cpu", budget=budget, clock=JitteryClock(0.1))
+    assert noisy.extended and len(noisy.eager_ms) > 6
+    capped = dataclasses.replace(budget, max_budget_s=None)
+    assert not measure_interleaved(lambda: "eager", lambda: "compiled", device="cpu", budget=capped,
+                                   clock=JitteryClock(0.1)).extended
