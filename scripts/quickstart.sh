@@ -9,6 +9,8 @@ start=$(date +%s)
 scripts/setup.sh
 . .venv/bin/activate
 python manage.py migrate --noinput -v 0
+# Real measurements brought back from an H100 (bench/results): the gpu-h100 machine class's pages.
+python manage.py ingest bench/results/h100-torch2.11-*.json
 # shellcheck disable=SC2086
 python -m runner run --suite tiny ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention}
 echo "== set up and measured in $(( $(date +%s) - start )) s; dashboard at http://127.0.0.1:8000/ (Ctrl-C stops it)"
