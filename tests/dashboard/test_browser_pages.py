@@ -3,7 +3,6 @@ no console error, charts drawn, pickers and filters change the URL and the conte
 page's numbers are the stored ones, names with HTML stay text, pages work with JavaScript off."""
 from __future__ import annotations
 
-import os
 import re
 from urllib.parse import parse_qs, urlparse
 
@@ -11,42 +10,12 @@ import pytest
 
 from dashboard.results.models import Result, Run
 from tests.dashboard.page_history import ingest_build, ref_for_day
+from tests.dashboard.conftest import open_page
 from tests.documents import make_result
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-CHROMIUM = "/usr/bin/chromium"
 EVIL = '<img src=x onerror="window.__pwned=1">'
 NAMES = ["mlp_loop", "resnet_train", EVIL]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # Playwright's sync API keeps a loop on this thread
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run"],
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
-            del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
-
-
-def open_page(browser, url: str, *, javascript: bool = True):
-    context = browser.new_context(java_script_enabled=javascript)
-    context.grant_permissions(["clipboard-read", "clipboard-write"])
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type in ("error", "warning") else None)
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url}"))
-    page.on("response", lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}") if resp.status >= 400 else None)
-    page.goto(url, wait_until="networkidle")
-    return page, problems
 
 
 def query(page) -> dict:

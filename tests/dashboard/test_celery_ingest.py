@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -18,7 +19,7 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 def ingest_worker(subprocess_env, tmp_path):
     log = open(tmp_path / "worker.log", "w+")
     worker = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "-Q", "ingest", "-P", "solo",
+        [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "-Q", "ingest,analysis", "-P", "solo",
          "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "info"],
         cwd=ROOT, env=subprocess_env, stdout=log, stderr=subprocess.STDOUT,
     )
@@ -42,3 +43,18 @@ def test_worker_ingests_a_document_once_and_answers_bad_ones(ingest_worker):
     assert second["ok"] and second["results_created"] == 0 and second["results_skipped"] == 6
     assert bad["ok"] is False and bad["errors"][0]["field"] == "build.git_sha"
     assert Run.objects.count() == 1 and Result.objects.count() == 6
+
+
+def test_the_worker_runs_detection_after_an_ingest(ingest_worker):
+    """Ingest enqueues regression detection on the 'analysis' queue once its transaction commits."""
+    from dashboard.regressions.models import AlertSummary, Regression
+
+    document = make_document()
+    failing = document["results"][0]
+    failing.update(status="compile_error", error={"type": "InductorError", "message": "boom"})
+    ingest_run_document.apply_async(args=[document]).get(timeout=90)
+    deadline = time.monotonic() + 60
+    while not AlertSummary.objects.filter(run_id=document["run"]["id"]).exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert AlertSummary.objects.filter(run_id=document["run"]["id"]).exists()
+    assert Regression.objects.get(finding="started_failing").details["reasons"] == ["InductorError: boom"]

@@ -56,7 +56,11 @@ def test_an_improvement_is_kept_apart():
     assert Regression.objects.get(finding="change_point", metric="speedup").kind == "improvement"
 
 
-def test_ingest_enqueues_detection_after_commit(django_capture_on_commit_callbacks):
+def test_ingest_enqueues_detection_after_commit(django_capture_on_commit_callbacks, monkeypatch):
+    from dashboard.celery import app
+
+    # The task itself runs in this process (the worker side is tested in tests/dashboard/test_celery_ingest.py).
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
     with django_capture_on_commit_callbacks(execute=True):
         runs = speedup_history([1.25] * 14 + [1.10] * 3)
     assert AlertSummary.objects.filter(run__in=runs).count() == len(runs)
