@@ -45,11 +45,36 @@ def metric_samples(metric: str, samples: dict) -> list[float] | None:
 def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset()) -> list[Point]:
     """Every build with a result on the series, oldest first. ``excluded``: (metric, build id) pairs
     triaged as invalid: their value is dropped so they never enter a baseline again."""
+    rows = Result.objects.filter(series_id=series_id).order_by("build__ordered_at", "build_id", "run__ingested_at")
+    points = points_from_rows(rows.values(*_ROW_FIELDS))
+    for point in points:
+        for metric in TRACKED_METRICS:
+            if (metric, point.build_id) in excluded:
+                point.values[metric] = None
+                point.samples.pop(metric, None)
+                point.run_values.pop(metric, None)
+    return points
+
+
+def build_points(*, build_ids: list[int], machine_class: str) -> dict[int, dict[int, Point]]:
+    """The points of these builds on every series of the machine class, in one query:
+    ``{series_id: {build_id: Point}}``."""
     rows = (
-        Result.objects.filter(series_id=series_id)
-        .order_by("build__ordered_at", "build_id", "run__ingested_at")
-        .values("build_id", "run_id", "samples", *TRACKED_METRICS, *(f for f in _CASE_FIELDS if f != "status"), "status")
+        Result.objects.filter(build_id__in=build_ids, series__machine_class=machine_class)
+        .order_by("series_id", "build_id", "run__ingested_at")
+        .values("series_id", *_ROW_FIELDS)
     )
+    by_series: dict[int, list[dict]] = {}
+    for row in rows:
+        by_series.setdefault(row["series_id"], []).append(row)
+    return {sid: {p.build_id: p for p in points_from_rows(series_rows)} for sid, series_rows in by_series.items()}
+
+
+_ROW_FIELDS = ("build_id", "run_id", "samples", *TRACKED_METRICS, *_CASE_FIELDS)
+
+
+def points_from_rows(rows) -> list[Point]:
+    """Rows of one series, ordered by build then ingest time, folded into one point per build."""
     points: list[Point] = []
     passing: dict[str, list[float]] = {}
     for row in rows:
@@ -73,12 +98,6 @@ def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset(
                 point.samples.setdefault(metric, []).append(replicate)
     if points:
         _finish(points[-1], passing)
-    for point in points:
-        for metric in TRACKED_METRICS:
-            if (metric, point.build_id) in excluded:
-                point.values[metric] = None
-                point.samples.pop(metric, None)
-                point.run_values.pop(metric, None)
     return points
 
 

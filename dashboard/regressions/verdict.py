@@ -1,44 +1,48 @@
 """The verdict against a named baseline: the two builds' cases compared directly, case by case.
 
 Deterministic findings come from ``compare_cases``; a noisy metric counts as regressed when the
-combined runs of both builds say so (``confirm_with_remeasurement``, with the series' own
-build-to-build noise) and the change is at least ``MIN_CHANGE``. Points in between are not needed,
-so any two builds can be compared (a release against the previous release, a PR against main).
+combined runs of both builds say so (``confirm_with_remeasurement``, with each series' own
+build-to-build noise over the ``NOISE_BUILDS`` builds up to the baseline) and the change is at least
+``MIN_CHANGE``. Any two builds can be compared (a release against the previous one, a PR against
+main). Three queries whatever the suite's size: both builds' results, the noise history, the names.
 """
 from __future__ import annotations
 
 import math
 
 from dashboard.detection import between_build_noise, compare_cases, confirm_with_remeasurement
-from dashboard.regressions.history import TRACKED_METRICS, series_points
-from dashboard.results.models import Build, Series
+from dashboard.regressions.history import TRACKED_METRICS, build_points
+from dashboard.results.models import Build, BuildSummary, Result, Series
 
 MIN_CHANGE = 0.03  # a change smaller than 3% never fails a build on its own
+NOISE_BUILDS = 30  # builds up to the baseline that estimate each series' build-to-build noise
 
 
 def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> list[dict]:
-    common = Series.objects.filter(machine_class=machine_class, results__build=build).filter(
-        results__build=baseline).select_related("workload", "config").distinct()
+    points = build_points(build_ids=[baseline.id, build.id], machine_class=machine_class)
+    common = {sid: p for sid, p in points.items() if baseline.id in p and build.id in p}
+    if not common:
+        return []
+    noise = _noise_by_series(baseline=baseline, machine_class=machine_class, series_ids=list(common))
+    names = {s.id: s for s in Series.objects.filter(pk__in=common).select_related("workload", "config")}
     found: list[dict] = []
-    for series in common:
-        points = {p.build_id: p for p in series_points(series_id=series.id)}
-        old, new = points[baseline.id], points[build.id]
-        head = {"workload": series.workload.name, "config": str(series.config), "machine_class": machine_class}
+    for sid, by_build in sorted(common.items(), key=lambda item: (names[item[0]].workload.name, str(names[item[0]].config))):
+        old, new = by_build[baseline.id], by_build[build.id]
+        head = {"workload": names[sid].workload.name, "config": str(names[sid].config), "machine_class": machine_class}
         for finding in compare_cases(old.case, new.case):
             if finding.regression:
                 found.append({**head, "metric": "status", "finding": finding.kind, "kind": "regression",
                               "before": None, "after": None, "magnitude": None, "confidence": 1.0,
                               "message": finding.message, "reasons": list(finding.reasons)})
-        ordered = list(points.values())
         for metric, direction in TRACKED_METRICS.items():
             old_runs = old.samples.get(metric) or [[v] for v in old.run_values.get(metric, [])]
             new_runs = new.samples.get(metric) or [[v] for v in new.run_values.get(metric, [])]
             if not old_runs or not new_runs:
                 continue
-            history = [p.values.get(metric) for p in ordered[: ordered.index(old) + 1]]
-            noise = between_build_noise(history)
-            noise = noise if math.isfinite(noise) else None
-            decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=noise, history=history)
+            history = noise.get((sid, metric), [])
+            sigma = between_build_noise(history)
+            decision = confirm_with_remeasurement(old_runs, new_runs, direction,
+                                                  between_run_sigma=sigma if math.isfinite(sigma) else None, history=history)
             if decision.decision == "regression" and -decision.magnitude >= MIN_CHANGE:
                 found.append({**head, "metric": metric, "finding": "change_point", "kind": "regression",
                               "before": decision.before, "after": decision.after, "magnitude": decision.magnitude,
@@ -46,3 +50,20 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
                               "message": f"{metric} {decision.before:.4g} -> {decision.after:.4g} "
                                          f"({decision.relative_change:+.1%}, z {decision.z:.1f})"})
     return found
+
+
+def _noise_by_series(*, baseline: Build, machine_class: str, series_ids: list[int]) -> dict[tuple[int, str], list]:
+    """Each series' values over the last NOISE_BUILDS builds up to the baseline, in build order."""
+    builds = list(
+        BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=baseline.ordered_at)
+        .order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:NOISE_BUILDS]
+    )
+    order = {build_id: i for i, build_id in enumerate(reversed(builds))}
+    rows = Result.objects.filter(series_id__in=series_ids, build_id__in=builds, status=Result.Status.PASS).values_list(
+        "series_id", "build_id", *TRACKED_METRICS)
+    values: dict[tuple[int, str], dict[int, float]] = {}
+    for series_id, build_id, *metrics in rows:
+        for metric, value in zip(TRACKED_METRICS, metrics):
+            if value is not None and value > 0:
+                values.setdefault((series_id, metric), {})[build_id] = value
+    return {key: [v for _, v in sorted(by_build.items(), key=lambda item: order[item[0]])] for key, by_build in values.items()}

@@ -14,7 +14,8 @@ from dashboard.detection import compare_cases, detect, dynamic_gap
 from dashboard.regressions.history import TRACKED_METRICS, Point, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.services.remeasure import remeasurement_decide, remeasurement_request
-from dashboard.results.models import Build, Result, Run, Series
+from dashboard.results.models import Build, Run, Series
+from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
 
 DYNAMIC_GAP_THRESHOLD = 0.05
 _NOT_REGRESSIONS = {"fixed"}  # deterministic findings that are improvements
@@ -43,38 +44,43 @@ def detection_run(*, run_id) -> DetectionOutcome:
                       "previous_build": previous_build(build=run.build, machine_class=machine_class)},
         )
         series_list = list(Series.objects.filter(results__run=run).select_related("config", "workload").distinct())
+        cache: dict[int, list[Point] | None] = {}  # one read of each series' history per pass
         for series in series_list:
-            points = _points_upto(series=series, build_id=run.build_id)
+            points = _points_upto(series=series, build_id=run.build_id, cache=cache)
             if points is None:
                 continue
             outcome.series_checked += 1
             _noisy_findings(series=series, points=points, summary=summary, outcome=outcome)
             _deterministic_findings(series=series, points=points, summary=summary, outcome=outcome)
             _decide_pending(series=series, run=run)
-        _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome)
+        _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
     return outcome
 
 
 def previous_build(*, build: Build, machine_class: str) -> Build | None:
-    """The build before ``build`` (in build order) with results on the machine class."""
-    return (
-        Build.objects.filter(results__series__machine_class=machine_class)
-        .filter(ordered_at__lt=build.ordered_at)
-        .exclude(pk=build.pk)
-        .order_by("-ordered_at", "-pk")
-        .distinct()
-        .first()
-    )
+    """The build measured on the machine class just before ``build`` (the overview's summary
+    table answers it from its index; joining builds to every result did not scale)."""
+    summary = build_summary_get(build_id=build.id, machine_class=machine_class)
+    if summary is None:
+        return None
+    previous = build_summary_previous(summary=summary)
+    return previous.build if previous else None
 
 
-def _points_upto(*, series: Series, build_id: int) -> list[Point] | None:
+def _points_upto(*, series: Series, build_id: int, cache: dict) -> list[Point] | None:
+    if series.id not in cache:
+        cache[series.id] = _read_points(series=series)
+    points = cache[series.id]
+    index = next((i for i, p in enumerate(points) if p.build_id == build_id), None)
+    return None if index is None else points[: index + 1]
+
+
+def _read_points(*, series: Series) -> list[Point]:
     excluded = set(
         Regression.objects.filter(series=series, status=Regression.Status.INVALID, finding=Regression.Finding.CHANGE_POINT)
         .values_list("metric", "first_bad_build_id")
     )
-    points = series_points(series_id=series.id, excluded=excluded)
-    index = next((i for i, p in enumerate(points) if p.build_id == build_id), None)
-    return None if index is None else points[: index + 1]
+    return series_points(series_id=series.id, excluded=excluded)
 
 
 def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summary, outcome, **fields) -> Regression:
@@ -149,7 +155,7 @@ def _jsonable(details: dict) -> dict:
     return {k: v for k, v in details.items() if isinstance(v, (str, int, float, bool, list, type(None)))}
 
 
-def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, outcome) -> None:
+def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, outcome, cache: dict) -> None:
     """For each unbacked series of the run, the gap to its backed twin over builds up to this one."""
     for unbacked in series_list:
         if unbacked.config.shape_regime != "unbacked":
@@ -161,8 +167,8 @@ def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, 
         ).first()
         if backed is None:
             continue
-        u_points = {p.build_id: p for p in (_points_upto(series=unbacked, build_id=build_id) or [])}
-        b_points = {p.build_id: p for p in (_points_upto(series=backed, build_id=build_id) or [])}
+        u_points = {p.build_id: p for p in (_points_upto(series=unbacked, build_id=build_id, cache=cache) or [])}
+        b_points = {p.build_id: p for p in (_points_upto(series=backed, build_id=build_id, cache=cache) or [])}
         builds = [b for b in u_points if b in b_points]  # both in build order (dicts keep it)
         if not builds or builds[-1] != build_id:
             continue
