@@ -30,9 +30,13 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "django.contrib.humanize",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI assets served from our static files (no CDN)
     "dashboard.results",
     "dashboard.regressions",
     "dashboard.web",
+    "dashboard.api",
 ]
 
 MIDDLEWARE = [
@@ -127,6 +131,43 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # A run document larger than this is refused before it is parsed.
 INGEST_MAX_DOCUMENT_BYTES = env.int("INGEST_MAX_DOCUMENT_BYTES", default=32 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_DOCUMENT_BYTES
+
+# --- REST API (/api/v1/, dashboard.api) ------------------------------------------------------------
+# Reads are open unless API_READS_REQUIRE_TOKEN is set; writes always need a token (admin: API tokens).
+API_READS_REQUIRE_TOKEN = env.bool("API_READS_REQUIRE_TOKEN", default=False)
+API_PAGE_SIZE = env.int("API_PAGE_SIZE", default=100)
+API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=1000)
+# Request bodies other than run documents (which INGEST_MAX_DOCUMENT_BYTES limits) are refused with
+# 413 past this size.
+API_MAX_REQUEST_BYTES = env.int("API_MAX_REQUEST_BYTES", default=1024 * 1024)
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["dashboard.api.auth.ApiTokenAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.auth.ReadOpenWriteToken"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "dashboard.api.pagination.Pagination",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "dashboard.api.exceptions.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "ptbench API",
+    "DESCRIPTION": "Continuous benchmarking of torch.compile: builds, runs, results, trends, regressions, "
+    "comparisons and a verdict for CI. Writes need `Authorization: Token <secret>` (or `Bearer <secret>`).",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "RunStatusEnum": "dashboard.results.models.Run.Status",
+        "ResultStatusEnum": "runner.document.RESULT_STATUSES",
+        "RegressionStatusEnum": "dashboard.api.serializers.REGRESSION_STATUSES",
+        "RegressionStatusFilterEnum": "dashboard.api.serializers.REGRESSION_STATUS_FILTERS",
+    },
+}
 
 # --- Security (production: DEBUG off) -------------------------------------------------------------
 if not DEBUG:

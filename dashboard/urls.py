@@ -3,6 +3,7 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/v1/", include("dashboard.api.urls")),
     path("", include("dashboard.regressions.urls")),
     path("", include("dashboard.web.urls")),
 ]

@@ -2,6 +2,7 @@
 
     python -m runner run --suite tiny --workloads mlp_loop --out run.json
     python -m runner list
+    python -m runner ci verdict --url URL --build BUILD               (CI: see runner/ci.py)
     python -m runner case --spec SPEC.json --result RESULT.json     (internal: one case)
     python -m runner environment --out ENV.json                       (internal: describe the build)
 
@@ -87,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     case = commands.add_parser("case", help="(internal) run one case spec in this process")
     case.add_argument("--spec", type=Path, required=True)
     case.add_argument("--result", type=Path, required=True)
+
+    # Parsed by runner.ci (main() hands it everything after "ci"); listed here for --help.
+    commands.add_parser("ci", help="CI client of the dashboard's API: submit, request, wait, verdict (see: ci --help)")
 
     environment = commands.add_parser("environment", help="(internal) describe this interpreter's build and machine")
     environment.add_argument("--out", type=Path, required=True)
@@ -349,6 +353,10 @@ def command_environment(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["ci"]:
+        from runner.ci import main as ci_main
+
+        return ci_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "run":

@@ -1,0 +1,455 @@
+"""Input (query and body) and output serializers. Inputs validate and name the field at fault;
+outputs are plain serializers over models and selector results (the schema is generated from them)."""
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from dashboard.api.services import storable_errors
+from dashboard.results.models import COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, Result, Run
+from dashboard.results.selectors.common import METRICS, RANGES, build_ref
+from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
+from runner.document import METRIC_NAMES
+
+SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
+MACHINE_CLASS_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+BUILD_REF_HELP = "a build: the first 12 hex digits of its git sha (any unique prefix of 7+), then +local_label if it has one"
+REGRESSION_STATUSES = ["untriaged", "acknowledged", "investigating", "invalid", "fixed", "wontfix"]
+REGRESSION_STATUS_FILTERS = ["open", *REGRESSION_STATUSES]
+REGRESSION_FINDINGS = ["change_point", "started_failing", "status_changed", "new_graph_break", "more_graph_breaks",
+                       "new_recompile_reason", "more_recompiles", "dynamic_gap"]
+METRIC_CHOICES = [m.name for m in METRICS]
+
+
+def machine_class_field(**kwargs):
+    kwargs.setdefault("help_text", "e.g. cpu, gpu-h100")
+    return serializers.RegexField(MACHINE_CLASS_PATTERN, max_length=64, **kwargs)
+
+
+def build_ref_field(**kwargs):
+    kwargs["help_text"] = f"{kwargs['help_text']}; {BUILD_REF_HELP}" if "help_text" in kwargs else BUILD_REF_HELP
+    return serializers.CharField(max_length=160, **kwargs)
+
+
+class Strict(serializers.Serializer):
+    """Refuses fields it does not know (a typo in a filter must not silently widen the answer)."""
+
+    ignored = ("page", "page_size", "format")
+
+    def to_internal_value(self, data):
+        known = set(self.fields) | set(self.ignored)
+        unknown = sorted(k for k in getattr(data, "keys", lambda: [])() if k not in known)
+        if unknown:
+            raise serializers.ValidationError({k: [f"unknown parameter; expected one of {', '.join(sorted(self.fields))}"] for k in unknown})
+        if hasattr(data, "getlist"):  # a query string: one value per parameter
+            twice = [k for k in data.keys() if len(data.getlist(k)) > 1]
+            if twice:
+                raise serializers.ValidationError({k: ["given more than once"] for k in twice})
+        return super().to_internal_value(data)
+
+
+# --- errors (documented on every operation) --------------------------------------------------------
+class ErrorItemSerializer(serializers.Serializer):
+    field = serializers.CharField(allow_null=True, help_text="body path (results[3].status), parameter, header, 'body', or null")
+    message = serializers.CharField()
+
+
+class ErrorSerializer(serializers.Serializer):
+    status = serializers.IntegerField()
+    detail = serializers.CharField(help_text="the first error's message")
+    errors = ErrorItemSerializer(many=True)
+
+
+# --- builds ----------------------------------------------------------------------------------------
+class BuildSerializer(serializers.Serializer):
+    ref = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
+    git_sha = serializers.CharField()
+    local_label = serializers.CharField()
+    torch_version = serializers.CharField()
+    label = serializers.CharField()
+    name = serializers.SerializerMethodField(help_text="the name shown on pages")
+    commit_time = serializers.DateTimeField(allow_null=True)
+    ordered_at = serializers.DateTimeField(help_text="builds are ordered by this: the commit time, else when first seen")
+    triton_version = serializers.CharField()
+    cuda_version = serializers.CharField()
+    python_version = serializers.CharField()
+    environment = serializers.DictField()
+    created_at = serializers.DateTimeField()
+    machine_classes = serializers.SerializerMethodField(help_text="the machine classes it has runs on")
+
+    def get_ref(self, build) -> str:
+        return build_ref(build)
+
+    def get_name(self, build) -> str:
+        return str(build)
+
+    def get_machine_classes(self, build) -> list[str]:
+        return sorted(s.machine_class for s in build.summaries.all())
+
+
+class BuildFilterSerializer(Strict):
+    machine_class = machine_class_field(required=False)
+    torch_version = serializers.CharField(max_length=64, required=False)
+    git_sha = serializers.RegexField(r"^[0-9a-f]{1,40}$", required=False, help_text="a prefix of the git sha")
+    local_label = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    since = serializers.DateTimeField(required=False, help_text="ordered_at at or after")
+    until = serializers.DateTimeField(required=False, help_text="ordered_at at or before")
+
+
+class BuildRegisterSerializer(serializers.Serializer):
+    """The ``build`` object of a run document."""
+
+    torch_version = serializers.CharField(max_length=64)
+    git_sha = serializers.RegexField(SHA_PATTERN, max_length=40, help_text="torch.version.git_version (7-40 hex digits) or 'unknown'")
+    local_label = serializers.CharField(max_length=100, required=False, allow_blank=True, default="",
+                                        help_text="tells apart builds of one sha (a local patch, another toolchain)")
+    label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    commit_time = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    triton_version = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
+    cuda_version = serializers.CharField(max_length=32, required=False, allow_null=True, allow_blank=True, default=None)
+    python_version = serializers.CharField(max_length=32, required=False, allow_null=True, allow_blank=True, default=None)
+    environment = serializers.DictField(required=False, default=dict)
+
+    def validate_environment(self, value: dict) -> dict:
+        errors = storable_errors(value, ["environment"])
+        if errors:
+            raise serializers.ValidationError([str(e) for e in errors[:10]])
+        return value
+
+    def validate_local_label(self, value: str) -> str:
+        if "/" in value:
+            raise serializers.ValidationError("may not contain '/' (it is part of the build's URLs)")
+        return value
+
+    def to_document_build(self) -> dict:
+        data = dict(self.validated_data)
+        data["commit_time"] = data["commit_time"].isoformat() if data["commit_time"] else None
+        return data
+
+
+# --- runs ------------------------------------------------------------------------------------------
+class MachineSerializer(serializers.Serializer):
+    hostname = serializers.CharField()
+    machine_class = serializers.CharField()
+    gpu_name = serializers.CharField()
+
+
+class ProgressSerializer(serializers.Serializer):
+    stored = serializers.IntegerField(help_text="results stored so far")
+    expected = serializers.IntegerField(allow_null=True, help_text="cases the run plans, when known")
+    fraction = serializers.FloatField(allow_null=True)
+    failed = serializers.IntegerField(help_text="stored results that did not pass")
+    by_status = serializers.DictField(child=serializers.IntegerField())
+
+
+class RunSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.ChoiceField(choices=Run.Status.values)
+    build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
+    machine = MachineSerializer()
+    suite = serializers.CharField()
+    requested_by = serializers.CharField()
+    command = serializers.CharField()
+    notes = serializers.CharField()
+    synthetic = serializers.BooleanField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    ingested_at = serializers.DateTimeField(help_text="when the run was first stored or requested")
+    progress = serializers.SerializerMethodField()
+
+    def get_build(self, run) -> str:
+        return build_ref(run.build)
+
+    @staticmethod
+    def _progress(run) -> dict:
+        p = getattr(run, "progress", None)
+        if p is None:
+            return {"stored": 0, "expected": run.cases_expected, "fraction": 0.0 if run.cases_expected else None, "failed": 0, "by_status": {}}
+        return {"stored": p.stored, "expected": p.expected, "fraction": p.fraction, "failed": p.failed, "by_status": p.by_status}
+
+    def get_progress(self, run) -> ProgressSerializer:
+        return self._progress(run)
+
+
+class RunFilterSerializer(Strict):
+    build = build_ref_field(required=False)
+    machine_class = machine_class_field(required=False)
+    status = serializers.ChoiceField(choices=Run.Status.values, required=False)
+    suite = serializers.CharField(max_length=64, required=False)
+
+
+class RunRequestSerializer(serializers.Serializer):
+    build = build_ref_field()
+    machine_class = machine_class_field()
+    suite = serializers.CharField(max_length=64, default="full", help_text="workload size: full (GPU) or tiny (CPU)")
+    cases_expected = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False, allow_null=True, default=None)
+    hostname = serializers.CharField(max_length=255, required=False, allow_blank=True, default="",
+                                     help_text="a particular machine; default: any machine of the class")
+    notes = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+
+
+class SubmitOutcomeSerializer(serializers.Serializer):
+    run_id = serializers.UUIDField()
+    created = serializers.BooleanField(help_text="the run was new")
+    results_created = serializers.IntegerField()
+    results_skipped = serializers.IntegerField(help_text="already stored: posting a run again stores nothing twice")
+    run = RunSerializer()
+
+
+class SubmitQuerySerializer(Strict):
+    complete = serializers.BooleanField(default=True, help_text="false: a partial document; the run stays running")
+
+
+# --- results ---------------------------------------------------------------------------------------
+class ConfigSerializer(serializers.Serializer):
+    compile_mode = serializers.CharField()
+    shape_regime = serializers.CharField()
+    dtype = serializers.CharField()
+    device = serializers.CharField()
+
+
+RESULT_METRICS = (*METRIC_NAMES, "memory_compression")
+MetricsSerializer = type(
+    "MetricsSerializer", (serializers.Serializer,),
+    {name: serializers.FloatField(allow_null=True) for name in RESULT_METRICS} | {"__doc__": "A case's metrics (null: not measured)."},
+)
+
+
+class ResultSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    run = serializers.UUIDField(source="run_id")
+    build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
+    workload = serializers.CharField(source="workload.name")
+    config = ConfigSerializer()
+    machine_class = serializers.CharField(source="series.machine_class")
+    series = serializers.CharField(source="series.signature", help_text="the series' signature")
+    status = serializers.ChoiceField(choices=Result.Status.values)
+    metrics = serializers.SerializerMethodField()
+    graph_breaks = serializers.ListField(child=serializers.DictField())
+    recompiles = serializers.ListField(child=serializers.DictField())
+    error = serializers.DictField(allow_null=True)
+    repro = serializers.CharField(help_text="the command line that reruns this case")
+    duration_s = serializers.FloatField(allow_null=True)
+
+    def get_build(self, result) -> str:
+        return build_ref(result.build)
+
+    def get_metrics(self, result) -> MetricsSerializer:
+        return {name: getattr(result, name) for name in RESULT_METRICS}
+
+
+class ResultDetailSerializer(ResultSerializer):
+    samples = serializers.DictField(help_text="timing samples (eager_ms, compiled_ms, calls_per_block)")
+    environment = serializers.DictField()
+
+
+class ResultFilterSerializer(Strict):
+    build = build_ref_field(required=False)
+    run = serializers.UUIDField(required=False)
+    workload = serializers.CharField(max_length=200, required=False)
+    compile_mode = serializers.ChoiceField(choices=COMPILE_MODES, required=False)
+    shape_regime = serializers.ChoiceField(choices=SHAPE_REGIMES, required=False)
+    dtype = serializers.ChoiceField(choices=DTYPES, required=False)
+    device = serializers.ChoiceField(choices=DEVICES, required=False)
+    machine_class = machine_class_field(required=False)
+    status = serializers.ChoiceField(choices=Result.Status.values, required=False)
+    series = serializers.RegexField(r"^[0-9a-f]{40}$", required=False, help_text="a series signature")
+
+
+# --- series ----------------------------------------------------------------------------------------
+class SeriesSerializer(serializers.Serializer):
+    signature = serializers.CharField(help_text="the series' stable identity (workload x config x machine class)")
+    workload = serializers.CharField(source="workload.name")
+    config = ConfigSerializer()
+    machine_class = serializers.CharField()
+
+
+class SeriesFilterSerializer(Strict):
+    workload = serializers.CharField(max_length=200, required=False)
+    compile_mode = serializers.ChoiceField(choices=COMPILE_MODES, required=False)
+    shape_regime = serializers.ChoiceField(choices=SHAPE_REGIMES, required=False)
+    dtype = serializers.ChoiceField(choices=DTYPES, required=False)
+    device = serializers.ChoiceField(choices=DEVICES, required=False)
+    machine_class = machine_class_field(required=False)
+
+
+class SeriesPointsQuerySerializer(Strict):
+    metric = serializers.ChoiceField(choices=METRIC_CHOICES, default="speedup")
+    range = serializers.ChoiceField(choices=list(RANGES), default="all", help_text="time back from the series' newest build")
+
+
+class MetricInfoSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    label = serializers.CharField()
+    unit = serializers.CharField()
+    higher_is_better = serializers.BooleanField()
+
+
+class PointSerializer(serializers.Serializer):
+    build = serializers.CharField(help_text=BUILD_REF_HELP)
+    at = serializers.DateTimeField(help_text="the build's ordered_at")
+    run = serializers.UUIDField()
+    result = serializers.IntegerField()
+    status = serializers.CharField()
+    value = serializers.FloatField(allow_null=True)
+    low = serializers.FloatField(allow_null=True, help_text="noise band, where the samples give one")
+    high = serializers.FloatField(allow_null=True)
+
+
+class SeriesPointsPageSerializer(serializers.Serializer):
+    series = SeriesSerializer()
+    metric = MetricInfoSerializer()
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = PointSerializer(many=True, help_text="one point per build, oldest first")
+
+
+# --- compare ---------------------------------------------------------------------------------------
+class CompareQuerySerializer(Strict):
+    head = build_ref_field()
+    base = build_ref_field(required=False, help_text="default: the build measured just before head on the machine class")
+    machine_class = machine_class_field(required=False, help_text="default: head's machine class when it has one")
+    metric = serializers.ChoiceField(choices=METRIC_CHOICES, default="speedup", help_text="decides regressed / improved")
+    threshold = serializers.FloatField(default=5.0, min_value=0.0, max_value=1000.0, help_text="percent")
+    filter = serializers.ChoiceField(choices=FILTERS, default="all")
+    sort = serializers.ChoiceField(choices=("",) + SORT_KEYS, default="", required=False)
+    dir = serializers.ChoiceField(choices=("asc", "desc"), default="asc")
+
+
+class ChangeSerializer(serializers.Serializer):
+    old = serializers.FloatField(allow_null=True)
+    new = serializers.FloatField(allow_null=True)
+    change = serializers.FloatField(allow_null=True, help_text="relative: new / old - 1")
+    tone = serializers.CharField(help_text="better, worse or empty")
+
+
+class CompareRowSerializer(serializers.Serializer):
+    workload = serializers.CharField()
+    config = ConfigSerializer(source="cfg")
+    base_status = serializers.CharField()
+    head_status = serializers.CharField()
+    base_result = serializers.IntegerField(source="base_result_id")
+    head_result = serializers.IntegerField(source="head_result_id")
+    flags = serializers.SerializerMethodField(help_text="regressed, improved, new_failures, new_graph_breaks")
+    changes = serializers.DictField(child=ChangeSerializer(), help_text="per metric")
+
+    def get_flags(self, row) -> list[str]:
+        return sorted(row.flags)
+
+
+class OneSidedSerializer(serializers.Serializer):
+    workload = serializers.CharField()
+    config = serializers.CharField()
+    status = serializers.CharField()
+    result = serializers.IntegerField(source="result_id")
+
+
+class ComparePageSerializer(serializers.Serializer):
+    base = serializers.CharField()
+    head = serializers.CharField()
+    machine_class = serializers.CharField()
+    metric = serializers.CharField()
+    threshold = serializers.FloatField(help_text="percent")
+    common = serializers.IntegerField(help_text="cases present in both builds")
+    summary = serializers.DictField(child=ChangeSerializer(), help_text="geomean (totals for counts) over the rows kept")
+    only_base = OneSidedSerializer(many=True)
+    only_head = OneSidedSerializer(many=True)
+    count = serializers.IntegerField()
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = CompareRowSerializer(many=True)
+
+
+# --- regressions and the verdict -------------------------------------------------------------------
+class RegressionSerializer(serializers.Serializer):
+    """A detected change (``dashboard.regressions.models.Regression``)."""
+
+    id = serializers.IntegerField()
+    series = SeriesSerializer()
+    metric = serializers.CharField()
+    finding = serializers.ChoiceField(choices=REGRESSION_FINDINGS)
+    kind = serializers.ChoiceField(choices=["regression", "improvement"])
+    first_bad_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
+    last_good_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
+    magnitude = serializers.FloatField(allow_null=True)
+    confidence = serializers.FloatField(allow_null=True)
+    before = serializers.FloatField(source="before_value", allow_null=True)
+    after = serializers.FloatField(source="after_value", allow_null=True)
+    message = serializers.SerializerMethodField()
+    reasons = serializers.SerializerMethodField()
+    status = serializers.ChoiceField(choices=REGRESSION_STATUSES)
+    status_changed_by = serializers.CharField()
+    status_changed_at = serializers.DateTimeField(allow_null=True)
+    note = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+    def get_first_bad_build(self, r) -> str:
+        return build_ref(r.first_bad_build)
+
+    def get_last_good_build(self, r) -> str | None:
+        return build_ref(r.last_good_build) if r.last_good_build_id else None
+
+    def get_message(self, r) -> str:
+        details = r.details if isinstance(r.details, dict) else {}
+        return str(details.get("message", ""))
+
+    def get_reasons(self, r) -> list[str]:
+        details = r.details if isinstance(r.details, dict) else {}
+        reasons = details.get("reasons") or []
+        return [str(x) for x in reasons] if isinstance(reasons, list) else []
+
+
+class RegressionFilterSerializer(Strict):
+    status = serializers.ChoiceField(choices=REGRESSION_STATUS_FILTERS, required=False,
+                                     help_text="open = untriaged, acknowledged or investigating")
+    build = build_ref_field(required=False, help_text="the first bad build")
+    workload = serializers.CharField(max_length=200, required=False)
+    machine_class = machine_class_field(required=False)
+    kind = serializers.ChoiceField(choices=["regression", "improvement"], required=False)
+    metric = serializers.CharField(max_length=64, required=False)
+    finding = serializers.ChoiceField(choices=REGRESSION_FINDINGS, required=False)
+
+
+class TriageSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=REGRESSION_STATUSES)
+    note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+
+
+class BulkTriageSerializer(TriageSerializer):
+    regression_ids = serializers.ListField(child=serializers.IntegerField(min_value=1, max_value=2**63 - 1), min_length=1, max_length=1000)
+
+
+class TriageOutcomeSerializer(serializers.Serializer):
+    updated = serializers.IntegerField()
+
+
+class VerdictQuerySerializer(Strict):
+    build = build_ref_field()
+    machine_class = machine_class_field(required=False, help_text="default: the build's machine class when it has one")
+    baseline = build_ref_field(required=False, help_text="default: the previous build on the same machine class")
+    fail_on_regression = serializers.BooleanField(default=False, help_text="answer 409 (same body) when regressed: curl --fail gates on it")
+
+
+class VerdictRegressionSerializer(serializers.Serializer):
+    id = serializers.IntegerField(required=False, allow_null=True, help_text="the stored regression, when there is one")
+    workload = serializers.CharField()
+    config = serializers.CharField()
+    metric = serializers.CharField()
+    finding = serializers.CharField()
+    kind = serializers.CharField()
+    before = serializers.FloatField(allow_null=True, required=False)
+    after = serializers.FloatField(allow_null=True, required=False)
+    magnitude = serializers.FloatField(allow_null=True, required=False)
+    confidence = serializers.FloatField(allow_null=True, required=False)
+    message = serializers.CharField(allow_blank=True, required=False)
+    reasons = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
+    status = serializers.CharField(required=False, help_text="the stored regression's triage status")
+
+
+class VerdictSerializer(serializers.Serializer):
+    verdict = serializers.ChoiceField(choices=["pass", "regressed"])
+    reason = serializers.CharField(help_text="machine-readable: no_regressions, regressions_found, no_baseline, no_results, detection_pending")
+    build = serializers.CharField(help_text=BUILD_REF_HELP)
+    baseline = serializers.CharField(allow_null=True)
+    machine_class = serializers.CharField()
+    regressions = VerdictRegressionSerializer(many=True)

@@ -1,0 +1,267 @@
+"""Writes of the API (DESIGN §6: ``<entity>_<action>``, keyword-only, atomic).
+
+Tokens, build registration, run requests (create / cancel) and run submission. Results enter only
+through ``dashboard.results.services.run_ingest``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import re
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import connection, models, transaction
+from django.utils import timezone
+
+from dashboard.api.models import ApiToken
+from dashboard.results.models import Build, Machine, Result, Run
+from dashboard.results.services import IngestOutcome, _build_get_or_create, run_ingest
+from dashboard.results.summaries import build_summary_refresh
+from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_size
+
+TOKEN_PREFIX = "ptb_"
+MACHINE_CLASS = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # as in the run document's schema
+# A run requested through the API has no host until a runner picks it up: it waits on this
+# placeholder machine of its class; the submitted run document then names the real host.
+UNASSIGNED_HOST = "(unassigned)"
+OPEN_STATUSES = (Run.Status.PENDING, Run.Status.RUNNING)
+FINAL_STATUSES = (Run.Status.COMPLETED, Run.Status.FAILED, Run.Status.CANCELLED)
+LAST_USED_RESOLUTION = dt.timedelta(minutes=1)  # at most one write per token per minute
+
+
+class Conflict(Exception):
+    """A write that contradicts the stored state (answered 409), naming the field at fault."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field, self.message = field, message
+
+
+# --- tokens ----------------------------------------------------------------------------------------
+def token_hash(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def api_token_create(*, name: str, can_write: bool = True, note: str = "", created_by: str = "") -> tuple[ApiToken, str]:
+    """Create a token; returns it and its secret, which is not stored and cannot be shown again."""
+    secret = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        name=name, prefix=secret[: len(TOKEN_PREFIX) + 6], key_hash=token_hash(secret), can_write=can_write,
+        note=note, created_by=created_by,
+    )
+    return token, secret
+
+
+def api_token_revoke(*, token_ids: list[int]) -> int:
+    """Revoke tokens (idempotent: a revoked token keeps its first revocation time)."""
+    return ApiToken.objects.filter(pk__in=token_ids, revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
+def api_token_touch(*, token: ApiToken) -> None:
+    """Record that a token was used, at most once a minute (no write on every request)."""
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+
+
+# --- builds ----------------------------------------------------------------------------------------
+def build_register(*, data: dict) -> tuple[Build, bool]:
+    """Register a build (the ``build`` object of a run document); idempotent on (git_sha,
+    local_label). Uses the ingest service's own function, so a build registered here is the same
+    row a run document would create. Raises ``InvalidDocument`` when the sha is stored with another
+    torch version."""
+    with transaction.atomic():
+        before = Build.objects.filter(git_sha=data["git_sha"], local_label=data.get("local_label", "")).exists()
+        try:
+            build = _build_get_or_create(data)
+        except InvalidDocument as exc:  # its fields are named inside a run document: "build.<field>"
+            raise InvalidDocument([DocumentError(e.field.removeprefix("build."), e.message) for e in exc.errors]) from None
+    return build, not before
+
+
+# --- runs ------------------------------------------------------------------------------------------
+def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, cases_expected: int | None = None,
+                hostname: str = "", notes: str = "") -> Run:
+    """A pending run of ``build`` on a machine of ``machine_class``; then hands it to the runners."""
+    with transaction.atomic():
+        machine, _ = Machine.objects.get_or_create(hostname=hostname or UNASSIGNED_HOST, machine_class=machine_class)
+        run = Run.objects.create(
+            build=build, machine=machine, suite=suite, status=Run.Status.PENDING, requested_by=requested_by,
+            cases_expected=cases_expected, notes=notes,
+        )
+        build_summary_refresh(build_id=build.id, machine_class=machine_class)
+        transaction.on_commit(lambda: run_enqueue_cases(run_id=run.id))
+    return run
+
+
+def run_enqueue_cases(*, run_id: uuid.UUID) -> None:
+    """Hand a requested run's cases to the GPU runner workers of its machine class.
+
+    Issue #4 (Celery runner workers) fills this in: plan the suite's cases for the run's build,
+    enqueue them on the machine class's queue, set ``cases_expected``. Until then a requested run
+    stays pending until a runner submits its results (``run_submit``) or it is cancelled.
+    """
+
+
+def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:
+    """Cancel a pending or running run. Raises ``Run.DoesNotExist``, or ``Conflict`` when finished."""
+    with transaction.atomic():
+        run = Run.objects.select_for_update().select_related("machine").get(pk=run_id)
+        if run.status == Run.Status.CANCELLED:
+            return run
+        if run.status not in OPEN_STATUSES:
+            raise Conflict("status", f"run {run.id} is {run.status}: only a pending or running run can be cancelled")
+        run.status = Run.Status.CANCELLED
+        run.finished_at = timezone.now()
+        run.notes = (run.notes + "\n" if run.notes else "") + f"cancelled by {cancelled_by}"
+        run.save(update_fields=["status", "finished_at", "notes"])
+        build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
+    return run
+
+
+def _peek(document: dict, *path: str):
+    """A value of a not yet validated document, or None where it is absent or of another shape."""
+    value = document
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _bad_text(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character (U+0000)"
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return "contains an unpaired surrogate (not valid UTF-8)"
+    return None
+
+
+def storable_errors(value, path: list) -> list[DocumentError]:
+    """What PostgreSQL cannot store, or JSON cannot carry back, anywhere in a parsed JSON value:
+    U+0000 and unpaired surrogates in strings and keys, NaN and infinite numbers. One error per
+    string, key or number, named by its path."""
+    from runner.document import field_path
+
+    if isinstance(value, str):
+        problem = _bad_text(value)
+        return [DocumentError(field_path(path), problem)] if problem else []
+    if isinstance(value, float) and not math.isfinite(value):
+        return [DocumentError(field_path(path), f"{value} is not a finite number")]
+    if isinstance(value, dict):
+        out = []
+        for key, item in value.items():
+            problem = _bad_text(key)
+            if problem:
+                out.append(DocumentError(field_path(path), f"a key {problem}"))
+            else:
+                out += storable_errors(item, path + [key])
+        return out
+    if isinstance(value, list):
+        return [e for index, item in enumerate(value) for e in storable_errors(item, path + [index])]
+    return []
+
+
+def _integer_limits(model, names) -> dict[str, tuple[int, int]]:
+    """The range of each integer column among ``names`` on this database (int4 or int8)."""
+    limits = {}
+    for name in names:
+        field = model._meta.get_field(name)
+        if isinstance(field, models.IntegerField):
+            limits[name] = connection.ops.integer_field_range(field.get_internal_type())
+    return limits
+
+
+def range_errors(document) -> list[DocumentError]:
+    """Integers the document's schema allows but their columns cannot hold (a cpu_count of 2**32)."""
+    errors = []
+
+    def check(value, where: str, low_high) -> None:
+        low, high = (-(2**63) if low_high[0] is None else low_high[0]), (2**63 - 1 if low_high[1] is None else low_high[1])
+        if isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
+            errors.append(DocumentError(where, f"{value} is outside {low}..{high}"))
+
+    machine = _peek(document, "machine")
+    if isinstance(machine, dict):
+        for name, limit in _integer_limits(Machine, ("cpu_count", "gpu_count", "memory_bytes")).items():
+            check(machine.get(name), f"machine.{name}", limit)
+    results = _peek(document, "results")
+    if isinstance(results, list):
+        limits = _integer_limits(Result, METRIC_NAMES)
+        for index, item in enumerate(results):
+            metrics = item.get("metrics") if isinstance(item, dict) else None
+            if isinstance(metrics, dict):
+                for name, limit in limits.items():
+                    check(metrics.get(name), f"results[{index}].metrics.{name}", limit)
+    return errors
+
+
+def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tuple[IngestOutcome, Run]:
+    """Store a finished run's document through ``run_ingest``, all or nothing.
+
+    A run requested through the API (same ``run.id``, still pending or running) takes the host the
+    document names (of the machine class it was requested for) and becomes completed, or running
+    when ``complete`` is false (a partial document; post the rest later under the same id).
+    Raises ``InvalidDocument`` naming every bad field.
+    """
+    check_size(len(body), max_bytes=settings.INGEST_MAX_DOCUMENT_BYTES)
+    try:
+        document = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidDocument([DocumentError("", f"not valid JSON: {exc}")]) from None
+    if errors := storable_errors(document, []) + range_errors(document):
+        raise InvalidDocument(errors)
+    with transaction.atomic():
+        requested = _requested_run(document)
+        if requested is not None:
+            _attach_host(requested, document)
+        outcome = run_ingest(document=document)
+        run = Run.objects.select_related("build", "machine").get(pk=outcome.run_id)
+        if outcome.created and not run.requested_by:
+            run.requested_by = submitted_by  # who posted it, when the document does not say who asked
+            run.save(update_fields=["requested_by"])
+        wanted = Run.Status.COMPLETED if complete else Run.Status.RUNNING
+        # A requested or partly posted run moves on; a new run posted as partial is running.
+        if run.status != wanted and (run.status in OPEN_STATUSES or outcome.created):
+            run.status = wanted
+            run.started_at = run.started_at or _time(_peek(document, "run", "started_at")) or timezone.now()
+            run.finished_at = (_time(_peek(document, "run", "finished_at")) or timezone.now()) if complete else None
+            run.save(update_fields=["status", "started_at", "finished_at"])
+            build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
+    return outcome, run
+
+
+def _time(value) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
+
+
+def _requested_run(document: dict) -> Run | None:
+    run_id = _peek(document, "run", "id")
+    try:
+        run_id = uuid.UUID(run_id) if isinstance(run_id, str) else None
+    except ValueError:
+        return None
+    if run_id is None:
+        return None
+    return Run.objects.select_for_update().select_related("machine").filter(pk=run_id, status__in=OPEN_STATUSES).first()
+
+
+def _attach_host(run: Run, document: dict) -> None:
+    """Move a requested run from its placeholder (or another) host to the one the document names."""
+    hostname, machine_class = _peek(document, "machine", "hostname"), _peek(document, "machine", "machine_class")
+    if not (isinstance(hostname, str) and 0 < len(hostname) <= 255 and isinstance(machine_class, str)
+            and MACHINE_CLASS.fullmatch(machine_class)):
+        return  # run_ingest names what is wrong
+    if machine_class != run.machine.machine_class:
+        raise InvalidDocument([DocumentError(
+            "machine.machine_class", f"run {run.id} was requested for machine class {run.machine.machine_class!r}, not {machine_class!r}"
+        )])
+    if hostname != run.machine.hostname:
+        machine, _ = Machine.objects.get_or_create(hostname=hostname, machine_class=machine_class)
+        run.machine = machine
+        run.save(update_fields=["machine"])

@@ -1,0 +1,27 @@
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from dashboard.api import views
+
+app_name = "api"
+urlpatterns = [
+    path("", views.ApiRootView.as_view(), name="root"),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("builds/", views.BuildListView.as_view(), name="builds"),
+    path("builds/<str:ref>/", views.BuildDetailView.as_view(), name="build"),
+    path("runs/", views.RunListView.as_view(), name="runs"),
+    path("runs/submit/", views.RunSubmitView.as_view(), name="run-submit"),
+    path("runs/<uuid:run_id>/", views.RunDetailView.as_view(), name="run"),
+    path("runs/<uuid:run_id>/cancel/", views.RunCancelView.as_view(), name="run-cancel"),
+    path("results/", views.ResultListView.as_view(), name="results"),
+    path("results/<int:result_id>/", views.ResultDetailView.as_view(), name="result"),
+    path("series/", views.SeriesListView.as_view(), name="series"),
+    path("series/<str:signature>/", views.SeriesPointsView.as_view(), name="series-points"),
+    path("regressions/", views.RegressionListView.as_view(), name="regressions"),
+    path("regressions/triage/", views.RegressionTriageView.as_view(), name="regressions-triage"),
+    path("regressions/<int:regression_id>/", views.RegressionDetailView.as_view(), name="regression"),
+    path("compare/", views.CompareView.as_view(), name="compare"),
+    path("verdict/", views.VerdictView.as_view(), name="verdict"),
+    re_path(r"^(?P<rest>.*)$", views.not_found),
+]

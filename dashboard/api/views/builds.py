@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import status
+from rest_framework.response import Response
+
+from dashboard.api import selectors, services
+from dashboard.api.serializers import BuildFilterSerializer, BuildRegisterSerializer, BuildSerializer
+from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiView, body, paged, query, resolve_build
+from dashboard.results.models import Build
+
+
+class BuildListView(ApiView):
+    @extend_schema(operation_id="builds_list", summary="List builds, newest first", parameters=[BuildFilterSerializer],
+                   responses={200: paged(BuildSerializer), **READ_ERRORS}, tags=["builds"])
+    def get(self, request):
+        return self.page(request, selectors.build_list(**query(request, BuildFilterSerializer)), BuildSerializer)
+
+    @extend_schema(operation_id="builds_register", summary="Register a build (idempotent on git_sha + local_label)",
+                   description="201 when the build is new, 200 when it was already registered; 400 naming "
+                   "`torch_version` when the sha is stored with another torch version.",
+                   request=BuildRegisterSerializer,
+                   responses={201: BuildSerializer, 200: BuildSerializer, **WRITE_ERRORS}, tags=["builds"])
+    def post(self, request):
+        serializer = body(request, BuildRegisterSerializer)
+        build, created = services.build_register(data=serializer.to_document_build())
+        build = Build.objects.prefetch_related("summaries").get(pk=build.pk)
+        return Response(BuildSerializer(build).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class BuildDetailView(ApiView):
+    @extend_schema(operation_id="builds_retrieve", summary="One build", responses={200: BuildSerializer, **READ_ERRORS}, tags=["builds"])
+    def get(self, request, ref):
+        build = resolve_build("ref", ref)
+        build = Build.objects.prefetch_related("summaries").get(pk=build.pk)
+        return Response(BuildSerializer(build).data)

@@ -1,0 +1,101 @@
+"""Regressions and the verdict: thin views over ``dashboard.regressions`` (its selectors and
+triage service), imported when first used."""
+from __future__ import annotations
+
+from django.apps import apps
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.response import Response
+
+from dashboard.api.auth import actor
+from dashboard.api.exceptions import FieldError
+from dashboard.api.serializers import (
+    BulkTriageSerializer,
+    RegressionFilterSerializer,
+    RegressionSerializer,
+    TriageOutcomeSerializer,
+    TriageSerializer,
+    VerdictQuerySerializer,
+    VerdictSerializer,
+)
+from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiView, body, paged, query, resolve_build
+from dashboard.api.views.compare import machine_class_for
+from dashboard.results.selectors.common import build_ref
+
+APP = "dashboard.regressions"
+
+def _regressions():
+    """The regressions app's selectors and services (503 while it is not installed)."""
+    if not apps.is_installed(APP):
+        raise FieldError(None, "regression detection is not installed on this server", 503)
+    from dashboard.regressions import selectors  # noqa: PLC0415
+    from dashboard.regressions.services.triage import regression_triage  # noqa: PLC0415
+
+    return selectors, regression_triage
+
+class RegressionListView(ApiView):
+    @extend_schema(operation_id="regressions_list", summary="List detected regressions (and improvements), newest first",
+                   parameters=[RegressionFilterSerializer], responses={200: paged(RegressionSerializer), **READ_ERRORS},
+                   tags=["regressions"])
+    def get(self, request):
+        selectors, _ = _regressions()
+        filters = query(request, RegressionFilterSerializer)
+        filters["build"] = resolve_build("build", filters.get("build"))
+        return self.page(request, selectors.regression_list(**filters), RegressionSerializer)
+
+def _one(selectors, regression_id: int):
+    found = selectors.regression_list().filter(pk=regression_id).first()
+    if found is None:
+        raise FieldError("regression_id", f"no regression {regression_id}", 404)
+    return found
+
+class RegressionDetailView(ApiView):
+    @extend_schema(operation_id="regressions_retrieve", summary="One regression",
+                   parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
+                   responses={200: RegressionSerializer, **READ_ERRORS}, tags=["regressions"])
+    def get(self, request, regression_id: int):
+        selectors, _ = _regressions()
+        return Response(RegressionSerializer(_one(selectors, regression_id)).data)
+
+    @extend_schema(operation_id="regressions_triage", summary="Triage one regression (token)",
+                   parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
+                   request=TriageSerializer, responses={200: RegressionSerializer, **WRITE_ERRORS}, tags=["regressions"])
+    def patch(self, request, regression_id: int):
+        selectors, regression_triage = _regressions()
+        data = body(request, TriageSerializer).validated_data
+        _one(selectors, regression_id)
+        regression_triage(regression_ids=[regression_id], status=data["status"], user=actor(request), note=data["note"])
+        return Response(RegressionSerializer(_one(selectors, regression_id)).data)
+
+class RegressionTriageView(ApiView):
+    @extend_schema(operation_id="regressions_triage_many", summary="Triage several regressions at once (token)",
+                   description="All or nothing: an unknown id changes none of them.",
+                   request=BulkTriageSerializer, responses={200: TriageOutcomeSerializer, **WRITE_ERRORS}, tags=["regressions"])
+    def post(self, request):
+        _, regression_triage = _regressions()
+        data = body(request, BulkTriageSerializer).validated_data
+        updated = regression_triage(regression_ids=data["regression_ids"], status=data["status"], user=actor(request), note=data["note"])
+        return Response({"updated": updated})
+
+class VerdictView(ApiView):
+    @extend_schema(
+        operation_id="verdict", summary="Did this build regress? pass / regressed, with the list and a reason",
+        description="Against the previous build on the same machine class, or a named `baseline`. `reason` is "
+        "machine-readable: no_regressions, regressions_found, no_baseline, no_results, detection_pending. With "
+        "`fail_on_regression=true` a regressed build is answered 409 (same body), so `curl --fail` gates on it.",
+        parameters=[VerdictQuerySerializer],
+        responses={200: VerdictSerializer, 409: VerdictSerializer, **READ_ERRORS}, tags=["verdict"],
+    )
+    def get(self, request):
+        selectors, _ = _regressions()
+        q = query(request, VerdictQuerySerializer)
+        build = resolve_build("build", q["build"])
+        baseline = resolve_build("baseline", q.get("baseline"))
+        machine_class = machine_class_for(build, q.get("machine_class"))
+        verdict = selectors.build_verdict(build=build, machine_class=machine_class, baseline=baseline)
+        data = {
+            "verdict": verdict.verdict, "reason": verdict.reason, "build": build_ref(verdict.build),
+            "baseline": build_ref(verdict.baseline) if verdict.baseline else None, "machine_class": verdict.machine_class,
+            "regressions": VerdictSerializer().fields["regressions"].to_representation(verdict.regressions),
+        }
+        regressed = verdict.verdict == "regressed"
+        return Response(data, status=409 if regressed and q["fail_on_regression"] else 200)

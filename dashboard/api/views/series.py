@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+
+from dashboard.api import selectors
+from dashboard.api.exceptions import FieldError
+from dashboard.api.serializers import (
+    PointSerializer,
+    SeriesFilterSerializer,
+    SeriesPointsPageSerializer,
+    SeriesPointsQuerySerializer,
+    SeriesSerializer,
+)
+from dashboard.api.views.common import READ_ERRORS, ApiView, paged, query
+from dashboard.results.models import Series
+from dashboard.results.selectors.common import METRICS_BY_NAME, range_since
+from dashboard.results.selectors.workloads import series_history
+
+
+
+class SeriesListView(ApiView):
+    @extend_schema(operation_id="series_list", summary="List series (workload x config x machine class)",
+                   parameters=[SeriesFilterSerializer], responses={200: paged(SeriesSerializer), **READ_ERRORS}, tags=["series"])
+    def get(self, request):
+        return self.page(request, selectors.series_list(**query(request, SeriesFilterSerializer)), SeriesSerializer)
+
+
+class SeriesPointsView(ApiView):
+    @extend_schema(operation_id="series_points", summary="One metric of a series over builds: the data behind a trend chart",
+                   description="One point per build, oldest first (a build measured twice: the result stored last). "
+                   "`low`/`high`: the noise band where the samples give one (speedup: its own noise; latency: the "
+                   "median's interval).",
+                   parameters=[SeriesPointsQuerySerializer], responses={200: SeriesPointsPageSerializer, **READ_ERRORS},
+                   tags=["series"])
+    def get(self, request, signature: str):
+        options = query(request, SeriesPointsQuerySerializer)
+        try:
+            series = selectors.series_get(signature=signature)
+        except Series.DoesNotExist:
+            raise FieldError("signature", f"no series {signature[:60]!r}", 404) from None
+        metric = METRICS_BY_NAME[options["metric"]]
+        points = series_history(series=series).points
+        if points:
+            since = range_since(newest=points[-1].at, range_key=options["range"])
+            points = [p for p in points if since is None or p.at >= since]
+        rows = [_point(p, metric.name) for p in points]
+        return self.page(request, rows, PointSerializer, series=SeriesSerializer(series).data, metric={
+            "name": metric.name, "label": metric.label, "unit": metric.unit, "higher_is_better": metric.higher_is_better})
+
+
+def _point(point, metric: str) -> dict:
+    value = point.values.get(metric)
+    low = high = None
+    if metric == "speedup" and value is not None and point.speedup_noise is not None:
+        low, high = value * (1 - point.speedup_noise), value * (1 + point.speedup_noise)
+    elif metric in point.bands:
+        low, high = point.bands[metric]
+    return {"build": point.ref, "at": point.at, "run": point.run_id, "result": point.result_id, "status": point.status,
+            "value": value, "low": low, "high": high}

@@ -1,0 +1,91 @@
+"""``python -m runner ci``: submit, request, wait and verdict against a live server (real HTTP on
+loopback), detection running after each commit as without a broker."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from rest_framework.test import APIClient
+
+from runner.ci import main as ci
+from tests.api.history import planted_history
+from tests.dashboard.page_history import ref_for_day
+
+
+@pytest.fixture
+def server(live_server, secret, monkeypatch):
+    from dashboard.celery import app
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)  # detection in-process after each commit
+    monkeypatch.setenv("PTBENCH_URL", live_server.url)
+    monkeypatch.setenv("PTBENCH_API_TOKEN", secret)
+    return live_server.url
+
+
+def write(tmp_path, documents) -> list[str]:
+    paths = []
+    for index, document in enumerate(documents, start=1):
+        path = tmp_path / f"run{index}.json"
+        path.write_text(json.dumps(document))
+        paths.append(str(path))
+    return paths
+
+
+def test_submit_wait_and_a_verdict_that_fails_the_build(server, tmp_path, capsys):
+    documents = planted_history([1.25] * 3, failing_from=3)
+    assert ci(["submit", *write(tmp_path, documents)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("stored: 2 results created") == 3
+    assert ci(["submit", write(tmp_path, documents[:1])[0]]) == 0  # safe to repeat
+    assert "already stored: 0 results created, 2 already there" in capsys.readouterr().out
+
+    assert ci(["wait", "--run", documents[2]["run"]["id"], "--interval", "0.1"]) == 0
+    assert "completed, 2 cases" in capsys.readouterr().err
+    assert ci(["wait", "--build", ref_for_day(3), "--interval", "0.1"]) == 0
+
+    assert ci(["verdict", "--build", ref_for_day(2)]) == 0
+    assert capsys.readouterr().out.startswith(f"verdict: pass (no_regressions) for build {ref_for_day(2)} against {ref_for_day(1)} on cpu")
+    assert ci(["verdict", "--build", ref_for_day(3)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("verdict: regressed (regressions_found)") and "resnet_train" in out and "started_failing" in out
+    assert ci(["verdict", "--build", ref_for_day(3), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["verdict"] == "regressed"
+
+
+def test_request_wait_and_cancel(server, tmp_path, capsys):
+    sha = "e" * 40
+    assert ci(["request", "--build", sha[:12], "--machine-class", "cpu", "--torch-version", "2.13.0", "--cases", "4"]) == 0
+    run_id = capsys.readouterr().out.strip()
+    assert ci(["wait", "--run", run_id, "--timeout", "0.3", "--interval", "0.1"]) == 3
+    err = capsys.readouterr().err
+    assert f"run {run_id} (cpu): pending, 0/4 cases" in err and "did not finish within" in err
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {os.environ['PTBENCH_API_TOKEN']}")
+    assert client.post(f"/api/v1/runs/{run_id}/cancel/").status_code == 200
+    assert ci(["wait", "--run", run_id, "--interval", "0.1"]) == 1
+    assert "cancelled" in capsys.readouterr().err
+
+
+def test_errors_name_the_problem_and_exit_3(server, tmp_path, capsys, monkeypatch):
+    documents = planted_history([1.25])
+    documents[0]["results"][0]["status"] = "exploded"
+    assert ci(["submit", *write(tmp_path, documents)]) == 3
+    assert "HTTP 400: results[0].status: 'exploded' is not one of" in capsys.readouterr().err
+    monkeypatch.setenv("PTBENCH_API_TOKEN", "ptb_wrong")
+    assert ci(["submit", *write(tmp_path, planted_history([1.25]))]) == 3
+    assert "HTTP 401: Authorization: unknown token" in capsys.readouterr().err
+    monkeypatch.delenv("PTBENCH_API_TOKEN")  # reads need none
+    assert ci(["verdict", "--build", "1234567"]) == 3
+    assert "HTTP 404: build: no build '1234567'" in capsys.readouterr().err
+
+
+def test_the_command_line_entry_point(server):
+    """``python -m runner ci verdict --url URL --build BUILD`` in a process with no Django settings."""
+    done = subprocess.run([sys.executable, "-m", "runner", "ci", "verdict", "--url", server, "--build", "1234567"],
+                          capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, timeout=60)
+    assert done.returncode == 3 and "no build" in done.stderr
+    usage = subprocess.run([sys.executable, "-m", "runner", "ci", "verdict"], capture_output=True, text=True, timeout=60)
+    assert usage.returncode == 2 and "--build" in usage.stderr
