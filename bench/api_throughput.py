@@ -23,7 +23,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -38,16 +37,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from dashboard_history import History  # noqa: E402
-from dashboard_load import Cluster, percentile, setup_django  # noqa: E402
+from dashboard_load import Cluster, free_port, percentile, setup_django  # noqa: E402
 from ingest_throughput import synthetic_document  # noqa: E402
 
 from runner.ci import Client  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

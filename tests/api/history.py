@@ -7,15 +7,7 @@ import random
 
 from tests.dashboard.page_history import sha_for
 from tests.documents import WORKLOADS, make_document, make_result
-
-
-def case(speedup: float, *, workload: str = "mlp_loop", regime: str = "static", rng: random.Random, **overrides) -> dict:
-    """A passing case whose timing samples agree with ``speedup`` (0.2% within-run noise)."""
-    eager = [2.5 * (1 + rng.gauss(0, 0.002)) for _ in range(12)]
-    compiled = [e / speedup * (1 + rng.gauss(0, 0.002)) for e in eager]
-    result = make_result(workload, regime, speedup=speedup, eager_latency_ms=2.5, compiled_latency_ms=2.5 / speedup, **overrides)
-    result["samples"] = {"eager_ms": eager, "compiled_ms": compiled, "calls_per_block": 10}
-    return result
+from tests.regressions.history import case  # noqa: F401 (the same planted cases as detection's tests)
 
 
 def document_for_day(day: int, results: list[dict], machine_class: str = "cpu") -> dict:
