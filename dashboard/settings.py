@@ -37,6 +37,9 @@ INSTALLED_APPS = [
     "dashboard.regressions",
     "dashboard.web",
     "dashboard.api",
+    "dashboard.alerts",
+    "dashboard.dispatch",
+    "django_celery_beat",
 ]
 
 MIDDLEWARE = [
@@ -75,8 +78,14 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=60)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20  # the runner and the site share one file
+    # The site, its Celery worker and the runner share one file: writers queue up (IMMEDIATE takes
+    # the write lock at BEGIN, so two transactions never deadlock upgrading a read lock, which
+    # SQLite answers with an immediate "database is locked"), and readers do not block them (WAL).
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        timeout=20, transaction_mode="IMMEDIATE", init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LOGIN_URL = "admin:login"  # pages that need a signed-in user (triage, alerts) sign in through the admin
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -126,6 +135,23 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Redis hands a task that a lost worker held to another after this long. It must outlast the
+# longest case, and every client of the broker must agree (runner workers read the same variable).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("PTBENCH_VISIBILITY_TIMEOUT", default=7200),
+    "unacked_restore_interval": env.int("PTBENCH_RESTORE_INTERVAL_S", default=10),
+    "unacked_restore_throttle": 1,
+}
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"  # schedules edited in the admin
+
+# --- Dispatch of requested runs to the runner workers (issue #4) ---------------------------------
+# Per-case subprocess limit of a requested run (each of the cold and warm phases), unless the request
+# names one; the worker's soft and hard Celery limits add DISPATCH_TASK_MARGIN_S on top.
+DISPATCH_CASE_TIMEOUT_S = env.float("DISPATCH_CASE_TIMEOUT_S", default=900.0)
+DISPATCH_TASK_MARGIN_S = env.float("DISPATCH_TASK_MARGIN_S", default=300.0)
+# A case a worker started and never finished (its worker lost past the visibility timeout, a hard
+# time limit) is re-queued this many times by the stale-case sweep, then marked failed.
+DISPATCH_MAX_SENDS = env.int("DISPATCH_MAX_SENDS", default=3)
 
 # --- Ingest ---------------------------------------------------------------------------------------
 # A run document larger than this is refused before it is parsed.
@@ -168,6 +194,21 @@ SPECTACULAR_SETTINGS = {
         "RegressionStatusFilterEnum": "dashboard.api.serializers.REGRESSION_STATUS_FILTERS",
     },
 }
+
+# --- Alerts (dashboard.alerts): email through Django's mail framework, Slack incoming webhooks ----
+PTBENCH_BASE_URL = env.str("PTBENCH_BASE_URL", default="http://127.0.0.1:8000")  # absolute links in messages
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10.0)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="ptbench@localhost")
+ALERTS_HTTP_TIMEOUT_S = env.float("ALERTS_HTTP_TIMEOUT_S", default=10.0)  # Slack webhook POST
+# A failed delivery worth retrying waits these many seconds before each further try (so at most
+# 1 + len tries). Keep them under the broker's visibility timeout, or a waiting retry is redelivered.
+ALERTS_RETRY_COUNTDOWNS_S = env.list("ALERTS_RETRY_COUNTDOWNS_S", cast=float, default=[30.0, 120.0, 480.0, 1920.0])
 
 # --- Security (production: DEBUG off) -------------------------------------------------------------
 if not DEBUG:

@@ -5,5 +5,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("dashboard.api.urls")),
     path("", include("dashboard.regressions.urls")),
+    path("", include("dashboard.alerts.urls")),
     path("", include("dashboard.web.urls")),
 ]

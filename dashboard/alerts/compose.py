@@ -1,0 +1,217 @@
+"""The message of a delivery: subject, plain text and HTML for email, Block Kit with a fallback
+``text`` for Slack. Links are absolute (``PTBENCH_BASE_URL``): the run's compare page, each
+workload's page at the regressed configuration, the regressions page for the build, and the suspect
+commit range on GitHub when both builds carry real git shas."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlencode
+
+from django.conf import settings
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from dashboard.alerts.matching import severity_of
+from dashboard.alerts.models import Delivery, Subscription
+from dashboard.regressions.models import AlertSummary, Regression
+from dashboard.results.models import Build, Run
+from dashboard.results.selectors.common import build_ref
+from dashboard.web.templatetags.ptbench import metric
+
+MAX_LISTED = 25  # regressions spelled out in one message; the rest are counted, with a link to all
+_REAL_SHA = re.compile(r"^[0-9a-f]{7,40}$")
+_UNITS = {"speedup": "x", "compiled_latency_ms": "ms", "compile_time_cold_s": "s", "compile_time_warm_s": "s",
+          "compiled_peak_memory_bytes": "bytes", "dynamic_gap": "rate"}
+
+
+@dataclass
+class Message:
+    subject: str
+    text: str
+    html: str
+    slack: dict
+
+
+@dataclass
+class Item:
+    """One regression, as every format shows it."""
+
+    workload: str
+    config: str
+    metric: str
+    finding: str
+    severity: str
+    message: str
+    change: str  # "1.249× → 1.099× (12.0% worse) confidence 1.000", or ""
+    reason: str  # the first new reason's first line, unless the message says it already
+    workload_url: str
+    compare_url: str | None = None  # only when its builds differ from the run's
+    commits_url: str | None = None
+
+
+@dataclass
+class RunAlert:
+    subject: str
+    headline: str
+    build: str
+    previous: str | None
+    compare_url: str | None
+    commits_url: str | None
+    regressions_url: str
+    items: list[Item] = field(default_factory=list)
+    more: int = 0
+
+
+def absolute(path: str, query: dict | None = None) -> str:
+    return settings.PTBENCH_BASE_URL.rstrip("/") + path + (f"?{urlencode(query)}" if query else "")
+
+
+def commits_url(good: Build | None, bad: Build | None) -> str | None:
+    """``https://github.com/pytorch/pytorch/compare/<good>...<bad>`` when both are real git shas."""
+    if good is None or bad is None or good.git_sha == bad.git_sha:
+        return None
+    if not (_REAL_SHA.match(good.git_sha) and _REAL_SHA.match(bad.git_sha)):
+        return None
+    return f"https://github.com/pytorch/pytorch/compare/{good.git_sha}...{bad.git_sha}"
+
+
+def compare_url(base: Build | None, head: Build, machine_class: str) -> str | None:
+    if base is None:
+        return None
+    return absolute(reverse("web:compare"), {"base": build_ref(base), "head": build_ref(head), "machine": machine_class})
+
+
+def message_for_delivery(delivery: Delivery) -> Message:
+    if delivery.kind == Delivery.Kind.TEST:
+        return test_message(subscription=delivery.subscription)
+    regressions = list(delivery.regressions.select_related(
+        "series__workload", "series__config", "first_bad_build", "last_good_build"))
+    return run_message(run=delivery.run, regressions=regressions, subscription=delivery.subscription)
+
+
+def run_message(*, run: Run, regressions: list[Regression], subscription: Subscription) -> Message:
+    alert = _run_alert(run=run, regressions=regressions)
+    context = {"alert": alert, "subscription": subscription, "alerts_url": absolute(reverse("alerts:page"))}
+    return Message(subject=alert.subject, text=_run_text(alert, subscription), html=render_to_string("alerts/email.html", context),
+                   slack=_run_slack(alert, subscription))
+
+
+def _run_alert(*, run: Run, regressions: list[Regression]) -> RunAlert:
+    machine_class = run.machine.machine_class
+    summary = AlertSummary.objects.filter(run=run).select_related("previous_build").first()
+    previous = summary.previous_build if summary else None
+    ordered = sorted(regressions, key=lambda r: (severity_of(r.finding) != "breakage", -abs(r.magnitude or 0), r.id))
+    items = [_item(r, run=run, previous=previous) for r in ordered[:MAX_LISTED]]
+    count = len(regressions)
+    noun = f"{count} new regression{'s' if count != 1 else ''}"
+    return RunAlert(
+        subject=f"[ptbench] {noun} on {machine_class}: {run.build} ({build_ref(run.build)})",
+        headline=f"{noun} on {machine_class} in build {build_ref(run.build)} ({run.build}, suite {run.suite})",
+        build=build_ref(run.build), previous=build_ref(previous) if previous else None,
+        compare_url=compare_url(previous, run.build, machine_class), commits_url=commits_url(previous, run.build),
+        regressions_url=absolute(reverse("regressions:list"), {"build": build_ref(run.build), "machine": machine_class}),
+        items=items, more=count - len(items),
+    )
+
+
+def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
+    series, config = regression.series, regression.series.config
+    good, bad = regression.last_good_build, regression.first_bad_build
+    own_range = (good and good.id, bad.id) != (previous and previous.id, run.build_id)
+    parts = []
+    if regression.before_value is not None and regression.after_value is not None:
+        unit = _UNITS.get(regression.metric, "")
+        parts.append(f"{metric(regression.before_value, unit)} → {metric(regression.after_value, unit)}")
+    if regression.magnitude is not None:
+        parts.append(f"({abs(regression.magnitude):.1%} worse)")
+    if regression.confidence is not None:
+        parts.append(f"confidence {regression.confidence:.3f}")
+    reason = _first_line((regression.details.get("reasons") or [""])[0])
+    return Item(
+        workload=series.workload.name, config=str(config), metric=regression.metric,
+        finding=regression.get_finding_display(), severity=severity_of(regression.finding), message=regression.message,
+        change=" ".join(parts), reason="" if reason in regression.message else reason,
+        workload_url=absolute(reverse("web:workload", args=[series.workload.name]), {
+            "machine": series.machine_class, "mode": config.compile_mode, "regime": config.shape_regime, "dtype": config.dtype}),
+        compare_url=compare_url(good, bad, series.machine_class) if own_range else None,
+        commits_url=commits_url(good, bad) if own_range else None,
+    )
+
+
+def _first_line(text, limit: int = 300) -> str:
+    return next((line.strip() for line in str(text).splitlines() if line.strip()), "")[:limit]
+
+
+def _run_text(alert: RunAlert, subscription: Subscription) -> str:
+    lines = [alert.headline + ".", "", *_labelled((
+        ("Previous build on this machine class", alert.previous), ("Compare", alert.compare_url),
+        ("Suspect commits", alert.commits_url), ("All findings of this build", alert.regressions_url))), ""]
+    for item in alert.items:
+        lines.append(f"- [{item.severity}] {item.workload} {item.config}: {item.metric}, {item.finding}")
+        lines += [f"    {detail}" for detail in (item.change, item.message, item.reason and f"reason: {item.reason}") if detail]
+        lines += _labelled((("workload", item.workload_url), ("compare", item.compare_url), ("commits", item.commits_url)), indent="    ")
+    if alert.more:
+        lines.append(f"... and {alert.more} more: {alert.regressions_url}")
+    lines += ["", f"You get this through the ptbench subscription {subscription.name!r}: {absolute(reverse('alerts:page'))}"]
+    return "\n".join(lines) + "\n"
+
+
+def _labelled(pairs, *, indent: str = "") -> list[str]:
+    return [f"{indent}{label}: {value}" for label, value in pairs if value]
+
+
+def slack_escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _link(url: str, label: str) -> str:
+    return f"<{url}|{slack_escape(label)}>"
+
+
+def _run_slack(alert: RunAlert, subscription: Subscription) -> dict:
+    links = [_link(url, label) for url, label in ((alert.compare_url, "compare builds"), (alert.commits_url, "suspect commits"),
+                                                   (alert.regressions_url, "all findings")) if url]
+    blocks = [
+        {"type": "header", "text": {"type": "plain_text", "text": alert.subject.removeprefix("[ptbench] ")[:150]}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": slack_escape(alert.headline) + "\n" + " · ".join(links)}},
+        {"type": "divider"},
+    ]
+    for item in alert.items:
+        text = (f"*{_link(item.workload_url, item.workload)}* `{slack_escape(item.config)}` · {slack_escape(item.metric)}: "
+                f"{slack_escape(item.finding)} _({item.severity})_")
+        for detail in (item.change, item.message, item.reason and f"reason: {item.reason}"):
+            if detail:
+                text += "\n" + slack_escape(detail)
+        extra = [_link(url, label) for url, label in ((item.compare_url, "compare"), (item.commits_url, "commits")) if url]
+        if extra:
+            text += "\n" + " · ".join(extra)
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}})
+    if alert.more:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"... and {alert.more} more: {_link(alert.regressions_url, 'all findings')}"}})
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"ptbench subscription {slack_escape(subscription.name)}"}]})
+    fallback = f"{alert.headline}. {alert.compare_url or alert.regressions_url}"
+    return {"text": fallback, "blocks": blocks}
+
+
+def test_message(*, subscription: Subscription) -> Message:
+    page = absolute(reverse("alerts:page"))
+    subject = f"[ptbench] test alert for {subscription.name}"
+    text = (f"This is a test alert from ptbench for the subscription {subscription.name!r} ({subscription.channel}).\n"
+            f"Filters: {filters_summary(subscription)}.\nSubscriptions and deliveries: {page}\n")
+    html = render_to_string("alerts/test_email.html", {"subscription": subscription, "filters": filters_summary(subscription), "alerts_url": page})
+    slack = {"text": f"ptbench test alert for {subscription.name}", "blocks": [
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"*ptbench test alert* for the subscription *{slack_escape(subscription.name)}*.\n"
+                                                                f"Filters: {slack_escape(filters_summary(subscription))}.\n{_link(page, 'subscriptions and deliveries')}"}},
+    ]}
+    return Message(subject=subject, text=text, html=html, slack=slack)
+
+
+def filters_summary(subscription: Subscription) -> str:
+    parts = [f"{label} {', '.join(values)}" for label, values in (
+        ("machine classes", subscription.machine_classes), ("workloads", subscription.workloads),
+        ("suites", subscription.suites), ("metrics", subscription.metrics)) if values]
+    if subscription.min_magnitude:
+        parts.append(f"changes of at least {subscription.min_magnitude:.1%}")
+    parts.append(subscription.get_severity_display())
+    return "; ".join(parts)

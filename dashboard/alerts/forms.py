@@ -1,0 +1,38 @@
+"""The subscription form, shared by the admin and the /alerts/ page: list filters are typed as
+comma-separated text and stored as JSON lists; the model's validators name the field at fault."""
+from __future__ import annotations
+
+import re
+
+from django import forms
+
+from dashboard.alerts.models import Subscription
+
+
+class ListField(forms.CharField):
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        return ", ".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value) -> list[str]:
+        text = super().to_python(value)
+        return [item.strip() for item in re.split(r"[,\n]", text) if item.strip()]
+
+
+class SubscriptionForm(forms.ModelForm):
+    machine_classes = ListField(help_text="comma-separated, e.g. cpu, gpu-h100 (empty: all)")
+    workloads = ListField(help_text="comma-separated workload names (empty: all)")
+    suites = ListField(help_text="comma-separated, e.g. tiny, full (empty: all)")
+    metrics = ListField(help_text=Subscription._meta.get_field("metrics").help_text)
+
+    class Meta:
+        model = Subscription
+        fields = ["name", "channel", "target", "machine_classes", "workloads", "suites", "metrics", "min_magnitude",
+                  "severity", "enabled"]
+
+
+class SendTestForm(forms.Form):
+    subscription = forms.IntegerField(min_value=1, error_messages={"required": "which subscription to test"})

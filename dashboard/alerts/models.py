@@ -1,0 +1,181 @@
+"""Alert subscriptions and what was sent to them (issue #8).
+
+A ``Subscription`` is an email list or a Slack incoming webhook with filters. After detection has run
+on a finished run, the run's new regressions are handed out once: each enabled subscription that
+wants at least one of them gets one ``Delivery`` (unique per subscription and run, so a redelivered
+or concurrent task sends nothing twice), and every try to send it is a ``DeliveryAttempt``.
+A test alert is a ``Delivery`` of kind ``test`` without a run. Nothing here has logic in save():
+planning and sending are in ``services``.
+"""
+from __future__ import annotations
+
+import re
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator, validate_email
+from django.db import models
+
+from dashboard.alerts.matching import BOTH, BREAKAGE, SLOWDOWN
+from dashboard.regressions.history import TRACKED_METRICS
+from dashboard.regressions.models import Regression
+from dashboard.results.models import Run
+
+# What Regression.metric holds: the noisy metrics detection tracks, then the deterministic ones.
+ALERT_METRICS = [*TRACKED_METRICS, "status", "graph_breaks", "recompiles", "dynamic_gap"]
+_SLUG = re.compile(r"^[-a-zA-Z0-9_.]+$")
+
+
+def _string_list(value, *, what: str, pattern: re.Pattern | None = None, allowed: list[str] | None = None) -> None:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValidationError(f"a list of {what}")
+    for item in value:
+        if len(item) > 200:
+            raise ValidationError(f"{item[:40]!r}...: longer than 200 characters")
+        if pattern is not None and not pattern.match(item):
+            raise ValidationError(f"{item!r} is not a {what[:-1]} (letters, digits, - _ .)")
+        if allowed is not None and item not in allowed:
+            raise ValidationError(f"{item!r} is not one of {', '.join(allowed)}")
+
+
+def validate_machine_classes(value) -> None:
+    _string_list(value, what="machine classes", pattern=_SLUG)
+
+
+def validate_workloads(value) -> None:
+    _string_list(value, what="workload names")
+
+
+def validate_suites(value) -> None:
+    _string_list(value, what="suites", pattern=_SLUG)
+
+
+def validate_metrics(value) -> None:
+    _string_list(value, what="metrics", allowed=ALERT_METRICS)
+
+
+def email_addresses(target: str) -> list[str]:
+    return [a.strip() for a in re.split(r"[,;\s]+", target) if a.strip()]
+
+
+class Subscription(models.Model):
+    class Channel(models.TextChoices):
+        EMAIL = "email"
+        SLACK = "slack", "Slack webhook"
+
+    class Severity(models.TextChoices):
+        BOTH = BOTH, "breakage and slowdown"
+        BREAKAGE = BREAKAGE, "breakage (new failure, graph break, recompile)"
+        SLOWDOWN = SLOWDOWN, "slowdown (a measured metric got worse)"
+
+    name = models.CharField(max_length=200)
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    target = models.CharField(
+        max_length=1000,
+        help_text="email: one or more addresses, comma-separated; Slack: the incoming-webhook URL (a secret: pages mask it)",
+    )
+    machine_classes = models.JSONField(default=list, blank=True, validators=[validate_machine_classes],
+                                       help_text="only these machine classes (empty: all)")
+    workloads = models.JSONField(default=list, blank=True, validators=[validate_workloads],
+                                 help_text="only these workloads (empty: all)")
+    suites = models.JSONField(default=list, blank=True, validators=[validate_suites],
+                              help_text="only runs of these suites, e.g. tiny, full (empty: all)")
+    metrics = models.JSONField(default=list, blank=True, validators=[validate_metrics],
+                               help_text=f"only these metrics (empty: all): {', '.join(ALERT_METRICS)}")
+    min_magnitude = models.FloatField(
+        null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
+        help_text="only changes at least this large, as a fraction (0.05 = 5%); failures, graph breaks and "
+                  "recompiles have no magnitude and always pass",
+    )
+    severity = models.CharField(max_length=16, choices=Severity.choices, default=Severity.BOTH)
+    enabled = models.BooleanField(default=True)
+    created_by = models.CharField(max_length=150, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.channel})"
+
+    def clean(self) -> None:
+        target = (self.target or "").strip()
+        if self.channel == self.Channel.EMAIL:
+            addresses = email_addresses(target)
+            if not addresses:
+                raise ValidationError({"target": "give at least one email address"})
+            for address in addresses:
+                try:
+                    validate_email(address)
+                except ValidationError:
+                    raise ValidationError({"target": f"{address[:80]!r} is not an email address"}) from None
+        elif self.channel == self.Channel.SLACK:
+            try:
+                URLValidator(schemes=["https", "http"])(target)
+            except ValidationError:
+                raise ValidationError({"target": "a Slack incoming-webhook URL (https://hooks.slack.com/services/...)"}) from None
+
+
+class Delivery(models.Model):
+    """One message to one subscription: for a run (its new regressions) or a test."""
+
+    class Kind(models.TextChoices):
+        RUN = "run"
+        TEST = "test"
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RETRYING = "retrying", "failed, will retry"
+        SENT = "sent"
+        FAILED = "failed"
+
+    subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="deliveries")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="alert_deliveries")
+    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.RUN)
+    regressions = models.ManyToManyField(Regression, blank=True, related_name="alert_deliveries")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    last_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # One message per subscription per run: a task delivered twice, or two at once, cannot send it again.
+            models.UniqueConstraint(fields=["subscription", "run"], condition=models.Q(run__isnull=False),
+                                    name="delivery_one_per_subscription_run"),
+        ]
+        indexes = [
+            # /alerts/ and the admin: recent deliveries, newest first.
+            models.Index(fields=["-created_at"], name="delivery_newest"),
+        ]
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "deliveries"
+
+    def __str__(self) -> str:
+        return f"{self.kind} alert to {self.subscription} ({self.status})"
+
+
+class DeliveryAttempt(models.Model):
+    class Outcome(models.TextChoices):
+        SENT = "sent"
+        HTTP_ERROR = "http_error", "HTTP error"
+        TIMEOUT = "timeout"
+        CONNECTION_ERROR = "connection_error", "connection error"
+        SMTP_ERROR = "smtp_error", "SMTP error"
+        ERROR = "error"
+
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveIntegerField(help_text="1 for the first try of this delivery")
+    started_at = models.DateTimeField()
+    duration_ms = models.PositiveIntegerField()
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    http_status = models.PositiveIntegerField(null=True, blank=True)
+    smtp_code = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    retryable = models.BooleanField(default=False, help_text="a failure worth trying again (5xx, 429, timeout, SMTP 4xx)")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["delivery", "number"], name="deliveryattempt_unique_number")]
+        ordering = ["delivery", "number"]
+
+    def __str__(self) -> str:
+        return f"attempt {self.number}: {self.outcome}"

@@ -1,0 +1,159 @@
+"""Writes of the alerts app: plan a run's deliveries, send one (one attempt, recorded), re-send,
+send a test alert, create a subscription.
+
+Which regressions a run's alert carries: the regression-kind, untriaged findings not yet alerted
+(``Regression.notified_at`` empty) that detection attached to the run's alert summary, plus those that
+reached an already alerted summary of the same machine class later (a re-measurement confirming a
+suspect attaches its finding to the first run of that build): they go out with the next run. The run
+is planned once, when it has finished (``AlertSummary.notified_at`` marks it); the regressions it
+takes get ``notified_at`` in the same transaction, under row locks, so two runs never take the same
+one. Findings no subscription wants are marked too: a subscription made later starts from new ones.
+"""
+from __future__ import annotations
+
+import time
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from dashboard.alerts.compose import message_for_delivery
+from dashboard.alerts.matching import subscription_wants
+from dashboard.alerts.models import Delivery, DeliveryAttempt, Subscription, email_addresses
+from dashboard.alerts.transport import SendFailure, email_send, slack_post
+from dashboard.regressions.models import AlertSummary, Regression
+from dashboard.results.models import Run
+
+UNFINISHED = (Run.Status.PENDING, Run.Status.RUNNING)
+
+
+def delivery_plan_run(*, run_id) -> list[int]:
+    """One delivery per enabled subscription that wants at least one of the run's new regressions;
+    each is sent by the ``alerts.send_delivery`` task once this commits. Returns the new deliveries'
+    ids ([] for a run that is unfinished, already planned, or has nothing new). Safe to call again."""
+    run = Run.objects.select_related("machine").get(pk=run_id)
+    if run.status in UNFINISHED:
+        return []  # a partial run: its findings go out when the run is complete
+    created: list[int] = []
+    with transaction.atomic():
+        summary = AlertSummary.objects.select_for_update().filter(run=run).first()
+        if summary is None or summary.notified_at is not None:
+            return []  # detection has not run, or this run's alerts were issued already
+        candidates = Regression.objects.filter(
+            Q(summary=summary) | Q(summary__notified_at__isnull=False, summary__machine_class=summary.machine_class),
+            kind=Regression.Kind.REGRESSION, status=Regression.Status.UNTRIAGED, notified_at__isnull=True,
+        ).values_list("id", flat=True)
+        # Lock, then read again: a concurrent plan that took some of them has set notified_at.
+        ids = list(Regression.objects.select_for_update().filter(pk__in=list(candidates), notified_at__isnull=True)
+                   .order_by("id").values_list("id", flat=True))
+        regressions = list(Regression.objects.filter(pk__in=ids).select_related("series__workload", "summary__run"))
+        now = timezone.now()
+        Regression.objects.filter(pk__in=ids).update(notified_at=now)
+        summary.notified_at = now
+        summary.save(update_fields=["notified_at"])
+        for subscription in Subscription.objects.filter(enabled=True) if regressions else []:
+            wanted = [r for r in regressions if _wants(subscription, r, default_suite=run.suite)]
+            if not wanted:
+                continue
+            delivery, new = Delivery.objects.get_or_create(subscription=subscription, run=run, defaults={"kind": Delivery.Kind.RUN})
+            if new:
+                delivery.regressions.set(wanted)
+                created.append(delivery.id)
+        transaction.on_commit(lambda: _enqueue(created))
+    return created
+
+
+def _wants(subscription: Subscription, regression: Regression, *, default_suite: str) -> bool:
+    run = regression.summary.run if regression.summary else None
+    return subscription_wants(
+        subscription, finding=regression.finding, metric=regression.metric, magnitude=regression.magnitude,
+        machine_class=regression.series.machine_class, workload=regression.series.workload.name,
+        suite=run.suite if run else default_suite,
+    )
+
+
+def _enqueue(delivery_ids: list[int]) -> None:
+    from dashboard.alerts.tasks import send_delivery  # noqa: PLC0415 (tasks import this module)
+
+    for delivery_id in delivery_ids:
+        send_delivery.delay(delivery_id)
+
+
+def delivery_send(*, delivery_id: int, last_try: bool = True) -> Delivery:
+    """One try to send a pending (or retrying) delivery, recorded as a ``DeliveryAttempt``.
+
+    The delivery's row stays locked while it is sent, so two workers holding the same task (a
+    redelivery) never both send it; a delivery already sent or given up on is left alone. A failure
+    worth retrying leaves it ``retrying`` unless ``last_try``; anything else makes it ``failed``.
+    """
+    with transaction.atomic():
+        delivery = (Delivery.objects.select_for_update(of=("self",))
+                    .select_related("subscription", "run__build", "run__machine").get(pk=delivery_id))
+        if delivery.status not in (Delivery.Status.PENDING, Delivery.Status.RETRYING):
+            return delivery
+        started, clock = timezone.now(), time.monotonic()
+        failure = None
+        try:
+            _transmit(delivery)
+        except SendFailure as exc:
+            failure = exc
+        except Exception as exc:  # noqa: BLE001 (a message that cannot be composed is recorded, not retried)
+            failure = SendFailure("error", f"{type(exc).__name__}: {exc}", retryable=False)
+        DeliveryAttempt.objects.create(
+            delivery=delivery, number=delivery.attempts.count() + 1, started_at=started,
+            duration_ms=round((time.monotonic() - clock) * 1000),
+            outcome=DeliveryAttempt.Outcome.SENT if failure is None else failure.outcome,
+            http_status=failure.http_status if failure else None, smtp_code=failure.smtp_code if failure else None,
+            error=failure.error[:2000] if failure else "", retryable=bool(failure and failure.retryable),
+        )
+        if failure is None:
+            delivery.status, delivery.sent_at, delivery.last_error = Delivery.Status.SENT, timezone.now(), ""
+        else:
+            retry = failure.retryable and not last_try
+            delivery.status = Delivery.Status.RETRYING if retry else Delivery.Status.FAILED
+            delivery.last_error = failure.error[:2000]
+        delivery.save(update_fields=["status", "sent_at", "last_error"])
+    return delivery
+
+
+def _transmit(delivery: Delivery) -> None:
+    message = message_for_delivery(delivery)
+    subscription = delivery.subscription
+    if subscription.channel == Subscription.Channel.EMAIL:
+        email_send(to=email_addresses(subscription.target), subject=message.subject, text=message.text, html=message.html)
+    else:
+        slack_post(url=subscription.target.strip(), payload=message.slack)
+
+
+def delivery_resend(*, delivery_ids: list[int]) -> list[int]:
+    """Send failed deliveries again, each with a fresh round of retries. Returns the ids queued
+    (deliveries not failed, e.g. sent ones, are left alone)."""
+    with transaction.atomic():
+        ids = list(Delivery.objects.select_for_update().filter(pk__in=delivery_ids, status=Delivery.Status.FAILED)
+                   .values_list("id", flat=True))
+        Delivery.objects.filter(pk__in=ids).update(status=Delivery.Status.PENDING)
+        transaction.on_commit(lambda: _enqueue(ids))
+    return ids
+
+
+def subscription_test_send(*, subscription_id: int) -> Delivery:
+    """Send a test message through the subscription now (one try, enabled or not) and record it.
+    Raises ``Subscription.DoesNotExist``."""
+    subscription = Subscription.objects.get(pk=subscription_id)
+    delivery = Delivery.objects.create(subscription=subscription, kind=Delivery.Kind.TEST)
+    return delivery_send(delivery_id=delivery.id, last_try=True)
+
+
+def subscription_create(*, name: str, channel: str, target: str, machine_classes: list[str] = (),
+                        workloads: list[str] = (), suites: list[str] = (), metrics: list[str] = (),
+                        min_magnitude: float | None = None, severity: str = Subscription.Severity.BOTH,
+                        enabled: bool = True, created_by: str = "") -> Subscription:
+    """Raises ValidationError({field: [messages]}) and writes nothing when a field is bad."""
+    subscription = Subscription(
+        name=name, channel=channel, target=target.strip(), machine_classes=list(machine_classes), workloads=list(workloads),
+        suites=list(suites), metrics=list(metrics), min_magnitude=min_magnitude, severity=severity, enabled=enabled,
+        created_by=created_by,
+    )
+    subscription.full_clean()
+    subscription.save()
+    return subscription
