@@ -154,6 +154,9 @@ class Run(models.Model):
     # How many cases the run plans, when whoever started it said so: the run page's progress is
     # the results stored so far over this.
     cases_expected = models.PositiveIntegerField(null=True, blank=True)
+    # What a requested run measures (workloads, modes, regimes, dtypes, timeout): empty for a run
+    # that arrived as a document.
+    matrix = models.JSONField(default=dict, blank=True)
     ingested_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -16,6 +16,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from runner.engine.failures import process_excerpt
 from runner.engine.result_file import METRIC_KEYS, ResultFile
@@ -29,8 +30,15 @@ STACK_DUMP_SIGNAL = signal.SIGUSR1
 STACK_DUMP_GRACE_S = 1.0
 
 
+STOP_POLL_S = 2.0  # how often a running case asks ``should_stop`` (a cancelled run)
+
+
 class EnvironmentProbeFailed(RuntimeError):
     """The build's interpreter could not describe itself (no torch, wrong path, ...)."""
+
+
+class CaseStopped(Exception):
+    """``should_stop`` answered true while the case ran: its process group was killed."""
 
 
 def child_environment(cache_dir: Path | None = None) -> dict[str, str]:
@@ -68,8 +76,30 @@ class ChildExit:
     log_tail: str
 
 
-def run_child(command: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path) -> ChildExit:
-    """Run ``command`` in a new process group; on timeout (or interrupt) kill the whole group."""
+def _wait(process: subprocess.Popen, timeout_s: float, should_stop: Callable[[], bool] | None) -> None:
+    """Wait for ``process`` up to ``timeout_s`` (raises TimeoutExpired), asking ``should_stop``
+    every few seconds (raises CaseStopped)."""
+    if should_stop is None:
+        process.wait(timeout=timeout_s)
+        return
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            process.wait(timeout=max(0.0, min(STOP_POLL_S, left)))
+            return
+        except subprocess.TimeoutExpired:
+            if left <= STOP_POLL_S:
+                raise
+        if should_stop():
+            raise CaseStopped()
+
+
+def run_child(
+    command: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path, should_stop: Callable[[], bool] | None = None
+) -> ChildExit:
+    """Run ``command`` in a new process group; on timeout, a stop request (``should_stop``) or an
+    interrupt, kill the whole group."""
     started = time.monotonic()
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
@@ -77,7 +107,7 @@ def run_child(command: list[str], *, env: dict[str, str], timeout_s: float, log_
         )
         timed_out = False
         try:
-            process.wait(timeout=timeout_s)
+            _wait(process, timeout_s, should_stop)
         except subprocess.TimeoutExpired:
             timed_out = True
             _dump_stacks(process)
@@ -137,17 +167,21 @@ class PhaseOutcome:
 class CaseExecutor:
     """Runs cases one at a time (timing needs the machine to itself)."""
 
-    def __init__(self, *, python: str, timeout_s: float, warm: bool = True):
+    def __init__(self, *, python: str, timeout_s: float, warm: bool = True, should_stop: Callable[[], bool] | None = None):
         self.python = python
         self.timeout_s = timeout_s
         self.warm = warm
+        self.should_stop = should_stop  # a worker's cancelled-run check; raises CaseStopped
 
     def _run_phase(self, spec: CaseSpec, workdir: Path, cache_dir: Path) -> PhaseOutcome:
         spec_path = workdir / f"{spec.phase}.spec.json"
         result_path = workdir / f"{spec.phase}.result.json"
         spec.write(spec_path)
         command = [self.python, "-m", "runner", "case", "--spec", str(spec_path), "--result", str(result_path)]
-        child = run_child(command, env=child_environment(cache_dir), timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log")
+        child = run_child(
+            command, env=child_environment(cache_dir), timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log",
+            should_stop=self.should_stop,
+        )
         record = ResultFile(result_path).read()
         status, error = classify_exit(child, record, self.timeout_s)
         return PhaseOutcome(status, error, record or {}, child.wall_s)

@@ -4,7 +4,6 @@ from __future__ import annotations
 import traceback
 from typing import Iterator
 
-from runner.engine import compat
 
 MESSAGE_LIMIT = 4000
 TRACEBACK_LIMIT = 8000
@@ -36,6 +35,9 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
+    # Imported here: the parent side (executor, the runner worker) uses this module without torch.
+    from runner.engine import compat
+
     oom_types = compat.out_of_memory_errors()
     for link in _chain(exc):
         if isinstance(link, oom_types):

@@ -34,11 +34,32 @@ def remeasurement_request(*, series, metric: str, points: list[Point], suspect) 
     return request
 
 
-def remeasurement_dispatch(*, remeasurement_id: int) -> None:
-    """Queue the re-runs. Runs are dispatched to runner workers by the distributed-execution work
-    (issue #4); until it lands, a pending request is listed on /regressions/ and decided as soon as
-    re-runs of both builds are ingested (by any means: CLI, API, worker)."""
-    log.info("re-measurement %s requested: waiting for re-runs of both builds", remeasurement_id)
+def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
+    """Queue the re-runs: one run of the suspect case on each of the two builds, on the runner
+    workers of the series' machine class (``dashboard.dispatch``). Only where a worker of the class
+    has reported both builds; otherwise the request waits on /regressions/ and is decided as soon as
+    re-runs of both builds are ingested by any means (CLI, API). Returns the requested run ids."""
+    from dashboard.dispatch.models import BuildEnvironment
+    from dashboard.dispatch.services import run_request
+    from dashboard.results.models import Result
+
+    request = Remeasurement.objects.select_related("series__workload", "series__config").get(pk=remeasurement_id)
+    series, config = request.series, request.series.config
+    builds = [request.build, request.baseline_build]
+    available = set(BuildEnvironment.objects.filter(machine_class=series.machine_class, build__in=builds)
+                    .values_list("build_id", flat=True))
+    if available != {b.id for b in builds}:
+        log.info("re-measurement %s: no worker of %s has both builds; waiting for re-runs", remeasurement_id, series.machine_class)
+        return []
+    run_ids = []
+    for build in builds:
+        suite = (Result.objects.filter(series=series, build=build).order_by("-id").values_list("run__suite", flat=True).first()
+                 or "full")
+        run = run_request(build=build, machine_class=series.machine_class, suite=suite, requested_by="re-measurement",
+                          workloads=[series.workload.name], modes=[config.compile_mode], regimes=[config.shape_regime],
+                          dtypes=[config.dtype], notes=f"re-measurement {request.id} of {request.metric}")
+        run_ids.append(str(run.id))
+    return run_ids
 
 
 def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:

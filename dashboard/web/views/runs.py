@@ -2,6 +2,7 @@ import math
 
 from django.shortcuts import get_object_or_404, render
 
+from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
 from dashboard.results.models import Run
 from dashboard.results.selectors.runs import run_progress, run_results, run_speedup_chart
 from dashboard.web import params
@@ -15,6 +16,7 @@ def run_detail(request, run_id):
     only = params.choice(request, "status", ("all", "failed"), "all")
     page = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
     progress = run_progress(run=run)
+    cases = run_case_progress(run=run)  # a run requested through the workers: where its cases are
     pages = max(1, math.ceil((progress.failed if only == "failed" else progress.stored) / PAGE_SIZE))
     if page > pages:
         raise params.BadParameter("page", f"{page} is past the last page ({pages})")
@@ -25,6 +27,8 @@ def run_detail(request, run_id):
             "run": run,
             "only": only,
             "progress": progress,
+            "cases": cases,
+            "unfinished": run_case_tasks(run=run, states=("queued", "running", "failed", "cancelled"))[:200] if cases else [],
             "open": run.status in (Run.Status.PENDING, Run.Status.RUNNING),
             "results": run_results(run=run, only=only)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
             "page": page,

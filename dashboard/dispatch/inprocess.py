@@ -1,0 +1,56 @@
+"""Cases run in this process when Celery runs eagerly (no broker: the SQLite quick start).
+
+The same measurement as a runner worker (``runner.worker.tasks.measure_case``) and the same
+services for what it reports, without a queue in between.
+"""
+from __future__ import annotations
+
+import shutil
+import socket
+import sys
+import time
+
+from runner.engine.executor import EnvironmentProbeFailed
+from runner.worker.builds import BuildUnavailable, LocalBuilds
+from runner.worker.config import BuildEntry
+
+_probed: dict[str, LocalBuilds] = {}  # interpreter path -> its probe, once per process
+
+
+def _local_builds(*, build) -> LocalBuilds:
+    """This interpreter, and every interpreter registered for the build that exists here."""
+    from dashboard.dispatch.models import BuildEnvironment
+
+    pythons = [sys.executable] + [p for p in BuildEnvironment.objects.filter(build=build).values_list("python", flat=True)
+                                  if shutil.which(p)]
+    found = LocalBuilds()
+    for python in dict.fromkeys(pythons):
+        if python not in _probed:
+            _probed[python] = LocalBuilds.probe((BuildEntry(python=python, local_label=None),))
+        found.builds += _probed[python].builds
+        found.errors += _probed[python].errors
+    return found
+
+
+def case_run_inprocess(*, machine_class: str, message: dict) -> str:
+    from dashboard.dispatch import services
+    from dashboard.results.models import Build
+    from runner.worker.measure import measure_case
+
+    case_id = message["case_id"]
+    spec, started = message["spec"], time.monotonic()
+    label = f"{message['workload']['name']} {spec['compile_mode']}/{spec['shape_regime']}/{spec['dtype']}/{spec['device']}"
+    print(f"case {label} ...", file=sys.stderr, flush=True)
+    worker = {"hostname": socket.gethostname(), "worker": "in-process", "cuda_visible_devices": None}
+    build = Build.objects.get(git_sha=message["build"]["git_sha"], local_label=message["build"]["local_label"])
+    try:
+        document = measure_case(
+            **message, local=_local_builds(build=build), machine_class=machine_class, worker=worker,
+            notify_started=lambda: services.case_started(case_id=case_id, worker="in-process", hostname=worker["hostname"]),
+        )
+    except (BuildUnavailable, EnvironmentProbeFailed, OSError) as exc:
+        print(f"case {label}: failed without a result: {exc}", file=sys.stderr, flush=True)
+        return services.case_failed(case_id=case_id, reason=f"{type(exc).__name__}: {exc}", worker="in-process",
+                                    hostname=worker["hostname"])
+    print(f"case {label}: {document['results'][0]['status']} ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
+    return services.case_finished(case_id=case_id, document=document)

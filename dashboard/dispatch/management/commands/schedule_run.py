@@ -1,0 +1,35 @@
+"""``manage.py schedule_run --machine-class CLASS --suite full --hour 2``: a nightly run on Celery
+beat (a django-celery-beat periodic task: edit or disable it in the admin)."""
+import json
+
+from django.core.management.base import BaseCommand
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+from runner.cli import _machine_class
+
+
+class Command(BaseCommand):
+    help = "Create or update the nightly run of a machine class (Celery beat)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--machine-class", required=True, type=_machine_class)
+        parser.add_argument("--suite", default="full", choices=["tiny", "full"])
+        parser.add_argument("--build", default="latest", help="a build ref, or 'latest' reported by the class's workers")
+        parser.add_argument("--hour", type=int, default=2, choices=range(24), metavar="0-23")
+        parser.add_argument("--minute", type=int, default=0, choices=range(60), metavar="0-59")
+        parser.add_argument("--timezone", default="UTC")
+        parser.add_argument("--workloads", default="", help="comma-separated; default: the whole suite")
+
+    def handle(self, *args, **o):
+        schedule, _ = CrontabSchedule.objects.get_or_create(
+            minute=str(o["minute"]), hour=str(o["hour"]), day_of_week="*", day_of_month="*", month_of_year="*", timezone=o["timezone"]
+        )
+        kwargs = {"build": o["build"], "machine_class": o["machine_class"], "suite": o["suite"]}
+        if o["workloads"]:
+            kwargs["workloads"] = [w.strip() for w in o["workloads"].split(",") if w.strip()]
+        task, created = PeriodicTask.objects.update_or_create(
+            name=f"nightly {o['suite']} on {o['machine_class']}",
+            defaults={"task": "dispatch.scheduled_run", "crontab": schedule, "interval": None, "kwargs": json.dumps(kwargs),
+                      "enabled": True, "queue": "ingest"},
+        )
+        self.stdout.write(f"{'created' if created else 'updated'} periodic task {task.id}: {task.name} at {o['hour']:02d}:{o['minute']:02d} {o['timezone']}")

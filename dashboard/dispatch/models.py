@@ -1,0 +1,92 @@
+"""Dispatch (issue #4): where builds can run, and each requested case's way through the workers."""
+from __future__ import annotations
+
+from django.db import models
+
+from dashboard.results.models import (
+    COMPILE_MODES,
+    DEVICES,
+    DTYPES,
+    SHAPE_REGIMES,
+    Build,
+    Result,
+    Run,
+    _choices,
+)
+
+
+class BuildEnvironment(models.Model):
+    """An interpreter that holds a build on a host of a machine class: what a worker reported it
+    has, or what someone registered (``manage.py register_build``, the admin)."""
+
+    class Source(models.TextChoices):
+        WORKER = "worker", "reported by a worker"
+        REGISTERED = "registered", "registered by hand"
+
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="environments")
+    machine_class = models.SlugField(max_length=64, blank=True, help_text="blank: registered without a machine class")
+    hostname = models.CharField(max_length=255, blank=True)
+    worker = models.CharField(max_length=255, blank=True, help_text="the Celery worker's name, e.g. gpu0@host")
+    python = models.CharField(max_length=1000, help_text="the build's interpreter on that host")
+    source = models.CharField(max_length=16, choices=Source.choices)
+    environment = models.JSONField(default=dict, blank=True, help_text="what `python -m runner environment` said")
+    reported_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["machine_class", "hostname", "python"], name="buildenv_unique_interpreter")
+        ]
+        ordering = ["machine_class", "hostname", "python"]
+
+    def __str__(self) -> str:
+        return f"{self.build} at {self.python} on {self.hostname or '-'} ({self.machine_class or '-'})"
+
+
+class CaseTask(models.Model):
+    """One case of a requested run on its way through a runner worker: queued, running, then done
+    (a result is stored: any status, failures included), failed (an infrastructure error outlasted
+    its retries: no result), or cancelled. The run's live progress counts these."""
+
+    class State(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+        CANCELLED = "cancelled"
+
+    OPEN_STATES = (State.QUEUED, State.RUNNING)
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="case_tasks")
+    workload = models.CharField(max_length=200)
+    compile_mode = models.CharField(max_length=32, choices=_choices(COMPILE_MODES))
+    shape_regime = models.CharField(max_length=16, choices=_choices(SHAPE_REGIMES))
+    dtype = models.CharField(max_length=16, choices=_choices(DTYPES))
+    device = models.CharField(max_length=8, choices=_choices(DEVICES))
+    spec = models.JSONField(help_text="the runner's CaseSpec")
+    workload_description = models.JSONField(help_text="the document's workloads entry")
+    repro = models.TextField(blank=True)
+    timeout_s = models.FloatField()
+
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    attempts = models.PositiveIntegerField(default=0, help_text="times a worker started it")
+    sends = models.PositiveIntegerField(default=0, help_text="times it was put on the queue")
+    task_id = models.CharField(max_length=64, blank=True)
+    worker = models.CharField(max_length=255, blank=True)
+    hostname = models.CharField(max_length=255, blank=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    result = models.ForeignKey(Result, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "workload", "compile_mode", "shape_regime", "dtype", "device"], name="casetask_unique_case"
+            )
+        ]
+        indexes = [models.Index(fields=["state", "started_at"], name="casetask_state_started")]
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.workload} {self.compile_mode}/{self.shape_regime}/{self.dtype}/{self.device}: {self.state}"

@@ -1,0 +1,68 @@
+"""Builds and where they live: registered by hand from an interpreter, or reported by workers."""
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from dashboard.dispatch.models import BuildEnvironment
+from dashboard.results.models import Build
+from dashboard.results.services import build_get_or_create
+from runner.document import DocumentError, InvalidDocument
+
+
+def _build_section(environment: dict, *, label: str = "", local_label: str | None = None) -> dict:
+    build = dict(environment["build"])
+    if local_label is not None:
+        build["local_label"] = local_label
+    build["label"] = label or build.get("label") or f"torch {build['torch_version']}"
+    return build
+
+
+def build_environment_record(*, environment: dict, python: str, machine_class: str, hostname: str, worker: str = "",
+                             source: str, label: str = "", local_label: str | None = None) -> BuildEnvironment:
+    """The build an interpreter holds (created if new) and the interpreter's row (updated)."""
+    if not isinstance(environment, dict) or not isinstance(environment.get("build"), dict):
+        raise InvalidDocument([DocumentError("environment.build", "missing: not a `python -m runner environment` answer")])
+    with transaction.atomic():
+        build = build_get_or_create(_build_section(environment, label=label, local_label=local_label))
+        row, _ = BuildEnvironment.objects.update_or_create(
+            machine_class=machine_class, hostname=hostname[:255], python=python[:1000],
+            defaults={"build": build, "worker": worker[:255], "source": source, "environment": environment,
+                      "reported_at": timezone.now()},
+        )
+    return row
+
+
+def build_register_local(*, python: str, machine_class: str = "", label: str = "", local_label: str | None = None,
+                         hostname: str = "") -> tuple[Build, bool]:
+    """Probe an interpreter on this host (``python -m runner environment``) and register its build.
+    Returns (build, created). Raises ``EnvironmentProbeFailed`` when it cannot describe itself."""
+    import shutil
+    import socket
+
+    from runner.engine.executor import EnvironmentProbeFailed, probe_environment
+
+    resolved = shutil.which(python)
+    if resolved is None:
+        raise EnvironmentProbeFailed(f"{python}: not an executable file")
+    environment = probe_environment(resolved)
+    before = set(Build.objects.values_list("id", flat=True).filter(git_sha=environment["build"]["git_sha"]))
+    row = build_environment_record(environment=environment, python=resolved, machine_class=machine_class,
+                                   hostname=hostname or socket.gethostname(), source=BuildEnvironment.Source.REGISTERED,
+                                   label=label, local_label=local_label)
+    return row.build, row.build_id not in before
+
+
+def worker_report(*, hostname: str, worker: str, machine_class: str, builds: list[dict], errors: list[dict] | None = None) -> int:
+    """A worker's list of the interpreters it has: each build registered, each row refreshed. An
+    interpreter the worker no longer reports is dropped. Returns how many it reported."""
+    with transaction.atomic():
+        kept = []
+        for item in builds:
+            row = build_environment_record(environment=item["environment"], python=item["python"],
+                                           machine_class=machine_class, hostname=hostname, worker=worker,
+                                           source=BuildEnvironment.Source.WORKER)
+            kept.append(row.id)
+        (BuildEnvironment.objects.filter(machine_class=machine_class, hostname=hostname, worker=worker,
+                                         source=BuildEnvironment.Source.WORKER).exclude(id__in=kept).delete())
+    return len(kept)

@@ -1,0 +1,85 @@
+"""Which cases a requested run measures: the suite's workloads x modes x regimes x dtypes."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from runner.engine.plan import Plan, plan_cases
+from runner.engine.spec import BACKENDS, COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
+
+
+class MatrixError(ValueError):
+    """A matrix field names something unknown; ``field`` says which."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(message)
+        self.field, self.message = field, message
+
+
+@dataclass(frozen=True)
+class Matrix:
+    workloads: list[str] | None  # None: the whole suite
+    modes: list[str]
+    regimes: list[str]
+    dtypes: list[str] | None  # None: each workload's first dtype
+    device: str
+    timeout_s: float
+    backend: str = "inductor"  # eager / aot_eager exercise the workers without inductor
+
+    def as_dict(self) -> dict:
+        return {"workloads": self.workloads, "modes": self.modes, "regimes": self.regimes, "dtypes": self.dtypes,
+                "device": self.device, "timeout_s": self.timeout_s, "backend": self.backend}
+
+
+def device_for(machine_class: str) -> str:
+    """Machine classes named ``cpu...`` measure on the CPU; every other class on its GPU."""
+    return "cpu" if machine_class.startswith("cpu") else "cuda"
+
+
+def _subset(field: str, values, allowed) -> list[str] | None:
+    if values is None:
+        return None
+    values = list(dict.fromkeys(values))
+    unknown = [v for v in values if v not in allowed]
+    if unknown or not values:
+        raise MatrixError(field, f"unknown {', '.join(map(str, unknown)) or '(none given)'}; choose from {', '.join(allowed)}")
+    return values
+
+
+def matrix_resolve(*, suite: str, machine_class: str, workloads=None, modes=None, regimes=None, dtypes=None,
+                   timeout_s: float | None = None, default_timeout_s: float, backend: str = "inductor") -> Matrix:
+    if suite not in SIZES:
+        raise MatrixError("suite", f"unknown suite {suite!r}; choose from {', '.join(SIZES)}")
+    device = device_for(machine_class)
+    if timeout_s is not None and not 0 < timeout_s <= 24 * 3600:
+        raise MatrixError("timeout_s", "must be between 0 and 86400 seconds")
+    return Matrix(
+        workloads=list(dict.fromkeys(workloads)) if workloads else None,
+        # On a CPU the other modes are CUDA-graph and autotuning variants: the default mode only.
+        modes=_subset("modes", modes, COMPILE_MODES) or (list(COMPILE_MODES) if device == "cuda" else ["default"]),
+        regimes=_subset("regimes", regimes, SHAPE_REGIMES) or list(SHAPE_REGIMES),
+        dtypes=_subset("dtypes", dtypes, DTYPES),
+        device=device,
+        timeout_s=float(timeout_s or default_timeout_s),
+        backend=(_subset("backend", [backend], BACKENDS) or ["inductor"])[0],
+    )
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    plan: Plan
+    descriptions: dict[str, dict]  # workload name -> its run-document ``workloads`` entry
+
+
+def run_plan(*, suite: str, matrix: Matrix) -> PlannedRun:
+    """The cases, as ``python -m runner run`` would plan them. Raises MatrixError (``workloads``)."""
+    from runner.cli import resolve_workloads
+
+    try:
+        workloads = resolve_workloads(matrix.workloads)
+    except LookupError as exc:
+        raise MatrixError("workloads", str(exc)) from None
+    plan = plan_cases(workloads, modes=matrix.modes, regimes=matrix.regimes, dtypes=matrix.dtypes, device=matrix.device,
+                      backend=matrix.backend, size=suite, repro_timeout_s=matrix.timeout_s)
+    if not plan.cases:
+        raise MatrixError("workloads", "no case to run: " + ("; ".join(plan.skipped) or "the matrix is empty"))
+    return PlannedRun(plan=plan, descriptions={w.name: w.describe() for _, w in workloads})

@@ -1,0 +1,147 @@
+"""Requested runs: plan the cases, queue them on the machine class, finish or cancel the run."""
+from __future__ import annotations
+
+import shlex
+import uuid
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from dashboard.dispatch import broker
+from dashboard.dispatch.models import CaseTask
+from dashboard.dispatch.services.planning import matrix_resolve, run_plan
+from dashboard.results.models import Build, Machine, Run
+from dashboard.results.summaries import build_summary_refresh
+
+# A requested run has no host of its own: its cases run on whichever workers of the class take
+# them (each result records its worker). Runs submitted as documents name their host.
+POOL_HOST = "(unassigned)"
+
+
+def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, workloads=None, modes=None,
+                regimes=None, dtypes=None, timeout_s: float | None = None, hostname: str = "", notes: str = "",
+                dispatch: bool = True, cases_expected: int | None = None, backend: str = "inductor") -> Run:
+    """A pending run of ``build`` on ``machine_class``: one queued case per planned case, sent to
+    the class's queue once the transaction commits. Raises ``MatrixError`` naming the bad field.
+
+    ``dispatch=False`` plans nothing: an outside runner will submit the run's document itself.
+    """
+    planned = None
+    if dispatch:
+        matrix = matrix_resolve(suite=suite, machine_class=machine_class, workloads=workloads, modes=modes,
+                                regimes=regimes, dtypes=dtypes, timeout_s=timeout_s,
+                                default_timeout_s=settings.DISPATCH_CASE_TIMEOUT_S, backend=backend)
+        planned = run_plan(suite=suite, matrix=matrix)
+    with transaction.atomic():
+        machine, _ = Machine.objects.get_or_create(hostname=hostname or POOL_HOST, machine_class=machine_class)
+        run = Run.objects.create(
+            build=build, machine=machine, suite=suite, status=Run.Status.PENDING, requested_by=requested_by, notes=notes,
+            command=_request_command(build=build, machine_class=machine_class, suite=suite, matrix=matrix) if planned else "",
+            cases_expected=len(planned.plan.cases) if planned else cases_expected,
+            matrix={**matrix.as_dict(), "skipped": planned.plan.skipped} if planned else {},
+        )
+        if planned:
+            CaseTask.objects.bulk_create(
+                CaseTask(
+                    run=run, workload=case.workload_name, spec=_spec_dict(case.spec),
+                    workload_description=planned.descriptions[case.workload_name], repro=case.repro,
+                    timeout_s=matrix.timeout_s, **case.spec.config(),
+                )
+                for case in planned.plan.cases
+            )
+            transaction.on_commit(lambda: run_enqueue_cases(run_id=run.id))
+        build_summary_refresh(build_id=build.id, machine_class=machine_class)
+    return run
+
+
+def _request_command(*, build: Build, machine_class: str, suite: str, matrix) -> str:
+    """The ``manage.py request_run`` line that asks for the same run again."""
+    from dashboard.results.selectors.common import build_ref
+
+    argv = ["python", "manage.py", "request_run", "--build", build_ref(build), "--suite", suite, "--machine-class", machine_class,
+            "--modes", ",".join(matrix.modes), "--regimes", ",".join(matrix.regimes), "--timeout", f"{matrix.timeout_s:g}"]
+    for flag, values in (("--workloads", matrix.workloads), ("--dtypes", matrix.dtypes)):
+        if values:
+            argv += [flag, ",".join(values)]
+    if matrix.backend != "inductor":
+        argv += ["--backend", matrix.backend]
+    return shlex.join(argv)
+
+
+def _spec_dict(spec) -> dict:
+    return {f: getattr(spec, f) for f in ("workload", "compile_mode", "shape_regime", "dtype", "device", "backend", "size")}
+
+
+def case_message(case: CaseTask) -> dict:
+    run, build = case.run, case.run.build
+    return {
+        "case_id": case.id,
+        "run_id": str(run.id),
+        "build": {"git_sha": build.git_sha, "local_label": build.local_label, "torch_version": build.torch_version,
+                  "label": build.label},
+        "suite": run.suite,
+        "spec": case.spec,
+        "workload": case.workload_description,
+        "timeout_s": case.timeout_s,
+        "warm": True,
+        "repro": case.repro,
+        "requested_by": run.requested_by,
+    }
+
+
+def case_enqueue(*, case: CaseTask) -> None:
+    """Send one case to its class's queue and note it (the caller holds the row's lock)."""
+    limit = case.timeout_s * 2 + settings.DISPATCH_TASK_MARGIN_S  # cold + warm phases, probe, hand-over
+    case.task_id = broker.case_send(
+        machine_class=case.run.machine.machine_class, kwargs=case_message(case), soft_time_limit=limit,
+        time_limit=limit + 60,
+    )
+    case.sends += 1
+    case.queued_at = timezone.now()
+    case.save(update_fields=["task_id", "sends", "queued_at"])
+
+
+def run_enqueue_cases(*, run_id: uuid.UUID) -> int:
+    """Send the run's queued cases that were never sent (idempotent); returns how many were sent."""
+    sent = 0
+    with transaction.atomic():
+        cases = (CaseTask.objects.select_for_update(of=("self",)).select_related("run__build", "run__machine")
+                 .filter(run_id=run_id, state=CaseTask.State.QUEUED, sends=0))
+        for case in cases:
+            case_enqueue(case=case)
+            sent += 1
+    return sent
+
+
+def run_cases_cancel(*, run: Run) -> int:
+    """Cancel the open cases of a run being cancelled (the caller's transaction): queued ones are
+    dropped, running ones are stopped by their workers within seconds (the Redis flag)."""
+    open_cases = CaseTask.objects.select_for_update().filter(run=run, state__in=CaseTask.OPEN_STATES)
+    task_ids = [t for t in open_cases.values_list("task_id", flat=True) if t]
+    count = open_cases.update(state=CaseTask.State.CANCELLED, finished_at=timezone.now())
+    run_id = str(run.id)
+    transaction.on_commit(lambda: broker.run_cancelled_flag_set(run_id=run_id))
+    transaction.on_commit(lambda: broker.tasks_revoke(task_ids=task_ids))
+    return count
+
+
+def run_finish_if_done(*, run: Run) -> bool:
+    """Close a dispatched run once every case is done, failed or cancelled (the caller holds the
+    run's lock). Completed when every case left a result, failed when some could not. Detection
+    then runs once over the whole run."""
+    if run.status not in (Run.Status.PENDING, Run.Status.RUNNING):
+        return False
+    states = set(CaseTask.objects.filter(run=run).values_list("state", flat=True).distinct())
+    if not states or states & set(CaseTask.OPEN_STATES):
+        return False
+    run.status = Run.Status.FAILED if CaseTask.State.FAILED in states else Run.Status.COMPLETED
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "finished_at"])
+    build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
+    if settings.DETECT_AFTER_INGEST:
+        from dashboard.results.services import detection_enqueue
+
+        run_id = str(run.id)
+        transaction.on_commit(lambda: detection_enqueue(run_id=run_id))
+    return True

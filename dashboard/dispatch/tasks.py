@@ -1,0 +1,53 @@
+"""Celery tasks of the dispatch app: what the runner workers report (queue ``ingest``), and the
+beat tasks (nightly runs, the stale-case sweep). Names come from ``runner.worker.messages``."""
+from __future__ import annotations
+
+from celery import shared_task
+
+from dashboard.dispatch import services
+from runner.worker.messages import (
+    CASE_FAILED,
+    CASE_FINISHED,
+    CASE_STARTED,
+    DASHBOARD_QUEUE,
+    WORKER_REPORT,
+)
+
+
+@shared_task(name=CASE_STARTED, queue=DASHBOARD_QUEUE, acks_late=True)
+def case_started(**kwargs) -> str:
+    return services.case_started(**kwargs)
+
+
+@shared_task(name=CASE_FINISHED, queue=DASHBOARD_QUEUE, acks_late=True)
+def case_finished(*, case_id: int, document: dict) -> str:
+    return services.case_finished(case_id=case_id, document=document)
+
+
+@shared_task(name=CASE_FAILED, queue=DASHBOARD_QUEUE, acks_late=True)
+def case_failed(**kwargs) -> str:
+    return services.case_failed(**kwargs)
+
+
+@shared_task(name=WORKER_REPORT, queue=DASHBOARD_QUEUE, acks_late=True)
+def worker_report(*, hostname: str, worker: str, machine_class: str, builds: list, errors: list | None = None) -> int:
+    return services.worker_report(hostname=hostname, worker=worker, machine_class=machine_class, builds=builds, errors=errors)
+
+
+@shared_task(name="dispatch.requeue_stale_cases", queue=DASHBOARD_QUEUE)
+def requeue_stale_cases() -> dict:
+    return services.cases_requeue_stale()
+
+
+@shared_task(name="dispatch.scheduled_run", queue=DASHBOARD_QUEUE)
+def scheduled_run(*, build: str = "latest", machine_class: str, suite: str = "full", workloads=None, modes=None,
+                  regimes=None, dtypes=None, timeout_s=None) -> str:
+    """A run requested by the schedule (django-celery-beat: a periodic task with these kwargs, edited
+    in the admin). ``build`` is a build ref, or ``latest``: the build most recently reported by a
+    worker of the class (a machine that installs the nightly each evening reports it on restart)."""
+    from dashboard.dispatch.selectors import build_for_schedule
+
+    run = services.run_request(build=build_for_schedule(ref=build, machine_class=machine_class), machine_class=machine_class,
+                               suite=suite, requested_by="schedule", workloads=workloads, modes=modes, regimes=regimes,
+                               dtypes=dtypes, timeout_s=timeout_s)
+    return str(run.id)

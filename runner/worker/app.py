@@ -1,0 +1,43 @@
+"""The runner workers' Celery application, configured from the environment (``config``)."""
+from __future__ import annotations
+
+from celery import Celery
+from kombu import Queue
+
+from runner.worker.config import WorkerConfig
+from runner.worker.messages import (
+    CASE_FAILED,
+    CASE_FINISHED,
+    CASE_STARTED,
+    DASHBOARD_QUEUE,
+    WORKER_REPORT,
+)
+
+config = WorkerConfig.from_env()
+
+# Not the current app: a process that also holds the dashboard's app keeps that one current.
+app = Celery("ptbench-runner", broker=config.broker_url or None, set_as_current=False)
+app.conf.update(
+    imports=("runner.worker.tasks",),
+    # A case is acknowledged only once its result is handed on: a worker that dies mid-case (killed,
+    # machine lost) leaves it to another worker of the class. One case at a time per process.
+    task_acks_late=True,
+    task_reject_on_worker_lost=True,
+    worker_prefetch_multiplier=1,
+    worker_cancel_long_running_tasks_on_connection_loss=True,
+    task_ignore_result=True,
+    task_serializer="json",
+    accept_content=["json"],
+    broker_connection_retry_on_startup=True,
+    # Redis hands an unacknowledged case to another consumer after this long: it must outlast the
+    # longest case (the dashboard's CELERY_BROKER_TRANSPORT_OPTIONS use the same value).
+    broker_transport_options={
+        "visibility_timeout": config.visibility_timeout_s,
+        "unacked_restore_interval": config.restore_interval_s,
+        "unacked_restore_throttle": 1,
+    },
+    task_queues=[Queue(config.machine_class)] if config.machine_class else [],
+    task_default_queue=config.machine_class or "celery",
+    task_routes={name: {"queue": DASHBOARD_QUEUE} for name in (CASE_STARTED, CASE_FINISHED, CASE_FAILED, WORKER_REPORT)},
+    worker_hijack_root_logger=False,
+)

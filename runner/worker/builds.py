@@ -1,0 +1,58 @@
+"""The builds a worker has: each configured interpreter, probed once, keyed like the dashboard's
+``Build`` (git sha, local label)."""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+
+from runner.engine.executor import EnvironmentProbeFailed, probe_environment
+from runner.worker.config import BuildEntry
+
+
+class BuildUnavailable(LookupError):
+    """This worker has no interpreter for the requested build (another worker of the class may)."""
+
+
+@dataclass(frozen=True)
+class LocalBuild:
+    python: str
+    environment: dict  # ``python -m runner environment`` of that interpreter
+
+    @property
+    def key(self) -> tuple[str, str]:
+        build = self.environment["build"]
+        return build["git_sha"], build.get("local_label") or ""
+
+
+@dataclass
+class LocalBuilds:
+    builds: list[LocalBuild] = field(default_factory=list)
+    errors: list[dict] = field(default_factory=list)  # {"python", "error"} for each that failed
+
+    @classmethod
+    def probe(cls, entries: tuple[BuildEntry, ...]) -> LocalBuilds:
+        found = cls()
+        for entry in entries:
+            python = shutil.which(entry.python)
+            if python is None:
+                found.errors.append({"python": entry.python, "error": "not an executable file"})
+                continue
+            try:
+                environment = probe_environment(python, timeout_s=300)
+            except EnvironmentProbeFailed as exc:
+                found.errors.append({"python": entry.python, "error": str(exc)[-2000:]})
+                continue
+            if entry.local_label is not None:
+                environment["build"]["local_label"] = entry.local_label
+            found.builds.append(LocalBuild(python=python, environment=environment))
+        return found
+
+    def find(self, *, git_sha: str, local_label: str) -> LocalBuild:
+        for build in self.builds:
+            if build.key == (git_sha, local_label or ""):
+                return build
+        have = ", ".join(f"{sha[:12]}{'+' + label if label else ''}" for sha, label in (b.key for b in self.builds)) or "none"
+        raise BuildUnavailable(f"no interpreter here for build {git_sha[:12]}{'+' + local_label if local_label else ''} (have: {have})")
+
+    def report(self) -> list[dict]:
+        return [{"python": b.python, "environment": b.environment} for b in self.builds]

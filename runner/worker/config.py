@@ -1,0 +1,91 @@
+"""A runner worker's settings, from environment variables (no Django, no database).
+
+    PTBENCH_BROKER_URL        the dashboard's Redis (falls back to CELERY_BROKER_URL)
+    PTBENCH_MACHINE_CLASS     this machine's class and queue, e.g. gpu-h100 or cpu (required)
+    PTBENCH_BUILDS            the builds this worker has: comma-separated interpreter paths, each
+                              optionally "LABEL=PATH" to give a patched build its local label;
+                              default: the worker's own interpreter
+    PTBENCH_MAX_RETRIES       retries of a case after an infrastructure error (default 3)
+    PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
+    PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another
+                              (default 7200: longer than any case; the dashboard uses the same)
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import sys
+from dataclasses import dataclass
+
+MACHINE_CLASS = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+class ConfigError(ValueError):
+    """A setting is missing or malformed; the message names the variable."""
+
+
+@dataclass(frozen=True)
+class BuildEntry:
+    python: str
+    local_label: str | None  # None: the label the build reports itself ("+cu130" -> "cu130")
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    broker_url: str
+    machine_class: str
+    builds: tuple[BuildEntry, ...]
+    hostname: str
+    max_retries: int
+    retry_delay_s: float
+    visibility_timeout_s: int
+    restore_interval_s: float
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> WorkerConfig:
+        env = os.environ if environ is None else environ
+        broker = env.get("PTBENCH_BROKER_URL") or env.get("CELERY_BROKER_URL") or ""
+        machine_class = env.get("PTBENCH_MACHINE_CLASS", "")
+        if machine_class and not MACHINE_CLASS.fullmatch(machine_class):
+            raise ConfigError(f"PTBENCH_MACHINE_CLASS={machine_class!r}: lower-case letters, digits, '-' and '_', e.g. gpu-h100")
+        return cls(
+            broker_url=broker,
+            machine_class=machine_class,
+            builds=parse_builds(env.get("PTBENCH_BUILDS", "")),
+            hostname=env.get("PTBENCH_HOSTNAME") or socket.gethostname() or "unknown",
+            max_retries=_int(env, "PTBENCH_MAX_RETRIES", 3),
+            retry_delay_s=float(_int(env, "PTBENCH_RETRY_DELAY_S", 30)),
+            visibility_timeout_s=_int(env, "PTBENCH_VISIBILITY_TIMEOUT", 7200),
+            restore_interval_s=float(_int(env, "PTBENCH_RESTORE_INTERVAL_S", 10)),
+        )
+
+    def require(self) -> None:
+        """What a worker cannot start without."""
+        if not self.broker_url:
+            raise ConfigError("PTBENCH_BROKER_URL is not set (the dashboard's Redis, e.g. redis://dashboard:6379/0)")
+        if not self.machine_class:
+            raise ConfigError("PTBENCH_MACHINE_CLASS is not set (this machine's class and queue, e.g. gpu-h100)")
+
+
+def _int(env, name: str, default: int) -> int:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(f"{name}={text!r}: not an integer") from None
+    if value < 0:
+        raise ConfigError(f"{name}={text!r}: must not be negative")
+    return value
+
+
+def parse_builds(text: str) -> tuple[BuildEntry, ...]:
+    entries = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        label, _, path = item.rpartition("=")
+        entries.append(BuildEntry(python=path, local_label=label or None))
+    return tuple(entries) or (BuildEntry(python=sys.executable, local_label=None),)

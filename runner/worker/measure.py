@@ -1,0 +1,46 @@
+"""One case of a requested run, measured: the part of a worker's task that a dashboard running
+tasks in-process (no broker) runs too. No Celery, no Django."""
+from __future__ import annotations
+
+from runner.engine.executor import CaseExecutor
+from runner.engine.spec import CaseSpec
+from runner.report import build_document, now_iso
+from runner.worker.builds import LocalBuilds
+
+
+class _Workload:
+    """A workload as the document needs it (name + description), without importing the suite:
+    the worker's own interpreter need not have torch; the dashboard sends the description."""
+
+    def __init__(self, description: dict):
+        self.name, self._description = description["name"], description
+
+    def describe(self) -> dict:
+        return self._description
+
+
+def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: dict, workload: dict, timeout_s: float,
+                 local: LocalBuilds, machine_class: str, worker: dict, notify_started, warm: bool = True, repro: str = "",
+                 requested_by: str = "", should_stop=None) -> dict:
+    """Measure one case of a run; returns its one-result run document. Raises BuildUnavailable,
+    CaseStopped, or an infrastructure error; a failing case is a result, not an exception."""
+    interpreter = local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""))
+    notify_started()
+    started_at = now_iso()
+    executor = CaseExecutor(python=interpreter.python, timeout_s=timeout_s, warm=warm, should_stop=should_stop)
+    result = executor.run(CaseSpec(**spec), workload_name=workload["name"], repro=repro)
+    result["environment"]["worker"] = worker
+    document = build_document(
+        suite=suite,
+        environment=interpreter.environment,
+        machine_class=machine_class,
+        build_label=build.get("label") or None,
+        workloads=[_Workload(workload)],
+        results=[result],
+        started_at=started_at,
+        finished_at=now_iso(),
+        command=repro,
+        requested_by=requested_by,
+    )
+    document["run"]["id"] = run_id
+    return document

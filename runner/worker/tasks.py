@@ -1,0 +1,139 @@
+"""What a runner worker does: run one case for a run, and report the builds it has.
+
+Everything the dashboard needs travels in messages to its ``ingest`` queue (``messages``): this
+process never touches the database.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import traceback
+
+import redis
+from celery import signals
+from celery.exceptions import SoftTimeLimitExceeded
+
+from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
+from runner.worker.app import app, config
+from runner.worker.builds import BuildUnavailable, LocalBuilds
+from runner.worker.measure import measure_case
+from runner.worker.messages import (
+    CASE_FAILED,
+    CASE_FINISHED,
+    CASE_STARTED,
+    PROBE_BUILDS,
+    RUN_CASE,
+    WORKER_REPORT,
+    cancelled_key,
+)  # fmt: skip
+
+log = logging.getLogger("ptbench.worker")
+# Errors of the machine, not of the case: retried (with backoff), then reported as failed cases.
+INFRASTRUCTURE_ERRORS = (BuildUnavailable, EnvironmentProbeFailed, OSError, SoftTimeLimitExceeded)
+PUBLISH_RETRY = {"max_retries": 20, "interval_start": 1, "interval_step": 2, "interval_max": 30}
+
+
+_state: dict = {"builds": None, "redis": None}
+
+
+def local_builds() -> LocalBuilds:
+    if _state["builds"] is None:
+        _state["builds"] = LocalBuilds.probe(config.builds)
+    return _state["builds"]
+
+
+def run_cancelled(run_id: str) -> bool:
+    """Whether the dashboard cancelled the run (a Redis key); unknown counts as not cancelled."""
+    try:
+        if _state["redis"] is None:
+            _state["redis"] = redis.Redis.from_url(config.broker_url, socket_timeout=5)
+        return bool(_state["redis"].exists(cancelled_key(run_id)))
+    except redis.RedisError:
+        return False
+
+
+def notify(task_name: str, **kwargs) -> None:
+    """Hand a message to the dashboard (retried while the broker is unreachable)."""
+    app.send_task(task_name, kwargs=kwargs, retry=True, retry_policy=PUBLISH_RETRY)
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def _worker_facts(task) -> dict:
+    return {"hostname": config.hostname, "worker": task.request.hostname, "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
+
+
+def _retry_or_fail(task, *, case_id: int, run_id: str, exc: BaseException) -> dict:
+    reason = f"{type(exc).__name__}: {exc}"[:4000]
+    if task.request.retries < config.max_retries:
+        log.warning("case %s: infrastructure error, retrying: %s", case_id, reason)
+        raise task.retry(exc=exc, countdown=config.retry_delay_s * 2**task.request.retries)
+    notify(CASE_FAILED, case_id=case_id, run_id=run_id, reason=reason, attempts=task.request.retries + 1, **_worker_facts(task))
+    return {"case_id": case_id, "outcome": "failed", "reason": reason}
+
+
+@app.task(name=RUN_CASE, bind=True, acks_late=True, reject_on_worker_lost=True)
+def run_case(self, **message) -> dict:
+    """Measure one case of a run and hand its one-result run document to the dashboard.
+
+    A case that fails (compile error, timeout, crash...) is a result like any other and is never
+    retried; only infrastructure errors are.
+    """
+    taken_at = _now()
+    case_id, run_id = message["case_id"], message["run_id"]
+    if run_cancelled(run_id):
+        return {"case_id": case_id, "outcome": "cancelled"}
+    facts = _worker_facts(self)
+
+    def started() -> None:
+        notify(CASE_STARTED, case_id=case_id, run_id=run_id, attempt=self.request.retries + 1,
+               redelivered=bool((self.request.delivery_info or {}).get("redelivered")), **facts)
+
+    try:
+        document = measure_case(**message, local=local_builds(), machine_class=config.machine_class, worker=facts,
+                                notify_started=started, should_stop=lambda: run_cancelled(run_id))
+    except CaseStopped:
+        return {"case_id": case_id, "outcome": "cancelled"}
+    except INFRASTRUCTURE_ERRORS as exc:
+        return _retry_or_fail(self, case_id=case_id, run_id=run_id, exc=exc)
+    # When this worker took the case and handed its result over (bench/dispatch_overhead.py).
+    document["results"][0]["environment"]["worker"].update(taken_at=taken_at, handed_over_at=_now())
+    notify(CASE_FINISHED, case_id=case_id, document=document)
+    return {"case_id": case_id, "outcome": document["results"][0]["status"]}
+
+
+@app.task(name=PROBE_BUILDS, bind=True)
+def probe_builds(self) -> dict:
+    """Probe the configured interpreters again (a build was installed or updated) and report."""
+    _state["builds"] = None
+    return report_builds(worker=self.request.hostname)
+
+
+def report_builds(*, worker: str) -> dict:
+    builds = local_builds()
+    notify(WORKER_REPORT, hostname=config.hostname, worker=worker, machine_class=config.machine_class,
+           builds=builds.report(), errors=builds.errors)
+    return {"builds": len(builds.builds), "errors": len(builds.errors)}
+
+
+@signals.worker_init.connect
+def _check_and_probe(**_) -> None:
+    """Before the pool starts: refuse to start misconfigured, and probe the builds once (the
+    pool's processes inherit the answer)."""
+    config.require()
+    builds = local_builds()
+    for entry in builds.builds:
+        log.info("build %s at %s", entry.key, entry.python)
+    for error in builds.errors:
+        log.error("build at %s unusable: %s", error["python"], error["error"])
+
+
+@signals.worker_ready.connect
+def _report_on_start(sender=None, **_) -> None:
+    try:
+        report_builds(worker=getattr(sender, "hostname", config.hostname))
+    except Exception:  # the worker still works without its report
+        log.error("could not report builds:\n%s", traceback.format_exc())
