@@ -147,6 +147,7 @@ def main() -> None:
     parser.add_argument("--skip-verdict", action="store_true")
     parser.add_argument("--out", help="also write the table to this file")
     args = parser.parse_args()
+    load_at_start = os.getloadavg()  # the machine may be shared: say how busy it was
 
     def report(label: str, started: float) -> float:
         now = time.perf_counter()
@@ -209,6 +210,8 @@ def main() -> None:
                     print(f"  {row['per_s']:.0f} results/s, median {row['median'] * 1e3:.0f} ms per document", flush=True)
                 server.stop()
                 servers.remove(server)
+        notes.append("load average (1, 5, 15 min) at start {:.1f} {:.1f} {:.1f}, at end {:.1f} {:.1f} {:.1f}".format(
+            *load_at_start, *os.getloadavg()))
         table = render(args, submit_rows, verdict_rows, notes)
         print(table)
         if args.out:

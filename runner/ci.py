@@ -236,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     request.add_argument("--build", required=True, help="<git sha>[+local_label]")
     request.add_argument("--machine-class", required=True)
     request.add_argument("--suite", default="full")
-    request.add_argument("--cases", type=int, help="cases the run will have (for progress)")
+    request.add_argument("--cases", type=int, help="cases you will submit yourself (ci submit): the workers do not run it; without it the class's runner workers run the suite")
     request.add_argument("--torch-version", help="register the build first, with this torch version")
     request.add_argument("--label", help="with --torch-version: the build's name on pages")
 

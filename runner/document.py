@@ -3,6 +3,11 @@
 Pure Python (jsonschema), no Django: GPU workers check what they produce before sending it, and the
 dashboard's ingest service checks it again before storing. The schema lives beside this module in
 ``schema/run_document.v1.json``; bump the version (and add a new file) for incompatible changes.
+
+Where ``jsonschema-rs`` is installed (the dashboard), it answers first whether a document is valid
+(~1 ms for 500 results, against ~260 ms in ``jsonschema``); only a document it refuses is validated
+again with ``jsonschema``, which names every error. So the errors, their wording and order are
+``jsonschema``'s alone, and a machine without ``jsonschema-rs`` (a GPU worker) gives the same answers.
 """
 from __future__ import annotations
 
@@ -74,6 +79,64 @@ def _validator():
     return jsonschema.Draft202012Validator(load_schema(), format_checker=checker)
 
 
+def _format_test(check):
+    """A format check of ours as jsonschema-rs calls it: True or False, never an exception."""
+
+    def test(value: str) -> bool:
+        try:
+            return bool(check(value))
+        except ValueError:
+            return False
+
+    return test
+
+
+@functools.cache
+def _fast_validator():
+    """A jsonschema-rs validator of the same schema and formats, or None where it is not installed."""
+    try:
+        import jsonschema_rs
+    except ImportError:
+        return None
+    return jsonschema_rs.Draft202012Validator(
+        load_schema(), formats={"date-time": _format_test(_is_datetime), "uuid": _format_test(_is_uuid)}, validate_formats=True
+    )
+
+
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain_json(value: object) -> bool:
+    """Whether ``value`` holds only what ``json.loads`` makes (dict with str keys, list, str, int,
+    float, bool, None). jsonschema-rs also takes a tuple as an array and a Decimal as a number,
+    which ``jsonschema`` refuses: anything else is left to ``jsonschema``."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            if not all(type(key) is str for key in item):
+                return False
+            stack.extend(item.values())
+        elif kind is list:
+            stack.extend(item)
+        elif kind not in _JSON_SCALARS:
+            return False
+    return True
+
+
+def _surely_valid(document: dict) -> bool:
+    """True when jsonschema-rs finds nothing wrong (``jsonschema`` would not either); False when it
+    is absent, refuses the document or cannot read it."""
+    fast = _fast_validator()
+    if fast is None or not _plain_json(document):
+        return False
+    try:
+        return fast.is_valid(document)
+    except Exception:  # noqa: BLE001 (whatever it cannot handle, jsonschema decides)
+        return False
+
+
 def field_path(parts) -> str:
     """``['results', 3, 'status']`` -> ``results[3].status``."""
     out = ""
@@ -138,9 +201,10 @@ def validate_document(document: object) -> list[DocumentError]:
     version = document.get("schema_version")
     if version != SCHEMA_VERSION:
         return [DocumentError("schema_version", f"unsupported version {version!r}; this server reads version {SCHEMA_VERSION}")]
-    schema_errors = sorted(_validator().iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
-    if schema_errors:
-        return [_schema_error(e) for e in schema_errors]
+    if not _surely_valid(document):
+        schema_errors = sorted(_validator().iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
+        if schema_errors:
+            return [_schema_error(e) for e in schema_errors]
     return _cross_field_errors(document)
 
 
@@ -157,11 +221,16 @@ def check_size(size: int, *, max_bytes: int) -> None:
         raise InvalidDocument([DocumentError("", f"document is {size} bytes; the limit is {max_bytes} bytes")])
 
 
-def parse_document(raw: bytes | str, *, max_bytes: int) -> dict:
-    """Parse and check a serialized document, refusing anything over ``max_bytes`` before parsing it."""
+def load_document(raw: bytes | str, *, max_bytes: int) -> object:
+    """Parse a serialized document without checking it, refusing anything over ``max_bytes`` before
+    parsing it."""
     check_size(len(raw.encode() if isinstance(raw, str) else raw), max_bytes=max_bytes)
     try:
-        document = json.loads(raw)
+        return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidDocument([DocumentError("", f"not valid JSON: {exc}")]) from None
-    return check_document(document)
+
+
+def parse_document(raw: bytes | str, *, max_bytes: int) -> dict:
+    """Parse and check a serialized document, refusing anything over ``max_bytes`` before parsing it."""
+    return check_document(load_document(raw, max_bytes=max_bytes))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from dashboard.api.services import storable_errors
 from dashboard.results.models import COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, Result, Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
+from dashboard.results.services import storable_errors
 from runner.document import METRIC_NAMES
 
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
@@ -181,10 +181,32 @@ class RunRequestSerializer(serializers.Serializer):
     build = build_ref_field()
     machine_class = machine_class_field()
     suite = serializers.CharField(max_length=64, default="full", help_text="workload size: full (GPU) or tiny (CPU)")
-    cases_expected = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False, allow_null=True, default=None)
+    cases_expected = serializers.IntegerField(
+        min_value=1, max_value=1_000_000, required=False, allow_null=True, default=None,
+        help_text="for a run that an outside runner submits (implies dispatch=false); the workers' plan sets it otherwise")
     hostname = serializers.CharField(max_length=255, required=False, allow_blank=True, default="",
                                      help_text="a particular machine; default: any machine of the class")
     notes = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    dispatch = serializers.BooleanField(default=True, help_text="queue the cases on the class's runner workers; false: "
+                                        "an outside runner submits the run's document under its id")
+    workloads = serializers.ListField(child=serializers.CharField(max_length=200), required=False, allow_null=True,
+                                      default=None, max_length=200, help_text="default: the whole suite")
+    modes = serializers.ListField(child=serializers.ChoiceField(COMPILE_MODES), required=False, allow_null=True, default=None,
+                                  max_length=4, help_text="default: all four on a GPU class, default on cpu")
+    regimes = serializers.ListField(child=serializers.ChoiceField(SHAPE_REGIMES), required=False, allow_null=True,
+                                    default=None, max_length=3, help_text="default: static, backed, unbacked")
+    dtypes = serializers.ListField(child=serializers.ChoiceField(DTYPES), required=False, allow_null=True, default=None,
+                                   max_length=5, help_text="default: each workload's first dtype")
+    timeout_s = serializers.FloatField(min_value=1, max_value=86400, required=False, allow_null=True, default=None,
+                                       help_text="seconds per case phase (default: the server's DISPATCH_CASE_TIMEOUT_S)")
+
+    def validate(self, attrs):
+        if attrs.get("cases_expected") is not None:
+            if "dispatch" not in self.initial_data:
+                attrs["dispatch"] = False  # an outside runner says how many cases it will submit
+            elif attrs["dispatch"]:
+                raise serializers.ValidationError({"cases_expected": "the workers' plan sets it: give it only with dispatch=false"})
+        return attrs
 
 
 class SubmitOutcomeSerializer(serializers.Serializer):

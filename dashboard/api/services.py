@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
-import math
 import re
 import secrets
 import uuid
 
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from dashboard.api.models import ApiToken
-from dashboard.results.models import Build, Machine, Result, Run
-from dashboard.results.services import IngestOutcome, _build_get_or_create, run_ingest
+from dashboard.dispatch.services import run_cases_cancel
+from dashboard.results.models import Build, Machine, Run
+from dashboard.results.services import IngestOutcome, build_get_or_create, run_ingest
 from dashboard.results.summaries import build_summary_refresh
-from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_size
+from runner.document import DocumentError, InvalidDocument, load_document
 
 TOKEN_PREFIX = "ptb_"
 MACHINE_CLASS = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # as in the run document's schema
@@ -78,7 +77,7 @@ def build_register(*, data: dict) -> tuple[Build, bool]:
     with transaction.atomic():
         before = Build.objects.filter(git_sha=data["git_sha"], local_label=data.get("local_label", "")).exists()
         try:
-            build = _build_get_or_create(data)
+            build = build_get_or_create(data)
         except InvalidDocument as exc:  # its fields are named inside a run document: "build.<field>"
             raise InvalidDocument([DocumentError(e.field.removeprefix("build."), e.message) for e in exc.errors]) from None
     return build, not before
@@ -86,26 +85,18 @@ def build_register(*, data: dict) -> tuple[Build, bool]:
 
 # --- runs ------------------------------------------------------------------------------------------
 def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, cases_expected: int | None = None,
-                hostname: str = "", notes: str = "") -> Run:
-    """A pending run of ``build`` on a machine of ``machine_class``; then hands it to the runners."""
-    with transaction.atomic():
-        machine, _ = Machine.objects.get_or_create(hostname=hostname or UNASSIGNED_HOST, machine_class=machine_class)
-        run = Run.objects.create(
-            build=build, machine=machine, suite=suite, status=Run.Status.PENDING, requested_by=requested_by,
-            cases_expected=cases_expected, notes=notes,
-        )
-        build_summary_refresh(build_id=build.id, machine_class=machine_class)
-        transaction.on_commit(lambda: run_enqueue_cases(run_id=run.id))
-    return run
+                hostname: str = "", notes: str = "", dispatch: bool = True, workloads=None, modes=None, regimes=None,
+                dtypes=None, timeout_s: float | None = None) -> Run:
+    """A pending run of ``build`` on a machine of ``machine_class``; its cases go to the runner
+    workers of the class (``dashboard.dispatch``), or, with ``dispatch=False``, it waits for an
+    outside runner to submit its document. Raises ``MatrixError`` naming the bad field."""
+    from dashboard.dispatch.services import run_request as dispatch_run_request
 
-
-def run_enqueue_cases(*, run_id: uuid.UUID) -> None:
-    """Hand a requested run's cases to the GPU runner workers of its machine class.
-
-    Issue #4 (Celery runner workers) fills this in: plan the suite's cases for the run's build,
-    enqueue them on the machine class's queue, set ``cases_expected``. Until then a requested run
-    stays pending until a runner submits its results (``run_submit``) or it is cancelled.
-    """
+    return dispatch_run_request(
+        build=build, machine_class=machine_class, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
+        regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
+        dispatch=dispatch, cases_expected=cases_expected,
+    )
 
 
 def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:
@@ -118,6 +109,7 @@ def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:
             raise Conflict("status", f"run {run.id} is {run.status}: only a pending or running run can be cancelled")
         run.status = Run.Status.CANCELLED
         run.finished_at = timezone.now()
+        run_cases_cancel(run=run)  # queued cases dropped, running ones stopped by their workers
         run.notes = (run.notes + "\n" if run.notes else "") + f"cancelled by {cancelled_by}"
         run.save(update_fields=["status", "finished_at", "notes"])
         build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
@@ -134,73 +126,6 @@ def _peek(document: dict, *path: str):
     return value
 
 
-def _bad_text(text: str) -> str | None:
-    if "\x00" in text:
-        return "contains a NUL character (U+0000)"
-    if any("\ud800" <= c <= "\udfff" for c in text):
-        return "contains an unpaired surrogate (not valid UTF-8)"
-    return None
-
-
-def storable_errors(value, path: list) -> list[DocumentError]:
-    """What PostgreSQL cannot store, or JSON cannot carry back, anywhere in a parsed JSON value:
-    U+0000 and unpaired surrogates in strings and keys, NaN and infinite numbers. One error per
-    string, key or number, named by its path."""
-    from runner.document import field_path
-
-    if isinstance(value, str):
-        problem = _bad_text(value)
-        return [DocumentError(field_path(path), problem)] if problem else []
-    if isinstance(value, float) and not math.isfinite(value):
-        return [DocumentError(field_path(path), f"{value} is not a finite number")]
-    if isinstance(value, dict):
-        out = []
-        for key, item in value.items():
-            problem = _bad_text(key)
-            if problem:
-                out.append(DocumentError(field_path(path), f"a key {problem}"))
-            else:
-                out += storable_errors(item, path + [key])
-        return out
-    if isinstance(value, list):
-        return [e for index, item in enumerate(value) for e in storable_errors(item, path + [index])]
-    return []
-
-
-def _integer_limits(model, names) -> dict[str, tuple[int, int]]:
-    """The range of each integer column among ``names`` on this database (int4 or int8)."""
-    limits = {}
-    for name in names:
-        field = model._meta.get_field(name)
-        if isinstance(field, models.IntegerField):
-            limits[name] = connection.ops.integer_field_range(field.get_internal_type())
-    return limits
-
-
-def range_errors(document) -> list[DocumentError]:
-    """Integers the document's schema allows but their columns cannot hold (a cpu_count of 2**32)."""
-    errors = []
-
-    def check(value, where: str, low_high) -> None:
-        low, high = (-(2**63) if low_high[0] is None else low_high[0]), (2**63 - 1 if low_high[1] is None else low_high[1])
-        if isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
-            errors.append(DocumentError(where, f"{value} is outside {low}..{high}"))
-
-    machine = _peek(document, "machine")
-    if isinstance(machine, dict):
-        for name, limit in _integer_limits(Machine, ("cpu_count", "gpu_count", "memory_bytes")).items():
-            check(machine.get(name), f"machine.{name}", limit)
-    results = _peek(document, "results")
-    if isinstance(results, list):
-        limits = _integer_limits(Result, METRIC_NAMES)
-        for index, item in enumerate(results):
-            metrics = item.get("metrics") if isinstance(item, dict) else None
-            if isinstance(metrics, dict):
-                for name, limit in limits.items():
-                    check(metrics.get(name), f"results[{index}].metrics.{name}", limit)
-    return errors
-
-
 def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tuple[IngestOutcome, Run]:
     """Store a finished run's document through ``run_ingest``, all or nothing.
 
@@ -209,18 +134,9 @@ def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tupl
     when ``complete`` is false (a partial document; post the rest later under the same id).
     Raises ``InvalidDocument`` naming every bad field.
     """
-    check_size(len(body), max_bytes=settings.INGEST_MAX_DOCUMENT_BYTES)
-    try:
-        document = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidDocument([DocumentError("", f"not valid JSON: {exc}")]) from None
-    if errors := storable_errors(document, []) + range_errors(document):
-        raise InvalidDocument(errors)
+    document = load_document(body, max_bytes=settings.INGEST_MAX_DOCUMENT_BYTES)
     with transaction.atomic():
-        requested = _requested_run(document)
-        if requested is not None:
-            _attach_host(requested, document)
-        outcome = run_ingest(document=document)
+        outcome = run_ingest(document=document, size_bytes=len(body), prepare=_attach_requested)
         run = Run.objects.select_related("build", "machine").get(pk=outcome.run_id)
         if outcome.created and not run.requested_by:
             run.requested_by = submitted_by  # who posted it, when the document does not say who asked
@@ -238,6 +154,13 @@ def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tupl
 
 def _time(value) -> dt.datetime | None:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if isinstance(value, str) else None
+
+
+def _attach_requested(document: dict) -> None:
+    """Before a document is stored: a run requested through the API moves to the document's host."""
+    requested = _requested_run(document)
+    if requested is not None:
+        _attach_host(requested, document)
 
 
 def _requested_run(document: dict) -> Run | None:

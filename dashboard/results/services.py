@@ -5,15 +5,18 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
-from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, parse_document
+from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, field_path, load_document
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
 
@@ -34,27 +37,130 @@ class IngestOutcome:
         }
 
 
-def run_ingest(*, document: dict | bytes | str) -> IngestOutcome:
+def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, detect: bool = True,
+               prepare: Callable[[dict], None] | None = None) -> IngestOutcome:
     """Validate a run document and store it atomically; idempotent on ``run.id``.
 
-    Raises :class:`runner.document.InvalidDocument` (nothing written) when the document is bad or
-    contradicts what is stored (the same run id for another build, a sha stored with another torch
-    version).
+    ``size_bytes``: the serialized size of a parsed ``document`` where the caller knows it (the
+    API: the request body's length), instead of serializing it again to compare with the limit.
+    ``detect=False``: the caller starts regression detection itself (a dispatched run does, once
+    all its cases are in).
+    ``prepare``: called with the checked document inside the transaction, before anything of it is
+    stored (the API moves a requested run to the host the document names); it may raise
+    ``InvalidDocument`` too.
+    Raises :class:`runner.document.InvalidDocument` (nothing written) when the document is bad, holds
+    what the database cannot store (see ``storable_errors``, ``range_errors``) or contradicts what
+    is stored (the same run id for another build, a sha stored with another torch version).
     """
     max_bytes = settings.INGEST_MAX_DOCUMENT_BYTES
     if isinstance(document, (bytes, str)):
-        doc = parse_document(document, max_bytes=max_bytes)
+        doc = load_document(document, max_bytes=max_bytes)
     else:
-        check_size(len(json.dumps(document).encode()), max_bytes=max_bytes)
-        doc = check_document(document)
+        check_size(len(json.dumps(document).encode()) if size_bytes is None else size_bytes, max_bytes=max_bytes)
+        doc = document
+    # What the schema allows but PostgreSQL (or JSON on the way back) cannot hold, checked first:
+    # a document that has such values is refused naming them, whatever else is wrong with it.
+    if errors := storable_errors(doc, []) + range_errors(doc):
+        raise InvalidDocument(errors)
+    doc = check_document(doc)
     with transaction.atomic():
+        if prepare is not None:
+            prepare(doc)
         outcome = _store(doc)
-        if outcome.results_created and settings.DETECT_AFTER_INGEST:
-            transaction.on_commit(lambda: _detection_enqueue(run_id=outcome.run_id))
+        if outcome.results_created and detect and settings.DETECT_AFTER_INGEST:
+            transaction.on_commit(lambda: detection_enqueue(run_id=outcome.run_id))
     return outcome
 
 
-def _detection_enqueue(*, run_id: str) -> None:
+# --- what the database cannot store ----------------------------------------------------------------
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _bad_text(text: str) -> str | None:
+    if "\x00" in text:
+        return "contains a NUL character (U+0000)"
+    if _SURROGATE.search(text):
+        return "contains an unpaired surrogate (not valid UTF-8)"
+    return None
+
+
+def _storable_at_a_glance(value) -> bool:
+    """Whether nothing in ``value`` can be bad, from one serialization in C: no NUL (escaped as
+    \\u0000), no surrogate (cannot be encoded), no NaN or infinity (refused). False also when in
+    doubt (a string holding a backslash then u0000; something json cannot serialize)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text.encode()
+    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
+        return False
+    return "\\u0000" not in text
+
+
+def storable_errors(value, path: list) -> list[DocumentError]:
+    """What PostgreSQL cannot store, or JSON cannot carry back, anywhere in a parsed JSON value:
+    U+0000 and unpaired surrogates in strings and keys, NaN and infinite numbers. One error per
+    string, key or number, named by its path (``path``: where ``value`` is in the document)."""
+    if _storable_at_a_glance(value):
+        return []
+    return _storable_walk(value, path)
+
+
+def _storable_walk(value, path: list) -> list[DocumentError]:
+    if isinstance(value, str):
+        problem = _bad_text(value)
+        return [DocumentError(field_path(path), problem)] if problem else []
+    if isinstance(value, float) and not math.isfinite(value):
+        return [DocumentError(field_path(path), f"{value} is not a finite number")]
+    if isinstance(value, dict):
+        out = []
+        for key, item in value.items():
+            problem = _bad_text(key) if isinstance(key, str) else None
+            if problem:
+                out.append(DocumentError(field_path(path), f"a key {problem}"))
+            else:
+                out += _storable_walk(item, path + [key])
+        return out
+    if isinstance(value, (list, tuple)):
+        return [e for index, item in enumerate(value) for e in _storable_walk(item, path + [index])]
+    return []
+
+
+def _integer_limits(model, names) -> dict[str, tuple[int, int]]:
+    """The range of each integer column among ``names`` on this database (int4 or int8)."""
+    limits = {}
+    for name in names:
+        field = model._meta.get_field(name)
+        if isinstance(field, models.IntegerField):
+            low, high = connection.ops.integer_field_range(field.get_internal_type())
+            limits[name] = (-(2**63) if low is None else low, 2**63 - 1 if high is None else high)
+    return limits
+
+
+def range_errors(document) -> list[DocumentError]:
+    """Integers the document's schema allows but their columns cannot hold (a cpu_count of 2**32)."""
+    errors = []
+
+    def check(value, where: str, limit: tuple[int, int]) -> None:
+        if isinstance(value, int) and not isinstance(value, bool) and not limit[0] <= value <= limit[1]:
+            errors.append(DocumentError(where, f"{value} is outside {limit[0]}..{limit[1]}"))
+
+    machine = document.get("machine") if isinstance(document, dict) else None
+    if isinstance(machine, dict):
+        for name, limit in _integer_limits(Machine, ("cpu_count", "gpu_count", "memory_bytes")).items():
+            check(machine.get(name), f"machine.{name}", limit)
+    results = document.get("results") if isinstance(document, dict) else None
+    if isinstance(results, list):
+        limits = _integer_limits(Result, METRIC_NAMES)
+        for index, item in enumerate(results):
+            metrics = item.get("metrics") if isinstance(item, dict) else None
+            if isinstance(metrics, dict):
+                for name, limit in limits.items():
+                    check(metrics.get(name), f"results[{index}].metrics.{name}", limit)
+    return errors
+
+
+# --- storing ---------------------------------------------------------------------------------------
+def detection_enqueue(*, run_id: str) -> None:
     """Regression detection over the new results: a task on the ``analysis`` queue (in-process
     when Celery runs eagerly)."""
     from django.apps import apps  # noqa: PLC0415
@@ -66,14 +172,14 @@ def _detection_enqueue(*, run_id: str) -> None:
 
 
 def _store(doc: dict) -> IngestOutcome:
-    build = _build_get_or_create(doc["build"])
+    build = build_get_or_create(doc["build"])
     machine = _machine_upsert(doc["machine"])
-    workloads = {w["name"]: _workload_upsert(w) for w in doc["workloads"]}
+    workloads = _workloads_upsert(doc["workloads"])
     run, created = _run_get_or_create(doc["run"], build=build, machine=machine)
 
     stored = {(wid, cid) for wid, cid in Result.objects.filter(run=run).values_list("workload_id", "config_id")}
     configs: dict[tuple, Config] = {}
-    new_results = []
+    cases = []  # (item, workload, config) of each result not stored yet
     for item in doc["results"]:
         key = tuple(item["config"][f] for f in ("compile_mode", "shape_regime", "dtype", "device"))
         if key not in configs:
@@ -81,10 +187,13 @@ def _store(doc: dict) -> IngestOutcome:
                 compile_mode=key[0], shape_regime=key[1], dtype=key[2], device=key[3]
             )[0]
         config, workload = configs[key], workloads[item["workload"]]
-        if (workload.id, config.id) in stored:
-            continue
-        series = _series_get_or_create(workload=workload, config=config, machine_class=machine.machine_class)
-        new_results.append(_result_from_document(item, run=run, workload=workload, config=config, series=series))
+        if (workload.id, config.id) not in stored:
+            cases.append((item, workload, config))
+    series = _series_get_or_create_many(cases=[(w, c) for _, w, c in cases], machine_class=machine.machine_class)
+    new_results = [
+        _result_from_document(item, run=run, workload=workload, config=config, series=series[workload.id, config.id])
+        for item, workload, config in cases
+    ]
     Result.objects.bulk_create(new_results, batch_size=1000)
     if new_results or created:
         # The overview's summary rows of this build on this machine class (same transaction).
@@ -101,7 +210,7 @@ def _parse_time(value: str | None) -> dt.datetime | None:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
-def _build_get_or_create(data: dict) -> Build:
+def build_get_or_create(data: dict) -> Build:
     commit_time = _parse_time(data.get("commit_time"))
     build, created = Build.objects.get_or_create(
         git_sha=data["git_sha"],
@@ -140,23 +249,44 @@ def _machine_upsert(data: dict) -> Machine:
         "driver_version": data.get("driver_version") or "",
         "cuda_version": data.get("cuda_version") or "",
     }
-    machine, _ = Machine.objects.update_or_create(
-        hostname=data["hostname"], machine_class=data["machine_class"], defaults=facts
-    )
+    # Written only when a fact changed: update_or_create would lock the row until commit, and so
+    # make every concurrent ingest from one host wait for the one before it.
+    machine, created = Machine.objects.get_or_create(hostname=data["hostname"], machine_class=data["machine_class"], defaults=facts)
+    changed = {} if created else {name: value for name, value in facts.items() if getattr(machine, name) != value}
+    if changed:
+        Machine.objects.filter(pk=machine.pk).update(**changed)
+        for name, value in changed.items():
+            setattr(machine, name, value)
     return machine
 
 
-def _workload_upsert(data: dict) -> Workload:
-    workload, _ = Workload.objects.update_or_create(
-        name=data["name"],
-        defaults={
-            "category": data.get("category", ""),
-            "phase": data["phase"],
-            "dynamic_dims": data.get("dynamic_dims", []),
-            "description": data.get("description", ""),
-        },
-    )
-    return workload
+def _workloads_upsert(items: list[dict]) -> dict[str, Workload]:
+    """The document's workloads by name, created or brought up to date: a read, an insert of the
+    new ones (a concurrent ingest may insert them first) and an update of the changed ones."""
+    wanted = {
+        item["name"]: {
+            "category": item.get("category", ""),
+            "phase": item["phase"],
+            "dynamic_dims": item.get("dynamic_dims", []),
+            "description": item.get("description", ""),
+        }
+        for item in items
+    }
+    found = {w.name: w for w in Workload.objects.filter(name__in=wanted)}
+    # New rows in one order (by name, series by ids below): two ingests inserting the same new rows
+    # wait for each other instead of deadlocking.
+    if missing := [Workload(name=name, **facts) for name, facts in sorted(wanted.items()) if name not in found]:
+        Workload.objects.bulk_create(missing, ignore_conflicts=True)
+        found.update((w.name, w) for w in Workload.objects.filter(name__in=[w.name for w in missing]))
+    changed = []
+    for name, workload in sorted(found.items()):
+        if any(getattr(workload, field) != value for field, value in wanted[name].items()):
+            for field, value in wanted[name].items():
+                setattr(workload, field, value)
+            changed.append(workload)
+    if changed:
+        Workload.objects.bulk_update(changed, ["category", "phase", "dynamic_dims", "description"])
+    return found
 
 
 def _run_get_or_create(data: dict, *, build: Build, machine: Machine) -> tuple[Run, bool]:
@@ -195,14 +325,31 @@ def series_signature(*, workload_name: str, config: Config, machine_class: str) 
     return hashlib.sha1(json.dumps(identity).encode()).hexdigest()
 
 
-def _series_get_or_create(*, workload: Workload, config: Config, machine_class: str) -> Series:
-    series, _ = Series.objects.get_or_create(
-        workload=workload,
-        config=config,
-        machine_class=machine_class,
-        defaults={"signature": series_signature(workload_name=workload.name, config=config, machine_class=machine_class)},
-    )
-    return series
+def _series_get_or_create_many(*, cases: list[tuple[Workload, Config]], machine_class: str) -> dict[tuple[int, int], Series]:
+    """The series of each (workload, config) on the class by (workload id, config id): one read,
+    then one insert of the missing ones (ON CONFLICT DO NOTHING: a concurrent ingest may insert
+    them first) and a read of those, instead of a get_or_create per result."""
+    if not cases:
+        return {}
+
+    def read(pairs) -> dict[tuple[int, int], Series]:
+        rows = Series.objects.filter(
+            machine_class=machine_class, workload_id__in={w.id for w, _ in pairs}, config_id__in={c.id for _, c in pairs}
+        )
+        return {(s.workload_id, s.config_id): s for s in rows}
+
+    found = read(cases)
+    if missing := sorted(((w, c) for w, c in cases if (w.id, c.id) not in found), key=lambda pair: (pair[0].id, pair[1].id)):
+        Series.objects.bulk_create(
+            [
+                Series(workload=w, config=c, machine_class=machine_class,
+                       signature=series_signature(workload_name=w.name, config=c, machine_class=machine_class))
+                for w, c in missing
+            ],
+            ignore_conflicts=True,
+        )
+        found.update(read(missing))
+    return found
 
 
 def _result_from_document(item: dict, *, run: Run, workload: Workload, config: Config, series: Series) -> Result:

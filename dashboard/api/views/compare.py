@@ -12,9 +12,9 @@ from dashboard.results.selectors.compare import builds_compare, compare_rows_sel
 
 def machine_class_for(build, given: str | None, field: str = "machine_class") -> str:
     """The machine class asked about: the given one, else the build's only one."""
-    classes = build_classes(build_id=build.id)
     if given:
         return given
+    classes = build_classes(build_id=build.id)
     if len(classes) == 1:
         return classes[0]
     if not classes:

@@ -8,6 +8,7 @@ from dashboard.api import selectors, services
 from dashboard.api.auth import actor
 from dashboard.api.document_schema import RUN_DOCUMENT_SCHEMA
 from dashboard.api.exceptions import FieldError
+from dashboard.dispatch.services import MatrixError
 from dashboard.api.serializers import (
     RunFilterSerializer,
     RunRequestSerializer,
@@ -49,7 +50,10 @@ class RunListView(ApiView):
     def post(self, request):
         data = body(request, RunRequestSerializer).validated_data
         build = resolve_build("build", data.pop("build"))
-        run = services.run_request(build=build, requested_by=actor(request), **data)
+        try:
+            run = services.run_request(build=build, requested_by=actor(request), **data)
+        except MatrixError as exc:
+            raise FieldError(exc.field, exc.message) from None
         return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id))).data, status=status.HTTP_201_CREATED)
 
 
