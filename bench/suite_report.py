@@ -1,6 +1,7 @@
 """Tables from run documents: per-case figures, unbacked/backed gaps, graph breaks, and run-to-run noise.
 
     python bench/suite_report.py [--from-samples] RUN.json [RUN2.json ...]
+    python bench/suite_report.py bench/results/releases/*.json     (a release history: builds side by side)
 
 The gap and graph-break tables cover every case of the documents (the first document that has a
 case wins). ``--from-samples`` recomputes each speedup from its stored per-block samples with the
@@ -97,13 +98,56 @@ def sample_speedup(result: dict) -> float | None:
     return speedup_ratio(eager, compiled) if eager and compiled and len(eager) == len(compiled) else None
 
 
+def build_name(document: dict) -> str:
+    build = document["build"]
+    return f"{build['torch_version']} ({build['git_sha'][:12]})"
+
+
+def geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return statistics.geometric_mean(values) if values else None
+
+
+def release_table(documents: list[dict]) -> None:
+    """Builds side by side (a release history): per build the cases and failures, and over the cases
+    that pass on every build the speedup and cold-compile geomeans, graph breaks and recompiles;
+    then each case whose status, graph breaks or recompiles differ between builds."""
+    by_build: dict[str, dict] = defaultdict(dict)
+    for document in documents:
+        for r in document["results"]:
+            by_build[build_name(document)].setdefault(case_key(r), r)
+    if len(by_build) < 2:
+        return
+    common = set.intersection(*(set(k for k, r in cases.items() if r["status"] == "pass") for cases in by_build.values()))
+    rows = []
+    for name, cases in by_build.items():
+        shared = [cases[k] for k in common]
+        failed = [f"{k[0]}/{k[2]}: {r['status']}" for k, r in sorted(cases.items()) if r["status"] != "pass"]
+        rows.append([name, str(len(cases)), fmt(geomean([r["metrics"].get("speedup") for r in shared])),
+                     fmt(geomean([r["metrics"].get("compile_time_cold_s") for r in shared]), ".2f"),
+                     str(sum(r["metrics"].get("graph_break_count") or 0 for r in shared)),
+                     str(sum(r["metrics"].get("recompile_count") or 0 for r in shared)), "; ".join(failed) or "-"])
+    print(f"Across builds ({len(common)} cases that pass on every build; geomeans over them)")
+    print_table(["build", "cases", "speedup", "cold s", "breaks", "recompiles", "not passing"], rows)
+    changes = []
+    for key in sorted(set.union(*(set(c) for c in by_build.values()))):
+        seen = [(name, cases.get(key)) for name, cases in by_build.items()]
+        shape = {(r["status"], r["metrics"].get("graph_break_count"), r["metrics"].get("recompile_count")) for _, r in seen if r}
+        if len(shape) > 1:
+            changes.append([key[0], key[2], *[f"{r['status']} b{r['metrics'].get('graph_break_count')} "
+                                             f"r{r['metrics'].get('recompile_count')}" if r else "-" for _, r in seen]])
+    if changes:
+        print("Cases whose status (b: graph breaks, r: recompiles) changes between builds")
+        print_table(["workload", "regime", *by_build], changes)
+
+
 def noise_table(documents: list[dict], *, from_samples: bool = False) -> None:
     speedups = defaultdict(list)
     for document in documents:
         for r in document["results"]:
             s = sample_speedup(r) if from_samples else r.get("metrics", {}).get("speedup")
-            if r["status"] == "pass" and s:
-                speedups[case_key(r)].append(s)
+            if r["status"] == "pass" and s:  # runs of one build only: across builds is a trend, not noise
+                speedups[(*case_key(r), build_name(document))].append(s)
     rows, spreads = [], []
     for key, values in sorted(speedups.items()):
         if len(values) < 2:
@@ -140,6 +184,7 @@ def main() -> None:
     gap_table(union)
     graph_break_table(union)
     if len(documents) > 1:
+        release_table(documents)
         noise_table(documents, from_samples=args.from_samples)
 
 
