@@ -6,9 +6,12 @@ Inputs are plain dicts shaped like a run document's result (``runner/schema/run_
 ({type, message} or None). Every worsening is a finding; fixes are findings of kind 'fixed' with
 ``regression=False`` so the dashboard can show them without alerting.
 
-Reasons are compared on a normalised key (whitespace collapsed, hex addresses and unbacked symbol
-numbers such as ``u0`` blanked, the "For more details" trailer dropped) so the same break measured
-twice is not new; the finding carries the reason's full text as measured.
+Reasons are compared on a normalised key: the reason's first line (Dynamo's graph-break type, e.g.
+"Data-dependent branching", or a guard failure), with hex addresses, unbacked symbol numbers such as
+``u0``, install paths (``.../site-packages/torch/x.py`` -> ``torch/x.py``) and source line numbers
+blanked; the location is compared beside it. So the same break measured twice, or by two releases
+that reword its explanation and hints or move torch's own source lines, is not new (seen across
+2.11 -> 2.12 -> 2.13); the finding carries the reason's full text as measured.
 """
 from __future__ import annotations
 
@@ -22,6 +25,9 @@ _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _SYM = re.compile(r"\b([usqf])\d+\b")
 _TRAILER = re.compile(r"\s*For more details about this graph break.*", re.S)
 _SPACE = re.compile(r"\s+")
+_LINE_NUMBER = re.compile(r"(\.py):\d+")
+# An absolute path up to the package it is in: a venv's site-packages, or this repository's checkout.
+_INSTALL_PREFIX = re.compile(r"(?:/[^\s/`'\"(),:]+)*/(?:site-packages|dist-packages)/|(?:/[^\s/`'\"(),:]+)*/(?=(?:workloads|runner|tests)/)")
 
 
 @dataclass(frozen=True)
@@ -40,7 +46,9 @@ class Finding:
 
 
 def reason_key(reason: str | None) -> str:
-    text = _TRAILER.sub("", reason or "")
+    text = _first_line(_TRAILER.sub("", reason or ""), limit=10_000)
+    text = _INSTALL_PREFIX.sub("", text)
+    text = _LINE_NUMBER.sub(r"\1:?", text)
     text = _HEX.sub("0x?", text)
     text = _SYM.sub(r"\1?", text)
     return _SPACE.sub(" ", text).strip()
@@ -63,7 +71,9 @@ def _recompile_count(case: dict) -> int:
 def _breaks(case: dict) -> dict[tuple[str, str], dict]:
     out: dict[tuple[str, str], dict] = {}
     for gb in case.get("graph_breaks") or []:
-        key = (reason_key(gb.get("reason")), str(gb.get("location") or ""))
+        # Locations inside torch move between releases: their line numbers are blanked like the reason's.
+        location = str(gb.get("location") or "")
+        key = (reason_key(gb.get("reason")), _LINE_NUMBER.sub(r"\1:?", location) if location.startswith("torch/") else location)
         entry = out.setdefault(key, {"reason": gb.get("reason") or "", "location": gb.get("location"), "count": 0})
         entry["count"] += int(gb.get("count") or 1)
     return out
@@ -101,7 +111,10 @@ def compare_cases(previous: dict | None, current: dict) -> list[Finding]:
         return findings  # breaks and recompiles are only comparable between two passing runs
 
     old_b, new_b = _breaks(previous), _breaks(current)
-    added = [new_b[k] for k in new_b if k not in old_b]
+    # A location that one build could not tell (""), matched by reason alone: reporting it is not a new break.
+    old_unlocated = {reason for reason, location in old_b if not location}
+    old_reasons = {reason for reason, _ in old_b}
+    added = [new_b[k] for k in new_b if k not in old_b and k[0] not in old_unlocated and not (not k[1] and k[0] in old_reasons)]
     if added:
         where = ", ".join(str(e["location"]) for e in added if e["location"]) or "unknown location"
         findings.append(Finding(

@@ -23,6 +23,26 @@ def test_nothing_changed_is_no_finding():
     assert compare_cases(a, b) == []
 
 
+def test_the_same_break_from_another_venv_or_with_reworded_hints_is_not_new():
+    """Seen across PyTorch releases: each build's venv path is in the debug context, and the hint
+    text is rewritten between releases; neither makes the break new. Another break type is."""
+    skipped = ("Attempted to inline function marked as skipped\n  Explanation: Dynamo developers have marked it.\n"
+               "  Hint: {hint}\n\n  Developer debug context: qualname: Optimizer.zero_grad, filename: "
+               "`/work/builds/torch-{v}/lib/python3.11/site-packages/torch/_compile.py` (/home/{v}/ptbench/workloads/suite/x.py:3)")
+    old = case(breaks=[{"reason": skipped.format(v="2.12.1", hint="Avoid calling the function."), "location": None, "count": 1}])
+    new = case(breaks=[{"reason": skipped.format(v="2.13.0", hint="Remove the call, or wrap it."), "location": None, "count": 1}])
+    assert compare_cases(old, new) == []
+    other = case(breaks=[{"reason": skipped.replace("Attempted to inline", "Attempted to call").format(v="2.13.0", hint="x"),
+                          "location": None, "count": 1}])
+    assert [f.kind for f in compare_cases(old, other)] == ["new_graph_break"]
+    # torch's own source lines move between releases; a location one build could not tell is no news.
+    moved = case(breaks=[{"reason": NONZERO, "location": "torch/optim/optimizer.py:79 in _use_grad", "count": 1}])
+    assert compare_cases(case(breaks=[{"reason": NONZERO, "location": "torch/optim/optimizer.py:80 in _use_grad", "count": 1}]), moved) == []
+    assert compare_cases(case(breaks=[{"reason": NONZERO, "location": None, "count": 1}]), moved) == []
+    assert [f.kind for f in compare_cases(case(breaks=[{"reason": NONZERO, "location": "moe.py:40", "count": 1}]),
+                                          case(breaks=[{"reason": NONZERO, "location": "moe.py:90", "count": 1}]))] == ["new_graph_break"]
+
+
 def test_started_failing_reports_the_error_text():
     err = {"type": "torch._inductor.exc.InductorError", "message": "AssertionError: failed\nmore lines"}
     (f,) = compare_cases(case(), case("compile_error", error=err))
