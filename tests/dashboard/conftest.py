@@ -36,7 +36,10 @@ def open_page(browser, url: str, *, javascript: bool = True):
     problems: list[str] = []
     page.on("console", lambda msg: problems.append(f"console {msg.type}: {msg.text}") if msg.type in ("error", "warning") else None)
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on("requestfailed", lambda req: problems.append(f"request failed: {req.url}"))
+    # A request the page's own navigation cancelled (net::ERR_ABORTED: e.g. the favicon while a
+    # picker reloads the page) is not a failure; any other failed request is.
+    page.on("requestfailed", lambda req: None if "ERR_ABORTED" in (req.failure or "")
+            else problems.append(f"request failed: {req.url} ({req.failure})"))
     page.on("response", lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}") if resp.status >= 400 else None)
     page.goto(url, wait_until="networkidle")
     return page, problems
