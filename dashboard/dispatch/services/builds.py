@@ -8,14 +8,14 @@ from dashboard.dispatch.models import BuildEnvironment
 from dashboard.results.models import Build
 from dashboard.results.services import build_get_or_create
 from runner.document import DocumentError, InvalidDocument
+from runner.report import build_section
 
 
 def _build_section(environment: dict, *, label: str = "", local_label: str | None = None) -> dict:
-    build = dict(environment["build"])
+    """The run document's ``build`` of an interpreter's environment (``runner.report``'s), relabelled."""
     if local_label is not None:
-        build["local_label"] = local_label
-    build["label"] = label or build.get("label") or f"torch {build['torch_version']}"
-    return build
+        environment = {**environment, "build": {**environment["build"], "local_label": local_label}}
+    return build_section(environment, label=label or environment["build"].get("label"))
 
 
 def build_environment_record(*, environment: dict, python: str, machine_class: str, hostname: str, worker: str = "",

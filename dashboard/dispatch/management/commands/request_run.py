@@ -5,12 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 from dashboard.dispatch.selectors import build_for_schedule
 from dashboard.dispatch.services import MatrixError, run_request
 from dashboard.results.selectors.common import Ambiguous, NotFound
-from runner.cli import _machine_class
+from runner.cli import _machine_class, _name_list as _names
 from runner.engine.spec import BACKENDS
-
-
-def _names(text: str) -> list[str]:
-    return [v.strip() for v in text.split(",") if v.strip()]
 
 
 class Command(BaseCommand):
