@@ -141,25 +141,36 @@ def release_table(documents: list[dict]) -> None:
         print_table(["workload", "regime", *by_build], changes)
 
 
+def host_note(result: dict) -> str:
+    """``host 1.77/0.98``: the run's median host probe (ms) and compiled host share, where recorded."""
+    timing = result.get("environment", {}).get("timing") or {}
+    probe, share = (timing.get("host_probe_ms") or {}).get("median"), (timing.get("host_share") or {}).get("compiled")
+    return "" if probe is None and share is None else f"{fmt(probe, '.2f')}/{fmt(share, '.2f')}"
+
+
 def noise_table(documents: list[dict], *, from_samples: bool = False) -> None:
-    speedups = defaultdict(list)
+    speedups, hosts = defaultdict(list), defaultdict(list)
     for document in documents:
         for r in document["results"]:
             s = sample_speedup(r) if from_samples else r.get("metrics", {}).get("speedup")
             if r["status"] == "pass" and s:  # runs of one build only: across builds is a trend, not noise
-                speedups[(*case_key(r), build_name(document))].append(s)
+                key = (*case_key(r), build_name(document))
+                speedups[key].append(s)
+                hosts[key].append(host_note(r))
     rows, spreads = [], []
     for key, values in sorted(speedups.items()):
         if len(values) < 2:
             continue
         spread = (max(values) - min(values)) / statistics.median(values)
         spreads.append(spread)
+        host = " ".join(h or "-" for h in hosts[key]) if any(hosts[key]) else ""
         rows.append([key[0], key[1], key[2], key[3], " ".join(fmt(v) for v in values), fmt(spread, ".2%"),
-                     "OK" if spread < 0.02 else "NOISY"])
+                     "OK" if spread < 0.02 else "NOISY", host])
     if rows:
         how = "recomputed from samples, paired-ratio median" if from_samples else "as stored"
         print(f"Run-to-run speedup difference across {len(documents)} runs ({how}; target < 2%)")
-        print_table(["workload", "mode", "regime", "dtype", "speedups", "rel. diff", ""], rows)
+        print("host: per run, median host probe ms / compiled host share (enqueue over device time; ~1 = host-bound), GPU runs")
+        print_table(["workload", "mode", "regime", "dtype", "speedups", "rel. diff", "", "host"], rows)
         print(f"cases: {len(spreads)}, median rel. diff {statistics.median(spreads):.2%}, max {max(spreads):.2%}, "
               f"under 2%: {sum(s < 0.02 for s in spreads)}/{len(spreads)}")
 

@@ -216,10 +216,11 @@ def deliver_document(document: dict, out: Path | None) -> int:
 
 
 def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from runner.document import InvalidDocument
+    from runner.document import InvalidDocument, require_validator
     from runner.engine.plan import plan_cases
     from runner.report import build_document, now_iso, status_counts, summary_table
 
+    require_validator()
     try:
         workloads = resolve_workloads(args.workloads)
     except LookupError as exc:

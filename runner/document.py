@@ -68,6 +68,15 @@ def _is_uuid(value: object) -> bool:
     return True
 
 
+def require_validator() -> None:
+    """Fail now, before hours of cases, where the documents they make could not be checked."""
+    try:
+        _validator()
+    except ImportError as exc:
+        raise SystemExit(f"run documents are validated with jsonschema, which this interpreter lacks ({exc}); "
+                         "install it (pip install jsonschema, see requirements.txt)") from None
+
+
 @functools.cache
 def _validator():
     # Imported here: the case subprocess runs in the build's interpreter, which needs only torch.
@@ -191,7 +200,18 @@ def _cross_field_errors(document: dict) -> list[DocumentError]:
         if key in seen_cases:
             errors.append(DocumentError(f"results[{index}]", f"same workload and config as results[{seen_cases[key]}]"))
         seen_cases.setdefault(key, index)
+        errors.extend(_unpaired_samples(index, result.get("samples") or {}))
     return errors
+
+
+def _unpaired_samples(index: int, samples: dict) -> list[DocumentError]:
+    """Samples are per pair: eager block i, compiled block i (and the host probe before them)."""
+    pairs = len(samples.get("eager_ms", []))
+    return [
+        DocumentError(f"results[{index}].samples.{key}", f"has {len(samples[key])} values for {pairs} eager_ms values (one per pair)")
+        for key in ("compiled_ms", "host_probe_ms")
+        if key in samples and len(samples[key]) != pairs
+    ]
 
 
 def validate_document(document: object) -> list[DocumentError]:

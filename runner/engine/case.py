@@ -171,8 +171,7 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         compiled_latency_ms=median(samples.compiled_ms),
     )
     record.samples = samples.as_document_samples()
-    record.environment["timing"] = {"warmup_calls": samples.warmup_calls, "blocks_per_side": len(samples.eager_ms),
-                                     "timed_s": round(samples.timed_s, 3), "extended": samples.extended}
+    record.environment["timing"] = _timing_environment(samples)
     out.write(record, "timing")
 
     compiled_resident = compiled.resident_bytes(probe)
@@ -193,6 +192,18 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
 
     if counts.graph_break_count != 0:
         _locate_graph_breaks(spec, workload, eager, record)
+
+
+def _timing_environment(samples) -> dict:
+    """How the timing went; on a GPU also how fast the host was and how host-bound each side is
+    (``host_share``: enqueue time over device time per block; near 1 the device waited for Python)."""
+    timing = {"warmup_calls": samples.warmup_calls, "blocks_per_side": len(samples.eager_ms),
+              "timed_s": round(samples.timed_s, 3), "extended": samples.extended}
+    if samples.host_probe_ms:
+        timing["host_probe_ms"] = {"min": round(min(samples.host_probe_ms), 4), "median": round(median(samples.host_probe_ms), 4)}
+    if samples.host_share:
+        timing["host_share"] = samples.host_share
+    return timing
 
 
 def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, atol: float, record: CaseRecord) -> bool:

@@ -30,6 +30,8 @@ class TimingBudget:
     # wider than +-``noise_target``: noisy, launch-bound cases get more pairs, quiet ones do not pay.
     noise_target: float = 0.01
     max_budget_s: float | None = None
+    # Time a fixed piece of host work before each pair (runner.engine.timing): how fast the host was.
+    host_probe: bool = False
 
     @classmethod
     def for_device(cls, device: str) -> "TimingBudget":
@@ -37,8 +39,11 @@ class TimingBudget:
         # CPU (tests, tiny suite): shorter blocks and a short budget keep a case to a few seconds.
         if device == "cuda":
             # Up to 40 s (2,000 pairs) for a case still noisier than +-1% after 2.5 s: a compiled
-            # training step with graph breaks varies ~10% call to call (host-bound between graphs).
-            return cls(budget_s=2.5, target_block_s=0.025, warmup_s=0.5, max_budget_s=40.0, max_pairs=2000)
+            # training step with graph breaks varies ~10% call to call (host-bound: the host takes as
+            # long to launch its ~800 kernels as the GPU takes to run them). The host probe records
+            # how fast the host was meanwhile (bench/timing_jitter.py, bench/results/README.md).
+            return cls(budget_s=2.5, target_block_s=0.025, warmup_s=0.5, max_budget_s=40.0, max_pairs=2000,
+                       host_probe=True)
         return cls(budget_s=0.6, target_block_s=0.01, warmup_s=0.1)
 
 

@@ -5,16 +5,22 @@ synchronize, so the queue is empty when the block starts) on a GPU, ``time.perf_
 the CPU. ``k`` is sized from the warm-up so that a block lasts about ``target_block_s``; blocks
 alternate eager, compiled, eager, ... so that slow drifts of clocks and temperature hit both.
 A sample is the per-call time of one block, in milliseconds.
+
+Host diagnostics (GPU): the CUDA clock also records how long the host took to enqueue each block
+(its share of the block's device time: near 1 means host-bound), and with
+``TimingBudget.host_probe`` a fixed piece of pure-Python work is timed before each pair, so that a
+result says how fast the host was while it was measured (on a shared machine that changes over
+seconds, and a host-bound case follows it).
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from runner.engine.spec import TimingBudget
-from runner.engine.stats import bootstrap_speedup
+from runner.engine.stats import bootstrap_speedup, median
 
 Call = Callable[[], object]
 SIDES = ("eager", "compiled")
@@ -39,15 +45,28 @@ class CudaEventClock:
         self._torch = torch
         self._start = torch.cuda.Event(enable_timing=True)
         self._end = torch.cuda.Event(enable_timing=True)
+        self.last_enqueue_ms = 0.0  # host time to enqueue the last block
 
     def time_block(self, call: Call, calls: int) -> float:
         self._torch.cuda.synchronize()
+        started = time.perf_counter_ns()
         self._start.record()
         for _ in range(calls):
             call()
+        self.last_enqueue_ms = (time.perf_counter_ns() - started) / 1e6
         self._end.record()
         self._end.synchronize()
         return float(self._start.elapsed_time(self._end))
+
+
+def host_probe_ms() -> float:
+    """Milliseconds of a fixed piece of pure-Python work (~0.9 ms on the lent H100's host at full
+    speed): the host's current speed for Python and dispatch-bound code like a compiled step's."""
+    started = time.perf_counter()
+    total = 0
+    for i in range(20_000):
+        total += i * i
+    return (time.perf_counter() - started) * 1e3
 
 
 def clock_for(device: str) -> HostClock | CudaEventClock:
@@ -73,12 +92,17 @@ class Sides:
     def __init__(self, eager: Call, compiled: Call, clock):
         self.calls = {"eager": eager, "compiled": compiled}
         self.clock = clock
+        self.host_shares: dict[str, list[float]] = {side: [] for side in SIDES}  # enqueue / device time
 
     def block_ms(self, side: str, calls: int) -> float:
         try:
-            return self.clock.time_block(self.calls[side], calls)
+            elapsed = self.clock.time_block(self.calls[side], calls)
         except Exception as exc:
             raise TimedCallFailed(side, exc) from exc
+        enqueue_ms = getattr(self.clock, "last_enqueue_ms", None)
+        if enqueue_ms is not None and elapsed > 0:
+            self.host_shares[side].append(enqueue_ms / elapsed)
+        return elapsed
 
 
 def calls_per_block(
@@ -164,23 +188,36 @@ class TimingSamples:
     warmup_calls: int
     timed_s: float = 0.0  # wall time of the sampled blocks
     extended: bool = False  # timing went past ``budget_s`` because the interval was too wide
+    host_probe_ms: list[float] = field(default_factory=list)  # one per pair, timed just before it
+    host_share: dict[str, float] = field(default_factory=dict)  # per side, median enqueue / device time
 
     def as_document_samples(self) -> dict:
-        return {"eager_ms": self.eager_ms, "compiled_ms": self.compiled_ms, "calls_per_block": self.calls_per_block}
+        samples = {"eager_ms": self.eager_ms, "compiled_ms": self.compiled_ms, "calls_per_block": self.calls_per_block}
+        if self.host_probe_ms:
+            samples["host_probe_ms"] = self.host_probe_ms
+        return samples
 
 
-def measure_interleaved(eager: Call, compiled: Call, *, device: str, budget: TimingBudget, clock=None) -> TimingSamples:
+def measure_interleaved(
+    eager: Call, compiled: Call, *, device: str, budget: TimingBudget, clock=None, probe: Callable[[], float] | None = None
+) -> TimingSamples:
     """Warm up, size the blocks, then time eager and compiled blocks alternately within the budget.
 
+    With ``budget.host_probe``, ``probe`` (default :func:`host_probe_ms`) is timed before each pair.
     Raises :class:`TimedCallFailed` naming the side whose call raised.
     """
     sides = Sides(eager, compiled, clock or clock_for(device))
+    probe = (probe or host_probe_ms) if budget.host_probe else None
     calibration = warm_up(sides, warmup_s=budget.warmup_s)
     calls = size_blocks(sides, calibration, budget.target_block_s)
+    sides.host_shares = {side: [] for side in SIDES}  # of the sampled blocks only
     samples: dict[str, list[float]] = {side: [] for side in SIDES}
+    probes: list[float] = []
     started = time.perf_counter()
 
     def one_pair() -> None:
+        if probe is not None:
+            probes.append(probe())
         for side in SIDES:
             samples[side].append(sides.block_ms(side, calls) / calls)
 
@@ -191,8 +228,10 @@ def measure_interleaved(eager: Call, compiled: Call, *, device: str, budget: Tim
         extended = True
         for _ in range(EXTENSION_PAIRS):
             one_pair()
+    host_share = {side: round(median(shares), 4) for side, shares in sides.host_shares.items() if shares}
     return TimingSamples(samples["eager"], samples["compiled"], calls, calibration.warmup_calls,
-                         timed_s=time.perf_counter() - started, extended=extended)
+                         timed_s=time.perf_counter() - started, extended=extended, host_probe_ms=probes,
+                         host_share=host_share)
 
 
 EXTENSION_PAIRS = 10  # pairs timed between two checks of the interval

@@ -124,6 +124,25 @@ def test_undeclared_workload_and_duplicate_case_are_named():
     assert "results[6]: same workload and config as results[1]" in message
 
 
+def test_samples_that_are_not_one_per_pair_are_named_and_nothing_is_stored():
+    before = row_counts()
+    document = make_document()
+    document["results"][1]["samples"]["compiled_ms"] = [2.0]
+    document["results"][2]["samples"]["host_probe_ms"] = [0.9, 1.0]
+    message = _ingest_expecting_error(document)
+    assert "results[1].samples.compiled_ms: has 1 values for 3 eager_ms values (one per pair)" in message
+    assert "results[2].samples.host_probe_ms: has 2 values for 3 eager_ms values (one per pair)" in message
+    assert row_counts() == before
+
+
+def test_host_probes_are_stored_with_the_samples():
+    document = make_document()
+    document["results"][0]["samples"]["host_probe_ms"] = [0.9, 2.0, 1.0]
+    run_ingest(document=document)
+    stored = Result.objects.get(workload__name=document["results"][0]["workload"], config__shape_regime=document["results"][0]["config"]["shape_regime"])
+    assert stored.samples["host_probe_ms"] == [0.9, 2.0, 1.0]
+
+
 def test_a_sha_stored_with_another_torch_version_is_refused():
     run_ingest(document=make_document())
     before = row_counts()

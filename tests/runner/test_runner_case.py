@@ -1,6 +1,7 @@
 """Cases run in this process (eager backend): graph breaks, unique graphs, recompiles, accuracy."""
 from __future__ import annotations
 
+import dataclasses
 import inspect
 
 import pytest
@@ -88,3 +89,18 @@ def test_data_dependent_branches_count_as_graph_breaks_with_their_lines(tmp_path
     by_location = {entry["location"]: entry["reason"] for entry in record["graph_breaks"]}
     assert "branching" in by_location[f"tests/runner/sample_workloads.py:{where['if y.sum()']} in branch_and_item"].lower()
     assert "item()" in by_location[f"tests/runner/sample_workloads.py:{where['.item()']} in branch_and_item"]
+
+
+
+def test_a_probed_case_records_the_host_probe_with_its_samples(tmp_path):
+    spec = CaseSpec(workload="tests.runner.sample_workloads:TinyMLP", compile_mode="default", shape_regime="static",
+                    dtype="float32", device="cpu", backend="eager", timing=dataclasses.replace(QUICK, host_probe=True))
+    out = ResultFile(tmp_path / "probed.json")
+    run_case(spec, out)
+    record = out.read()
+    assert record["status"] == "pass", record["error"]
+    samples, timing = record["samples"], record["environment"]["timing"]
+    assert len(samples["host_probe_ms"]) == len(samples["eager_ms"]) == len(samples["compiled_ms"])
+    assert timing["host_probe_ms"]["min"] == pytest.approx(min(samples["host_probe_ms"]), abs=1e-4)
+    assert timing["host_probe_ms"]["min"] <= timing["host_probe_ms"]["median"]
+    assert "host_share" not in timing  # the host clock has no separate enqueue time

@@ -128,3 +128,17 @@ def test_runner_imports_and_describes_the_build_without_django():
     completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip()
+
+
+def test_a_run_without_jsonschema_stops_before_its_first_case(tmp_path):
+    # On a GPU box the runner's interpreter may lack the dashboard's packages; the documents could
+    # not be checked, so it must say so at once, not after the first (minutes-long) case.
+    code = (
+        "import sys; sys.modules['jsonschema'] = None\n"
+        "from runner.cli import main\n"
+        f"sys.exit(main(['run', '--workloads', 'tests.runner.sample_workloads:TinyMLP', '--out', {str(tmp_path / 'r.json')!r}]))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    assert completed.returncode == 1
+    assert "validated with jsonschema, which this interpreter lacks" in completed.stderr
+    assert "cases" not in completed.stdout and not (tmp_path / "r.json").exists()

@@ -236,3 +236,46 @@ def test_timing_goes_on_past_the_budget_only_while_the_interval_is_too_wide():
     capped = dataclasses.replace(budget, max_budget_s=None)
     assert not measure_interleaved(lambda: "eager", lambda: "compiled", device="cpu", budget=capped,
                                    clock=JitteryClock(0.1)).extended
+
+
+
+class EnqueueClock(ScriptedClock):
+    """A CUDA-like clock: the host took 0.9 of a compiled block and 0.4 of an eager one to enqueue."""
+
+    def time_block(self, call, calls):
+        elapsed = super().time_block(call, calls)
+        self.last_enqueue_ms = elapsed * (0.9 if self.blocks[-1][0] == "compiled" else 0.4)
+        return elapsed
+
+
+class CountingProbe:
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self) -> float:
+        self.calls += 1
+        return 1.0 + self.calls / 100
+
+
+def test_gpu_timing_records_the_host_probe_per_pair_and_each_sides_host_share():
+    probe = CountingProbe()
+    budget = TimingBudget(budget_s=0.0, target_block_s=0.01, warmup_s=0.0, min_pairs=6, max_pairs=100,
+                          host_probe=True)
+    samples = measure_interleaved(lambda: "eager", lambda: "compiled", device="cpu", budget=budget,
+                                  clock=EnqueueClock(), probe=probe)
+    assert samples.host_probe_ms == [1.01, 1.02, 1.03, 1.04, 1.05, 1.06]  # one per timed pair, none in warm-up
+    assert samples.as_document_samples()["host_probe_ms"] == samples.host_probe_ms
+    assert samples.host_share == {"eager": 0.4, "compiled": 0.9}
+    plain = measure_interleaved(lambda: "eager", lambda: "compiled", device="cpu",
+                                budget=dataclasses.replace(budget, host_probe=False), clock=ScriptedClock())
+    assert plain.host_probe_ms == [] and plain.host_share == {} and "host_probe_ms" not in plain.as_document_samples()
+
+
+def test_the_default_probe_times_python_work_on_the_host():
+    budget = TimingBudget(budget_s=0.0, target_block_s=0.01, warmup_s=0.0, min_pairs=2, host_probe=True)
+    samples = measure_interleaved(lambda: "eager", lambda: "compiled", device="cpu", budget=budget, clock=ScriptedClock())
+    assert len(samples.host_probe_ms) == 2 and all(0 < ms < 1000 for ms in samples.host_probe_ms)
+
+
+def test_gpu_cases_probe_the_host_and_cpu_cases_do_not():
+    assert TimingBudget.for_device("cuda").host_probe and not TimingBudget.for_device("cpu").host_probe
