@@ -66,3 +66,13 @@ def test_plotly_is_served_from_our_static_files(live_server):
     with urllib.request.urlopen(f"{live_server.url}/static/vendor/plotly.min.js", timeout=10) as response:
         body = response.read(200)
     assert response.status == 200 and b"plotly" in body.lower()
+
+
+def test_run_page_marks_a_compiled_side_that_waited_for_the_host(client):
+    document = make_document(results=[make_result(w["name"], "static") for w in WORKLOADS[:3]])
+    document["results"][0]["environment"] = {"timing": {"host_share": {"eager": 0.62, "compiled": 0.98}}}
+    document["results"][1]["environment"] = {"timing": {"host_share": {"eager": 0.30, "compiled": 0.41}}}
+    run_ingest(document=document)
+    page = client.get(f"/runs/{document['run']['id']}/").content.decode()
+    assert page.count('class="host-bound"') == 1
+    assert "enqueueing took 98% of its device time" in page

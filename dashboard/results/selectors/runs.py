@@ -3,11 +3,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, FloatField, Q, Sum
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from dashboard.results.models import Result, Run
 
 FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
+# A compiled side whose host took this share of its device time to enqueue a block kept the GPU
+# waiting for Python: its speedup follows the host CPU's speed (the runner's environment.timing).
+HOST_BOUND_SHARE = 0.9
 
 
 @dataclass(frozen=True)
@@ -84,11 +89,13 @@ def run_speedup_chart(*, run: Run) -> dict:
 
 
 def run_results(*, run: Run, only: str = "all"):
-    """A run's cases, failed ones first when ``only`` is "failed" (then only those)."""
+    """A run's cases, failed ones first when ``only`` is "failed" (then only those); each with the
+    compiled side's host share where the runner measured it (``compiled_host_share``)."""
     rows = (
         Result.objects.filter(run=run)
         .select_related("workload", "config")
         .defer("samples", "environment")
+        .annotate(compiled_host_share=Cast(KT("environment__timing__host_share__compiled"), FloatField()))
         .order_by("workload__name", "config__compile_mode", "config__shape_regime", "config__dtype")
     )
     if only == "failed":

@@ -4,7 +4,7 @@ from django.shortcuts import get_object_or_404, render
 
 from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
 from dashboard.results.models import Run
-from dashboard.results.selectors.runs import run_progress, run_results, run_speedup_chart
+from dashboard.results.selectors.runs import HOST_BOUND_SHARE, run_progress, run_results, run_speedup_chart
 from dashboard.web import params
 
 PAGE_SIZE = 500
@@ -31,6 +31,7 @@ def run_detail(request, run_id):
             "unfinished": run_case_tasks(run=run, states=("queued", "running", "failed", "cancelled"))[:200] if cases else [],
             "open": run.status in (Run.Status.PENDING, Run.Status.RUNNING),
             "results": run_results(run=run, only=only)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+            "host_bound_share": HOST_BOUND_SHARE,
             "page": page,
             "pages": pages,
             "page_range": range(1, pages + 1),
