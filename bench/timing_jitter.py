@@ -40,7 +40,7 @@ from runner.engine.case import CompiledSide, EagerSide
 from runner.engine.memory import MemoryProbe
 from runner.engine.spec import CaseSpec, TimingBudget
 from runner.engine.stats import bootstrap_speedup, speedup_ratio
-from runner.engine.timing import measure_interleaved
+from runner.engine.timing import host_probe_ms, measure_interleaved
 
 
 class GcPauses:
@@ -88,15 +88,6 @@ def current_cpu() -> int:
     """The CPU this thread last ran on (field 39 of /proc/thread-self/stat)."""
     fields = Path("/proc/thread-self/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[36])
-
-
-def host_probe_ms() -> float:
-    """A fixed piece of pure-Python work: its time is the host's current speed for our thread."""
-    started = time.perf_counter()
-    total = 0
-    for i in range(20_000):
-        total += i * i
-    return (time.perf_counter() - started) * 1e3
 
 
 def cpu_jiffies() -> dict:
