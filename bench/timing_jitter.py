@@ -8,10 +8,13 @@ compiled on the same inputs), then times single calls of each side, alternating,
   the loop are recorded through ``gc.callbacks``.
 - ``k3-a`` (``kN-anything``): blocks of N back-to-back calls, as the runner times calls longer
   than its target block.
+- ``seek``: ``cpu_scan.FastCpuSeeker`` before each pair (the whole process on the fastest CPU,
+  moved when its CPU slows down).
 - ``gc_frozen``: the same after ``gc.collect(); gc.freeze(); gc.disable()``.
 - ``profile``: kernel time per call from ``torch.profiler`` (the sum of device self time), so that
   device-event time minus kernel time is the time the GPU waited for the host.
-- ``engine``: the runner's own ``measure_interleaved`` + ``bootstrap_speedup``, as a case reports it.
+- ``engine`` / ``engine_seek``: the runner's own ``measure_interleaved`` + ``bootstrap_speedup`` as
+  a case reports it, without and with the seeker as its host probe.
 
 Run it in several processes (fresh or shared ``TORCHINDUCTOR_CACHE_DIR``) to tell a per-process
 kernel choice from host jitter:
@@ -35,6 +38,7 @@ from typing import Self
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch
+from cpu_scan import FastCpuSeeker, pin_process
 
 from runner.engine.case import CompiledSide, EagerSide
 from runner.engine.memory import MemoryProbe
@@ -111,16 +115,17 @@ def children_cpu_s() -> float:
     return total
 
 
-def time_calls(calls: dict, pairs: int, per_block: int = 1) -> dict:
+def time_calls(calls: dict, pairs: int, per_block: int = 1, before_pair=host_probe_ms) -> dict:
     """Alternating blocks of ``per_block`` back-to-back calls; per side the enqueue, device and
-    completed times per call (ms), and per pair the host probe and the CPU the thread ran on."""
+    completed times per call (ms), and per pair the host probe (``before_pair`` returns it) and the
+    CPU the thread ran on."""
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = {side: {"enqueue_ms": [], "device_ms": [], "completed_ms": []} for side in calls}
     probes, cpus = [], []
     machine_before, children_before = cpu_jiffies(), children_cpu_s()
     with GcPauses() as pauses:
         for _ in range(pairs):
-            probes.append(host_probe_ms())
+            probes.append(before_pair())
             cpus.append(current_cpu())
             for side, call in calls.items():
                 torch.cuda.synchronize()
@@ -193,10 +198,27 @@ def line(name: str, part: dict) -> str:
             f"enq {e['enqueue_ms']['median']:6.2f} | compiled dev {c['device_ms']['median']:7.2f} "
             f"[{c['device_ms']['p10']:.2f}-{c['device_ms']['p90']:.2f}] enq {c['enqueue_ms']['median']:6.2f} "
             f"| ratio {part['ratio_of_pairs']:.4f} probe {part['probe_ms']['median']:.3f} [{part['probe_ms']['p10']:.3f}-{part['probe_ms']['p90']:.3f}] "
-            f"cpus {part['cpus']} children {part['children_cpu_s']} s machine {part['machine_jiffies']} gc {part['gc_pauses']}")
+            f"cpus {part['cpus']} children {part['children_cpu_s']} s machine {part['machine_jiffies']} gc {part['gc_pauses']} "
+            f"{part.get('setup') or ''}")
 
 
-def enter_segment(segment: str):
+class Segment:
+    """How one segment sets the host up: ``before_pair`` returns the host probe before each pair,
+    ``undo`` restores the host, ``notes`` go into the report."""
+
+    def __init__(self, undo=lambda: None, before_pair=host_probe_ms, notes=None):
+        self.undo, self.before_pair, self.notes = undo, before_pair, notes or (dict)
+
+
+def enter_segment(segment: str) -> Segment:
+    """Set the host up for one segment."""
+    if segment == "seek":  # the whole process on the fastest CPU, moved when it slows down
+        seeker = FastCpuSeeker(host_probe_ms)
+        return Segment(seeker.release, seeker.settle, seeker.summary)
+    return Segment(undo=_enter_plain_segment(segment))
+
+
+def _enter_plain_segment(segment: str):
     """Set the host up for one segment; returns what undoes it."""
     if segment == "as_is" or segment.startswith("k"):
         return lambda: None
@@ -217,20 +239,9 @@ def enter_segment(segment: str):
             shutdown()
         return lambda: None
     if segment == "pinned":  # every thread (the autograd engine runs backward on its own) on one CPU
-        cpu = current_cpu()
-        before = {}
-        for task in Path("/proc/self/task").iterdir():
-            tid = int(task.name)
-            before[tid] = os.sched_getaffinity(tid)
-            os.sched_setaffinity(tid, {cpu})
-
-        def unpin() -> None:
-            for tid, allowed in before.items():
-                try:
-                    os.sched_setaffinity(tid, allowed)
-                except OSError:  # the thread has ended
-                    pass
-        return unpin
+        allowed = os.sched_getaffinity(0)
+        pin_process({current_cpu()})
+        return lambda: pin_process(allowed)
     raise SystemExit(f"unknown segment {segment!r}")
 
 
@@ -266,27 +277,37 @@ def main() -> int:
     report["sync_calls"] = {side: sync_warnings(call) for side, call in calls.items()}
     report["segments"] = {}
     for segment in args.segments.split(","):
-        restore = enter_segment(segment)
+        setup = enter_segment(segment)
         try:
             per_block = int(segment.split("-")[0][1:]) if segment.startswith("k") else 1
-            report["segments"][segment] = time_calls(calls, args.pairs, per_block)
+            report["segments"][segment] = time_calls(calls, args.pairs, per_block, setup.before_pair)
+            report["segments"][segment]["setup"] = setup.notes()
         finally:
-            restore()
+            setup.undo()
         print(line(segment, report["segments"][segment]), flush=True)
-    budget = TimingBudget(budget_s=args.engine_budget_s, target_block_s=0.025, warmup_s=0.5, host_probe=True)
-    samples = measure_interleaved(calls["eager"], calls["compiled"], device="cuda", budget=budget)
-    estimate = bootstrap_speedup(samples.eager_ms, samples.compiled_ms, seed=0)
-    report["engine"] = {"speedup": round(estimate.speedup, 4), "noise": round(estimate.noise, 4),
+    for name, seek in (("engine", False), ("engine_seek", True)):
+        budget = TimingBudget(budget_s=args.engine_budget_s, target_block_s=0.025, warmup_s=0.5, host_probe=True)
+        seeker = FastCpuSeeker(host_probe_ms) if seek else None
+        try:
+            samples = measure_interleaved(calls["eager"], calls["compiled"], device="cuda", budget=budget,
+                                          probe=seeker.settle if seeker else None)
+        finally:
+            if seeker:
+                seeker.release()
+        estimate = bootstrap_speedup(samples.eager_ms, samples.compiled_ms, seed=0)
+        report[name] = {"speedup": round(estimate.speedup, 4), "noise": round(estimate.noise, 4),
                         "eager_median_ms": round(statistics.median(samples.eager_ms), 3),
                         "compiled_median_ms": round(statistics.median(samples.compiled_ms), 3),
-                        "pairs": len(samples.eager_ms), "calls_per_block": samples.calls_per_block, "host_share": samples.host_share}
+                        "pairs": len(samples.eager_ms), "calls_per_block": samples.calls_per_block,
+                        "host_share": samples.host_share, "host_cpu": seeker.summary() if seeker else {},
+                        "probe_median_ms": round(statistics.median(samples.host_probe_ms), 3)}
+        print(f"{name:11s} {report[name]}", flush=True)
     report["profile"] = {side: kernel_time_per_call(call, 10) for side, call in calls.items()}
     last = calls["compiled"]()
     report["compiled_output_finite"] = bool(all(torch.isfinite(t).all() for t in last if isinstance(t, torch.Tensor)))
     Path(args.out).write_text(json.dumps(report, indent=1))
 
     print(f"compile {report['compile_s']} s  syncs/call {report['sync_calls']}  profile {report['profile']}")
-    print(f"engine     {report['engine']}")
     return 0
 
 
