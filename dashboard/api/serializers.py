@@ -452,13 +452,19 @@ class VerdictQuerySerializer(Strict):
     fail_on_regression = serializers.BooleanField(default=False, help_text="answer 409 (same body) when regressed: curl --fail gates on it")
 
 
+class HostSlowedSerializer(serializers.Serializer):
+    slowdown = serializers.FloatField()
+    before_probe_ms = serializers.FloatField()
+    after_probe_ms = serializers.FloatField()
+
+
 class VerdictRegressionSerializer(serializers.Serializer):
     id = serializers.IntegerField(required=False, allow_null=True, help_text="the stored regression, when there is one")
     workload = serializers.CharField()
     config = serializers.CharField()
     metric = serializers.CharField()
     finding = serializers.CharField()
-    kind = serializers.CharField()
+    kind = serializers.CharField(help_text="regression (counted); suspect (listed, not counted: host_slowed says why)")
     before = serializers.FloatField(allow_null=True, required=False)
     after = serializers.FloatField(allow_null=True, required=False)
     magnitude = serializers.FloatField(allow_null=True, required=False)
@@ -466,6 +472,9 @@ class VerdictRegressionSerializer(serializers.Serializer):
     message = serializers.CharField(allow_blank=True, required=False)
     reasons = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
     status = serializers.CharField(required=False, help_text="the stored regression's triage status")
+    host_slowed = HostSlowedSerializer(required=False, help_text=(
+        "a host-bound case whose new runs were timed on a slowed host: the host probe (a fixed piece of "
+        "Python work) before and after, and their ratio"))
 
 
 class VerdictSerializer(serializers.Serializer):

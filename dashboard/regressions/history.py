@@ -10,6 +10,11 @@ from dataclasses import dataclass, field
 
 from dashboard.detection import METRIC_DIRECTIONS, speedup_replicates
 from dashboard.results.models import Result
+from dashboard.results.selectors.runs import (
+    COMPILED_HOST_SHARE,
+    HOST_BOUND_SHARE,
+    HOST_PROBE_MS,
+)
 
 # The noisy metrics detection watches, with their direction (higher or lower is better).
 TRACKED_METRICS = {
@@ -19,6 +24,10 @@ TRACKED_METRICS = {
     "compile_time_warm_s": METRIC_DIRECTIONS["compile_time_warm_s"],
     "compiled_peak_memory_bytes": METRIC_DIRECTIONS["compiled_peak_memory_bytes"],
 }
+# A host-bound case's speedup and compiled latency follow the host CPU's speed: the lent H100 VM ran
+# at half speed on all 16 CPUs at once for minutes (bench/cpu_scan.py, bench/results/hostcpu/).
+HOST_SENSITIVE_METRICS = ("speedup", "compiled_latency_ms")
+HOST_SLOWED = 1.25  # new builds' median host probe over the reference's: the host was slowed
 _CASE_FIELDS = ("status", "graph_breaks", "recompiles", "recompile_count", "graph_break_count", "error")
 
 
@@ -30,6 +39,10 @@ class Point:
     run_values: dict[str, list[float]] = field(default_factory=dict)  # per passing run
     case: dict = field(default_factory=dict)  # the newest run's case, for deterministic findings
     run_ids: list = field(default_factory=list)
+    # The host while the passing runs were timed (GPU runs; runner environment.timing): the median of
+    # their median host probes, and whether every one of them was host-bound on the compiled side.
+    host_probe_ms: float | None = None
+    host_bound: bool = False
 
 
 def metric_samples(metric: str, samples: dict) -> list[float] | None:
@@ -46,7 +59,7 @@ def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset(
     """Every build with a result on the series, oldest first. ``excluded``: (metric, build id) pairs
     triaged as invalid: their value is dropped so they never enter a baseline again."""
     rows = Result.objects.filter(series_id=series_id).order_by("build__ordered_at", "build_id", "run__ingested_at")
-    points = points_from_rows(rows.values(*_ROW_FIELDS))
+    points = points_from_rows(_with_host(rows).values(*_ROW_FIELDS))
     for point in points:
         for metric in TRACKED_METRICS:
             if (metric, point.build_id) in excluded:
@@ -59,35 +72,40 @@ def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset(
 def build_points(*, build_ids: list[int], machine_class: str) -> dict[int, dict[int, Point]]:
     """The points of these builds on every series of the machine class, in one query:
     ``{series_id: {build_id: Point}}``."""
-    rows = (
+    rows = _with_host(
         Result.objects.filter(build_id__in=build_ids, series__machine_class=machine_class)
         .order_by("series_id", "build_id", "run__ingested_at")
-        .values("series_id", *_ROW_FIELDS)
-    )
+    ).values("series_id", *_ROW_FIELDS)
     by_series: dict[int, list[dict]] = {}
     for row in rows:
         by_series.setdefault(row["series_id"], []).append(row)
     return {sid: {p.build_id: p for p in points_from_rows(series_rows)} for sid, series_rows in by_series.items()}
 
 
-_ROW_FIELDS = ("build_id", "run_id", "samples", *TRACKED_METRICS, *_CASE_FIELDS)
+_ROW_FIELDS = ("build_id", "run_id", "samples", "host_probe", "host_share", *TRACKED_METRICS, *_CASE_FIELDS)
+
+
+def _with_host(rows):
+    return rows.annotate(host_probe=HOST_PROBE_MS, host_share=COMPILED_HOST_SHARE)
 
 
 def points_from_rows(rows) -> list[Point]:
     """Rows of one series, ordered by build then ingest time, folded into one point per build."""
     points: list[Point] = []
     passing: dict[str, list[float]] = {}
+    hosts: list[tuple[float | None, float | None]] = []  # (probe, compiled share) per passing run
     for row in rows:
         if not points or points[-1].build_id != row["build_id"]:
             if points:
-                _finish(points[-1], passing)
+                _finish(points[-1], passing, hosts)
             points.append(Point(build_id=row["build_id"]))
-            passing = {metric: [] for metric in TRACKED_METRICS}
+            passing, hosts = {metric: [] for metric in TRACKED_METRICS}, []
         point = points[-1]
         point.run_ids.append(row["run_id"])
         point.case = {f: row[f] for f in _CASE_FIELDS}
         if row["status"] != Result.Status.PASS:
             continue
+        hosts.append((row["host_probe"], row["host_share"]))
         for metric in TRACKED_METRICS:
             value = row[metric]
             if value is not None and value > 0:
@@ -97,10 +115,28 @@ def points_from_rows(rows) -> list[Point]:
             if replicate:
                 point.samples.setdefault(metric, []).append(replicate)
     if points:
-        _finish(points[-1], passing)
+        _finish(points[-1], passing, hosts)
     return points
 
 
-def _finish(point: Point, passing: dict[str, list[float]]) -> None:
+def _finish(point: Point, passing: dict[str, list[float]], hosts: list[tuple[float | None, float | None]]) -> None:
     for metric, values in passing.items():
         point.values[metric] = statistics.median(values) if values else None
+    probes = [probe for probe, _ in hosts if probe]
+    point.host_probe_ms = statistics.median(probes) if probes else None
+    point.host_bound = bool(hosts) and all(share is not None and share >= HOST_BOUND_SHARE for _, share in hosts)
+
+
+def host_slowdown(reference: list[Point], new: list[Point]) -> dict | None:
+    """How much slower the host was on the ``new`` builds than on the ``reference`` ones, when every
+    new build was host-bound and the slowdown reaches ``HOST_SLOWED`` (their host-sensitive metrics
+    then say more about the host than about the build); None otherwise, or without probes."""
+    if not new or not all(p.host_bound and p.host_probe_ms for p in new):
+        return None
+    reference_ms = [p.host_probe_ms for p in reference if p.host_probe_ms]
+    if not reference_ms:
+        return None
+    before, after = statistics.median(reference_ms), statistics.median(p.host_probe_ms for p in new)
+    if after / before < HOST_SLOWED:
+        return None
+    return {"slowdown": round(after / before, 3), "before_probe_ms": round(before, 4), "after_probe_ms": round(after, 4)}

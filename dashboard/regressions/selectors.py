@@ -103,7 +103,8 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
         return Verdict("pass", "no_results", build, baseline, machine_class)
     if baseline is not None:
         found = verdict_against(build=build, baseline=baseline, machine_class=machine_class)
-        return Verdict("regressed" if found else "pass", "regressions_found" if found else "no_regressions",
+        regressed = any(f["kind"] == "regression" for f in found)
+        return Verdict("regressed" if regressed else "pass", "regressions_found" if regressed else "no_regressions",
                        build, baseline, machine_class, found)
     baseline = previous_build(build=build, machine_class=machine_class)
     if baseline is None:

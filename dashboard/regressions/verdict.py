@@ -3,7 +3,8 @@
 Deterministic findings come from ``compare_cases``; a noisy metric counts as regressed when the
 combined runs of both builds say so (``confirm_with_remeasurement``, with each series' own
 build-to-build noise over the ``NOISE_BUILDS`` builds up to the baseline) and the change is at least
-``MIN_CHANGE``. Any two builds can be compared (a release against the previous one, a PR against
+``MIN_CHANGE``; a host-bound case whose new runs had a slowed host is listed as a suspect, not
+counted (``history.host_slowdown``). Any two builds can be compared (a release against the previous one, a PR against
 main). Three queries whatever the suite's size: both builds' results, the noise history, the names.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import math
 
 from dashboard.detection import between_build_noise, compare_cases, confirm_with_remeasurement
-from dashboard.regressions.history import TRACKED_METRICS, build_points
+from dashboard.regressions.history import HOST_SENSITIVE_METRICS, TRACKED_METRICS, build_points, host_slowdown
 from dashboard.results.models import Build, BuildSummary, Result, Series
 
 MIN_CHANGE = 0.03  # a change smaller than 3% never fails a build on its own
@@ -28,6 +29,7 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
     found: list[dict] = []
     for sid, by_build in sorted(common.items(), key=lambda item: (names[item[0]].workload.name, str(names[item[0]].config))):
         old, new = by_build[baseline.id], by_build[build.id]
+        host = host_slowdown([old], [new])
         head = {"workload": names[sid].workload.name, "config": str(names[sid].config), "machine_class": machine_class}
         for finding in compare_cases(old.case, new.case):
             if finding.regression:
@@ -44,11 +46,17 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
             decision = confirm_with_remeasurement(old_runs, new_runs, direction,
                                                   between_run_sigma=sigma if math.isfinite(sigma) else None, history=history)
             if decision.decision == "regression" and -decision.magnitude >= MIN_CHANGE:
-                found.append({**head, "metric": metric, "finding": "change_point", "kind": "regression",
+                message = f"{metric} {decision.before:.4g} -> {decision.after:.4g} ({decision.relative_change:+.1%}, z {decision.z:.1f})"
+                slowed = host if metric in HOST_SENSITIVE_METRICS else None
+                if slowed:  # reported, not counted: the host, not the build, may explain it
+                    message += (f"; not counted: host-bound, and the host ran {slowed['slowdown']:.2f}x slower "
+                                f"(probe {slowed['after_probe_ms']:.2f} vs {slowed['before_probe_ms']:.2f} ms): "
+                                "re-measure both builds on one host")
+                found.append({**head, "metric": metric, "finding": "change_point",
+                              "kind": "suspect" if slowed else "regression",
                               "before": decision.before, "after": decision.after, "magnitude": decision.magnitude,
-                              "confidence": decision.confidence,
-                              "message": f"{metric} {decision.before:.4g} -> {decision.after:.4g} "
-                                         f"({decision.relative_change:+.1%}, z {decision.z:.1f})"})
+                              "confidence": decision.confidence, "message": message,
+                              **({"host_slowed": slowed} if slowed else {})})
     return found
 
 

@@ -76,3 +76,25 @@ def test_run_page_marks_a_compiled_side_that_waited_for_the_host(client):
     page = client.get(f"/runs/{document['run']['id']}/").content.decode()
     assert page.count('class="host-bound"') == 1
     assert "enqueueing took 98% of its device time" in page
+
+
+def _timing(share: float, probe_ms: float) -> dict:
+    return {"timing": {"host_share": {"eager": 0.6, "compiled": share}, "host_probe_ms": {"min": probe_ms * 0.9, "median": probe_ms}}}
+
+
+def test_run_page_says_when_a_host_bound_case_ran_on_a_slowed_host(client):
+    # Two builds of the same series; the second was timed while the host ran its probe twice as
+    # slow as on the first: its host-bound case says so, its GPU-bound case does not.
+    fast = make_document(results=[make_result(w["name"], "static") for w in WORKLOADS[:2]])
+    slow = make_document(git_sha="d" * 40, results=[make_result(w["name"], "static") for w in WORKLOADS[:2]])
+    for document, probe_ms in ((fast, 0.9), (slow, 1.8)):
+        document["results"][0]["environment"] = _timing(0.99, probe_ms)
+        document["results"][1]["environment"] = _timing(0.30, probe_ms)
+        run_ingest(document=document)
+
+    slow_page = client.get(f"/runs/{slow['run']['id']}/").content.decode()
+    fast_page = client.get(f"/runs/{fast['run']['id']}/").content.decode()
+
+    assert slow_page.count("host-slowed") == 1 and ">host at 50%<" in slow_page
+    assert "in 1.80 ms, at 50% of the speed of this series' fastest run" in slow_page
+    assert "host-slowed" not in fast_page and fast_page.count('class="host-bound"') == 1

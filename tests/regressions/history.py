@@ -29,3 +29,15 @@ def speedup_history(levels: list[float], *, seed: int = 7, regimes=("static",), 
         document = ingest_build(day0 + i, results)
         runs.append(Run.objects.get(pk=document["run"]["id"]))
     return runs
+
+
+def host_history(levels_and_probes: list[tuple[float, float]], *, share: float) -> list:
+    """One build per (speedup, host probe ms): a GPU-like case whose compiled side has host share ``share``."""
+    rng = random.Random(5)
+    runs = []
+    for day, (level, probe_ms) in enumerate(levels_and_probes, start=1):
+        result = case(level * (1 + rng.gauss(0, NOISE)), rng=rng)
+        result["environment"] = {"timing": {"host_share": {"eager": 0.6, "compiled": share},
+                                            "host_probe_ms": {"min": probe_ms * 0.95, "median": probe_ms}}}
+        runs.append(ingest_build(day, [result]))
+    return [Run.objects.get(pk=d["run"]["id"]) for d in runs]

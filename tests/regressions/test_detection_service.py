@@ -4,11 +4,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from django.test import Client
 
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.services import detection_run
 from tests.dashboard.page_history import ingest_build, sha_for
-from tests.regressions.history import case, speedup_history
+from tests.regressions.history import case, host_history, speedup_history
 
 pytestmark = pytest.mark.django_db
 
@@ -147,3 +148,24 @@ def test_a_suspect_that_does_not_reproduce_is_rejected():
     request = Remeasurement.objects.get(metric="speedup")
     assert request.status in ("rejected", "inconclusive")
     assert not Regression.objects.filter(finding="change_point", metric="speedup").exists()
+
+
+def test_a_host_bound_drop_on_a_slowed_host_is_re_measured_not_alerted():
+    # resnet_train static on the lent H100: 1.51 at full host speed, ~1.25 with the host at half speed.
+    runs = host_history([(1.51, 0.9)] * 14 + [(1.25, 1.8)] * 2, share=0.98)
+    detect_all(runs)
+    assert not Regression.objects.filter(finding="change_point", metric__in=("speedup", "compiled_latency_ms")).exists()
+    request = Remeasurement.objects.get(metric="speedup", build_id=runs[-1].build_id)
+    assert request.status == "pending" and request.baseline_build_id == runs[13].build_id
+    assert request.suspect["host_slowed"]["slowdown"] == pytest.approx(2.0, abs=0.01)
+    page = Client().get("/regressions/").content.decode()
+    assert "host 2.00× slower" in page and "1.80 ms against 0.90 ms before" in page
+
+
+@pytest.mark.parametrize("probe_after, share", [(0.9, 0.98), (1.8, 0.5)], ids=["host-at-speed", "not-host-bound"])
+def test_the_host_gate_does_not_hide_a_real_drop(probe_after, share):
+    # The same drop with the host at full speed, or in a case the host does not bound: alerted.
+    runs = host_history([(1.51, 0.9)] * 14 + [(1.25, probe_after)] * 2, share=share)
+    detect_all(runs)
+    regression = Regression.objects.get(finding="change_point", metric="speedup")
+    assert regression.kind == "regression" and regression.first_bad_build_id == runs[14].build_id

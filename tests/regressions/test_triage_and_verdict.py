@@ -9,7 +9,7 @@ from dashboard.regressions.models import Regression, RegressionStatusChange
 from dashboard.regressions.selectors import build_verdict, regression_list
 from dashboard.regressions.services import detection_run, regression_triage
 from dashboard.regressions.verdict import verdict_against
-from tests.regressions.history import speedup_history
+from tests.regressions.history import host_history, speedup_history
 
 pytestmark = pytest.mark.django_db
 
@@ -78,3 +78,23 @@ def test_verdict_against_a_named_baseline(stepped):
     verdict = build_verdict(build=stepped[12].build, baseline=stepped[3].build, machine_class="cpu")
     assert verdict.verdict == "pass"
     assert verdict.to_dict()["baseline"]["git_sha"] == stepped[3].build.git_sha
+
+
+def test_a_named_baseline_verdict_lists_a_drop_on_a_slowed_host_without_failing():
+    from dashboard.api.serializers import VerdictSerializer
+
+    runs = host_history([(1.51, 0.9)] * 14 + [(1.25, 1.8)] * 2, share=0.98)
+    verdict = build_verdict(build=runs[-1].build, baseline=runs[3].build, machine_class="cpu")
+    assert verdict.verdict == "pass" and verdict.reason == "no_regressions"
+    speedup = next(f for f in verdict.regressions if f["metric"] == "speedup")
+    assert speedup["kind"] == "suspect" and "not counted" in speedup["message"]
+    shown = VerdictSerializer().fields["regressions"].to_representation(verdict.regressions)
+    assert next(f for f in shown if f["metric"] == "speedup")["host_slowed"]["slowdown"] == pytest.approx(2.0, abs=0.01)
+
+
+def test_the_same_drop_with_the_host_at_full_speed_fails_the_build():
+    runs = host_history([(1.51, 0.9)] * 14 + [(1.25, 0.9)] * 2, share=0.98)
+    verdict = build_verdict(build=runs[-1].build, baseline=runs[3].build, machine_class="cpu")
+    assert verdict.verdict == "regressed"
+    assert {f["metric"] for f in verdict.regressions} >= {"speedup"}
+    assert all(f["kind"] == "regression" and "host_slowed" not in f for f in verdict.regressions)

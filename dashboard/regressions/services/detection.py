@@ -11,13 +11,16 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from dashboard.detection import compare_cases, detect, dynamic_gap
-from dashboard.regressions.history import TRACKED_METRICS, Point, series_points
+from dashboard.regressions.history import HOST_SENSITIVE_METRICS, TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.services.remeasure import remeasurement_decide, remeasurement_request
 from dashboard.results.models import Build, Run, Series
 from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
 
 DYNAMIC_GAP_THRESHOLD = 0.05
+# A regression of a host-sensitive metric whose new builds ran on a slowed host (history.host_slowdown)
+# is not alerted: both builds are re-measured, side by side on one host, and the re-runs decide.
+HOST_BEFORE_WINDOW = 10  # points before the change whose host probes make the reference
 _NOT_REGRESSIONS = {"fixed"}  # deterministic findings that are improvements
 
 
@@ -100,9 +103,10 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
             continue
         samples = [_pooled(p.samples.get(metric)) for p in points]
         for cp in detect(values, direction=direction, samples=samples if any(samples) else None):
-            if cp.state == "suspect":
+            host = host_slowed(points, cp) if metric in HOST_SENSITIVE_METRICS and cp.kind == "regression" else None
+            if cp.state == "suspect" or host is not None:
                 if cp.raised_at == len(points) - 1 and cp.kind == "regression" and cp.first_bad > 0:
-                    request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp)
+                    request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host)
                     if request is not None:
                         outcome.remeasurements.append(request.id)
                 continue
@@ -114,6 +118,11 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                 magnitude=cp.magnitude, confidence=cp.confidence, before_value=cp.before, after_value=cp.after,
                 details={"message": _change_message(metric, cp), "z": cp.z, "noise": cp.noise, "delay": cp.delay},
             )
+
+
+def host_slowed(points: list[Point], cp) -> dict | None:
+    """``host_slowdown`` of the change's new builds against the points before it."""
+    return host_slowdown(points[: cp.first_bad][-HOST_BEFORE_WINDOW:], points[cp.first_bad : cp.raised_at + 1])
 
 
 def _pooled(runs: list[list[float]] | None) -> list[float] | None:

@@ -22,12 +22,15 @@ log = logging.getLogger(__name__)
 MIN_RUNS = 2  # per build: the original run and at least one re-run
 
 
-def remeasurement_request(*, series, metric: str, points: list[Point], suspect) -> Remeasurement | None:
+def remeasurement_request(*, series, metric: str, points: list[Point], suspect, host: dict | None = None) -> Remeasurement | None:
+    """Re-measure the newest build against the last good one. ``host``: set when the change is held
+    back because the host was slowed (``detection.host_slowed``); kept with the suspect for the page."""
     if suspect.last_good is None:
         return None
     request, created = Remeasurement.objects.get_or_create(
         series=series, metric=metric, build_id=points[-1].build_id,
-        defaults={"baseline_build_id": points[suspect.last_good].build_id, "suspect": suspect.to_dict()},
+        defaults={"baseline_build_id": points[suspect.last_good].build_id,
+                  "suspect": {**suspect.to_dict(), **({"host_slowed": host} if host else {})}},
     )
     if created:
         transaction.on_commit(lambda: remeasurement_dispatch(remeasurement_id=request.id))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, FloatField, Q, Sum
+from django.db.models import Count, FloatField, Min, Q, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
@@ -13,6 +13,10 @@ FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PA
 # A compiled side whose host took this share of its device time to enqueue a block kept the GPU
 # waiting for Python: its speedup follows the host CPU's speed (the runner's environment.timing).
 HOST_BOUND_SHARE = 0.9
+# A host-bound case measured while the host ran its probe this much slower than on the series' best
+# run is marked: its speedup is low because the host was, not because of the build. The lent H100
+# VM ran at half speed on all 16 CPUs at once for minutes (bench/cpu_scan.py, bench/results/hostcpu).
+HOST_SLOWED_BELOW = 0.8
 
 
 @dataclass(frozen=True)
@@ -88,16 +92,40 @@ def run_speedup_chart(*, run: Run) -> dict:
     return {"run_id": str(run.id), "traces": list(traces.values())}
 
 
+# The runner's host diagnostics of a result (environment.timing), read without loading the document.
+HOST_PROBE_MS = Cast(KT("environment__timing__host_probe_ms__median"), FloatField())
+COMPILED_HOST_SHARE = Cast(KT("environment__timing__host_share__compiled"), FloatField())
+
+
 def run_results(*, run: Run, only: str = "all"):
     """A run's cases, failed ones first when ``only`` is "failed" (then only those); each with the
-    compiled side's host share where the runner measured it (``compiled_host_share``)."""
+    compiled side's host share and the median host probe where the runner measured them
+    (``compiled_host_share``, ``host_probe_ms``)."""
     rows = (
         Result.objects.filter(run=run)
         .select_related("workload", "config")
         .defer("samples", "environment")
-        .annotate(compiled_host_share=Cast(KT("environment__timing__host_share__compiled"), FloatField()))
+        .annotate(compiled_host_share=COMPILED_HOST_SHARE, host_probe_ms=HOST_PROBE_MS)
         .order_by("workload__name", "config__compile_mode", "config__shape_regime", "config__dtype")
     )
     if only == "failed":
         rows = rows.filter(status__in=FAILED_STATUSES)
     return rows
+
+
+def with_host_speed(results) -> list:
+    """The results (a page of :func:`run_results`) with ``host_speed`` set on each host-bound one:
+    the fastest median host probe of its series' passing runs over this run's (1.0 = the host ran as
+    fast as it ever did for this series; 0.5 = at half speed). None where not host-bound or not
+    probed. One grouped query over the host-bound series."""
+    results = list(results)
+    bound = [r for r in results if (r.compiled_host_share or 0) >= HOST_BOUND_SHARE and r.host_probe_ms]
+    floors = dict(
+        Result.objects.filter(series_id__in={r.series_id for r in bound}, status=Result.Status.PASS)
+        .values("series_id").annotate(floor=Min(HOST_PROBE_MS)).values_list("series_id", "floor")
+    ) if bound else {}
+    bound_ids = {r.pk for r in bound}
+    for r in results:
+        floor = floors.get(r.series_id)
+        r.host_speed = min(1.0, floor / r.host_probe_ms) if r.pk in bound_ids and floor else None
+    return results

@@ -4,7 +4,14 @@ from django.shortcuts import get_object_or_404, render
 
 from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
 from dashboard.results.models import Run
-from dashboard.results.selectors.runs import HOST_BOUND_SHARE, run_progress, run_results, run_speedup_chart
+from dashboard.results.selectors.runs import (
+    HOST_BOUND_SHARE,
+    HOST_SLOWED_BELOW,
+    run_progress,
+    run_results,
+    run_speedup_chart,
+    with_host_speed,
+)
 from dashboard.web import params
 
 PAGE_SIZE = 500
@@ -30,8 +37,9 @@ def run_detail(request, run_id):
             "cases": cases,
             "unfinished": run_case_tasks(run=run, states=("queued", "running", "failed", "cancelled"))[:200] if cases else [],
             "open": run.status in (Run.Status.PENDING, Run.Status.RUNNING),
-            "results": run_results(run=run, only=only)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+            "results": with_host_speed(run_results(run=run, only=only)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]),
             "host_bound_share": HOST_BOUND_SHARE,
+            "host_slowed_below": HOST_SLOWED_BELOW,
             "page": page,
             "pages": pages,
             "page_range": range(1, pages + 1),
