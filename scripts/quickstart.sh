@@ -11,9 +11,10 @@ scripts/setup.sh
 . .venv/bin/activate
 python manage.py migrate --noinput -v 0
 # Real measurements (bench/results, see its README): the tiny suite on this CPU class against four
-# PyTorch releases (the cpu class's trend), the H100 runs (gpu-h100) and the two-H200 worker runs.
+# PyTorch releases (the cpu class's trend), the H100 runs (gpu-h100), the one-H200 noise runs and the two-H200
+# worker runs (gpu-h200).
 python manage.py ingest bench/results/releases/*.json
-python manage.py ingest bench/results/h100-torch2.11-*.json bench/results/h200x2/*.json
+python manage.py ingest bench/results/h100-torch2.11-*.json bench/results/h200-torch2.11-*.json bench/results/h200x2/*.json
 build=$(python manage.py register_build --python "$(command -v python)" --machine-class cpu)
 # shellcheck disable=SC2086
 run=$(python manage.py request_run --build "$build" --suite tiny --machine-class cpu ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention})
