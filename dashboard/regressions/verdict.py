@@ -4,8 +4,9 @@ Deterministic findings come from ``compare_cases``; a noisy metric counts as reg
 combined runs of both builds say so (``confirm_with_remeasurement``, with each series' own
 build-to-build noise over the ``NOISE_BUILDS`` builds up to the baseline) and the change is at least
 ``MIN_CHANGE``; a host-bound case whose new runs had a slowed host is listed as a suspect, not
-counted (``history.host_slowdown``). Any two builds can be compared (a release against the previous one, a PR against
-main). Three queries whatever the suite's size: both builds' results, the noise history, the names.
+counted (``history.host_slowdown``). Any two builds can be compared (a release against the previous
+one, a PR against main). Three queries whatever the suite's size: both builds' results, the noise
+history, the names.
 """
 from __future__ import annotations
 
