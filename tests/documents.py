@@ -41,6 +41,12 @@ def make_result(workload: str = "mlp_loop", regime: str = "static", mode: str = 
     }
 
 
+def host_environment(compiled_share: float, probe_ms: float) -> dict:
+    """A GPU result's ``environment``: the runner's host share (compiled side) and host probe."""
+    return {"timing": {"host_share": {"eager": 0.6, "compiled": compiled_share},
+                       "host_probe_ms": {"min": round(probe_ms * 0.9, 4), "median": probe_ms}}}
+
+
 def make_document(*, run_id: str | None = None, git_sha: str = "cf30153c4c131c8164ee7798e5022d810682e2cb", results=None, **run_fields) -> dict:
     results = results if results is not None else [make_result(w["name"], r) for w in WORKLOADS for r in ("static", "backed", "unbacked")]
     return copy.deepcopy(

@@ -9,12 +9,14 @@ import statistics
 from dataclasses import dataclass, field
 
 from dashboard.detection import METRIC_DIRECTIONS, speedup_replicates
-from dashboard.results.models import Result
-from dashboard.results.selectors.runs import (
+from dashboard.results.host import (
     COMPILED_HOST_SHARE,
-    HOST_BOUND_SHARE,
     HOST_PROBE_MS,
+    HOST_SLOWED,
+    is_host_bound,
+    slowdown,
 )
+from dashboard.results.models import Result
 
 # The noisy metrics detection watches, with their direction (higher or lower is better).
 TRACKED_METRICS = {
@@ -24,13 +26,6 @@ TRACKED_METRICS = {
     "compile_time_warm_s": METRIC_DIRECTIONS["compile_time_warm_s"],
     "compiled_peak_memory_bytes": METRIC_DIRECTIONS["compiled_peak_memory_bytes"],
 }
-# A host-bound case's speedup and compiled latency follow the host CPU's speed: the lent H100 VM ran
-# at half speed on all 16 CPUs at once for minutes (bench/cpu_scan.py, bench/results/hostcpu/).
-HOST_SENSITIVE_METRICS = ("speedup", "compiled_latency_ms")
-# New builds' median host probe over the reference's from which the host counts as slowed. Small,
-# because a case at the edge of host-bound amplifies it: on an H200 VM whose probe read 1.17 ms
-# (0.87-1.01 ms on another) resnet_train static measured 1.17 instead of 1.48-1.57.
-HOST_SLOWED = 1.15
 _CASE_FIELDS = ("status", "graph_breaks", "recompiles", "recompile_count", "graph_break_count", "error")
 
 
@@ -127,19 +122,15 @@ def _finish(point: Point, passing: dict[str, list[float]], hosts: list[tuple[flo
         point.values[metric] = statistics.median(values) if values else None
     probes = [probe for probe, _ in hosts if probe]
     point.host_probe_ms = statistics.median(probes) if probes else None
-    point.host_bound = bool(hosts) and all(share is not None and share >= HOST_BOUND_SHARE for _, share in hosts)
+    point.host_bound = bool(hosts) and all(is_host_bound(share) for _, share in hosts)
 
 
 def host_slowdown(reference: list[Point], new: list[Point]) -> dict | None:
-    """How much slower the host was on the ``new`` builds than on the ``reference`` ones, when every
-    new build was host-bound and the slowdown reaches ``HOST_SLOWED`` (their host-sensitive metrics
-    then say more about the host than about the build); None otherwise, or without probes."""
-    if not new or not all(p.host_bound and p.host_probe_ms for p in new):
+    """How much slower the host was on the ``new`` builds than on the ``reference`` ones
+    (``dashboard.results.host.slowdown``), when every new build was host-bound and the slowdown
+    reaches ``HOST_SLOWED``: their host-sensitive metrics then say more about the host than about
+    the build. None otherwise, or without probes."""
+    if not new or not all(p.host_bound for p in new):
         return None
-    reference_ms = [p.host_probe_ms for p in reference if p.host_probe_ms]
-    if not reference_ms:
-        return None
-    before, after = statistics.median(reference_ms), statistics.median(p.host_probe_ms for p in new)
-    if after / before < HOST_SLOWED:
-        return None
-    return {"slowdown": round(after / before, 3), "before_probe_ms": round(before, 4), "after_probe_ms": round(after, 4)}
+    slowed = slowdown([p.host_probe_ms for p in reference], [p.host_probe_ms for p in new])
+    return slowed if slowed and slowed["slowdown"] >= HOST_SLOWED else None

@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 
 from dashboard.detection import between_build_noise, compare_cases, confirm_with_remeasurement
-from dashboard.regressions.history import HOST_SENSITIVE_METRICS, TRACKED_METRICS, build_points, host_slowdown
+from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
+from dashboard.results.host import HOST_SENSITIVE_METRICS
 from dashboard.results.models import Build, BuildSummary, Result, Series
 
 MIN_CHANGE = 0.03  # a change smaller than 3% never fails a build on its own

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
 from dashboard.results.selectors.common import METRICS_BY_NAME
 
 
@@ -50,8 +51,15 @@ SERIES_CHARTS = (
 
 def series_trends(*, points, markers, machine_class: str) -> dict:
     """Every metric of one series over builds, with noise bands (speedup: the stored 95% CI;
-    latencies: the median's interval from the timing samples) and regression markers."""
+    latencies: the median's interval from the timing samples), regression markers, and on the
+    speedup and latency charts the host-bound points measured on a slowed host (``host``)."""
     index = {p.build_id: i for i, p in enumerate(points)}
+    slowed = slowed_points([p.host_probe_ms for p in points], [p.compiled_host_share for p in points])
+    host = [
+        {"i": i, "text": f"host-bound, host {s['slowdown']:.2f}x slower than the builds before "
+                         f"(probe {s['after_probe_ms']:.2f} vs {s['before_probe_ms']:.2f} ms)"}
+        for i, s in sorted(slowed.items())
+    ]
     charts = []
     for chart_id, title, unit, lines in SERIES_CHARTS:
         scale = 1e-6 if unit == "MB" else 1
@@ -78,7 +86,9 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
             for m in markers
             if m.build_id in index and any(metric == m.metric for _, metric, _ in lines)
         ]
-        charts.append({"id": f"series-{chart_id}", "title": title, "lines": out_lines, "markers": chart_markers})
+        host_sensitive = any(metric in HOST_SENSITIVE_METRICS for _, metric, _ in lines)
+        charts.append({"id": f"series-{chart_id}", "title": title, "lines": out_lines, "markers": chart_markers,
+                       "host": host if host_sensitive else []})
     return {
         "kind": "series",
         "machine_class": machine_class,

@@ -11,7 +11,7 @@ import pytest
 from dashboard.results.models import Result, Run
 from tests.dashboard.page_history import ingest_build, ref_for_day
 from tests.dashboard.conftest import open_page
-from tests.documents import make_result
+from tests.documents import host_environment, make_result
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 EVIL = '<img src=x onerror="window.__pwned=1">'
@@ -134,6 +134,19 @@ def test_a_workload_name_with_html_is_shown_as_text(browser, live_server, histor
     assert page.locator("main img").count() == 0
     compare, _ = open_page(browser, live_server.url + "/compare/")
     assert EVIL in compare.inner_text("#compare-table") and compare.evaluate("window.__pwned") is None
+    assert problems == []
+
+
+def test_the_speedup_trend_circles_builds_measured_on_a_slowed_host(browser, live_server):
+    for day, probe_ms in enumerate([0.95, 0.95, 0.96, 1.2], start=1):
+        result = make_result("resnet_train", "static", speedup=1.5 if probe_ms < 1 else 1.2)
+        result["environment"] = host_environment(0.98, probe_ms)
+        ingest_build(day, [result])
+    page, problems = open_page(browser, live_server.url + "/workloads/resnet_train/?range=all")
+    page.wait_for_selector("#series-speedup[data-drawn=true]", timeout=15_000)
+    legend = page.locator("#series-speedup .legend .legendtext").all_text_contents()
+    assert "host slowed" in legend and "speedup" in legend
+    assert "host slowed" not in page.locator("#series-compile .legend .legendtext").all_text_contents()
     assert problems == []
 
 

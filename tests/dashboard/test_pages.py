@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.results.services import run_ingest
-from tests.documents import WORKLOADS, make_document, make_result
+from tests.documents import WORKLOADS, host_environment, make_document, make_result
 
 pytestmark = pytest.mark.django_db
 
@@ -78,18 +78,14 @@ def test_run_page_marks_a_compiled_side_that_waited_for_the_host(client):
     assert "enqueueing took 98% of its device time" in page
 
 
-def _timing(share: float, probe_ms: float) -> dict:
-    return {"timing": {"host_share": {"eager": 0.6, "compiled": share}, "host_probe_ms": {"min": probe_ms * 0.9, "median": probe_ms}}}
-
-
 def test_run_page_says_when_a_host_bound_case_ran_on_a_slowed_host(client):
     # Two builds of the same series; the second was timed while the host ran its probe twice as
     # slow as on the first: its host-bound case says so, its GPU-bound case does not.
     fast = make_document(results=[make_result(w["name"], "static") for w in WORKLOADS[:2]])
     slow = make_document(git_sha="d" * 40, results=[make_result(w["name"], "static") for w in WORKLOADS[:2]])
     for document, probe_ms in ((fast, 0.9), (slow, 1.8)):
-        document["results"][0]["environment"] = _timing(0.99, probe_ms)
-        document["results"][1]["environment"] = _timing(0.30, probe_ms)
+        document["results"][0]["environment"] = host_environment(0.99, probe_ms)
+        document["results"][1]["environment"] = host_environment(0.30, probe_ms)
         run_ingest(document=document)
 
     slow_page = client.get(f"/runs/{slow['run']['id']}/").content.decode()

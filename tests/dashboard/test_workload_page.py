@@ -8,7 +8,7 @@ import pytest
 
 from dashboard.results.aggregates import median_interval
 from tests.dashboard.page_history import cases, ingest_build, ref_for_day
-from tests.documents import make_result
+from tests.documents import host_environment, make_result
 
 pytestmark = pytest.mark.django_db
 
@@ -85,6 +85,23 @@ def test_status_history_and_trend_data_with_noise_bands(client):
     latency = next(c for c in data["charts"] if c["id"] == "series-latency")["lines"][0]
     assert latency["low"][0] == 1.9 and latency["high"][0] == 2.1  # the compiled_ms samples' range
     assert next(c for c in data["charts"] if c["id"] == "series-breaks")["lines"][0]["y"] == [1, 2, None, 1]
+
+
+def host_bound_history(probes_and_shares):
+    for day, (probe_ms, share) in enumerate(probes_and_shares, start=1):
+        result = make_result("resnet_train", "static", speedup=1.5 if probe_ms < 1.1 else 1.2)
+        result["environment"] = host_environment(share, probe_ms)
+        ingest_build(day, [result])
+
+
+def test_trends_mark_host_bound_builds_measured_on_a_slowed_host(client):
+    host_bound_history([(0.95, 0.98)] * 4 + [(1.17, 0.98), (1.0, 0.98), (1.3, 0.4)])
+    data = chart_data(client.get("/workloads/resnet_train/?mode=default&regime=static&dtype=float32&range=all").content.decode())
+    charts = {c["id"]: c for c in data["charts"]}
+    assert [h["i"] for h in charts["series-speedup"]["host"]] == [4]  # the last build is not host-bound
+    assert "host 1.23x slower than the builds before (probe 1.17 vs 0.95 ms)" in charts["series-speedup"]["host"][0]["text"]
+    assert [h["i"] for h in charts["series-latency"]["host"]] == [4]
+    assert charts["series-compile"]["host"] == [] and charts["series-memory"]["host"] == []
 
 
 def test_error_excerpt_and_html_in_names_are_escaped(client):

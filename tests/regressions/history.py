@@ -6,7 +6,7 @@ import random
 
 from dashboard.results.models import Run
 from tests.dashboard.page_history import ingest_build
-from tests.documents import make_result
+from tests.documents import host_environment, make_result
 
 NOISE = 0.004  # relative sd of build-to-build noise in these histories
 
@@ -37,7 +37,6 @@ def host_history(levels_and_probes: list[tuple[float, float]], *, share: float) 
     runs = []
     for day, (level, probe_ms) in enumerate(levels_and_probes, start=1):
         result = case(level * (1 + rng.gauss(0, NOISE)), rng=rng)
-        result["environment"] = {"timing": {"host_share": {"eager": 0.6, "compiled": share},
-                                            "host_probe_ms": {"min": probe_ms * 0.95, "median": probe_ms}}}
+        result["environment"] = host_environment(share, probe_ms)
         runs.append(ingest_build(day, [result]))
     return [Run.objects.get(pk=d["run"]["id"]) for d in runs]

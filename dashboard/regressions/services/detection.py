@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from dashboard.detection import compare_cases, detect, dynamic_gap
-from dashboard.regressions.history import HOST_SENSITIVE_METRICS, TRACKED_METRICS, Point, host_slowdown, series_points
+from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.services.remeasure import remeasurement_decide, remeasurement_request
+from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS
 from dashboard.results.models import Build, Run, Series
 from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
 
 DYNAMIC_GAP_THRESHOLD = 0.05
 # A regression of a host-sensitive metric whose new builds ran on a slowed host (history.host_slowdown)
 # is not alerted: both builds are re-measured, side by side on one host, and the re-runs decide.
-HOST_BEFORE_WINDOW = 10  # points before the change whose host probes make the reference
 _NOT_REGRESSIONS = {"fixed"}  # deterministic findings that are improvements
 
 
@@ -122,7 +122,7 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
 
 def host_slowed(points: list[Point], cp) -> dict | None:
     """``host_slowdown`` of the change's new builds against the points before it."""
-    return host_slowdown(points[: cp.first_bad][-HOST_BEFORE_WINDOW:], points[cp.first_bad : cp.raised_at + 1])
+    return host_slowdown(points[: cp.first_bad][-HOST_REFERENCE_RUNS:], points[cp.first_bad : cp.raised_at + 1])
 
 
 def _pooled(runs: list[list[float]] | None) -> list[float] | None:

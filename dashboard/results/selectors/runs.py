@@ -3,19 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, FloatField, Min, Q, Sum
-from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from django.db.models import Count, Min, Q, Sum
 
+from dashboard.results.host import COMPILED_HOST_SHARE, HOST_PROBE_MS, is_host_bound
 from dashboard.results.models import Result, Run
 
 FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
-# A compiled side whose host took this share of its device time to enqueue a block kept the GPU
-# waiting for Python: its speedup follows the host CPU's speed (the runner's environment.timing).
-HOST_BOUND_SHARE = 0.9
 # A host-bound case measured while the host ran its probe this much slower than on the series' best
-# run is marked: its speedup is low because the host was, not because of the build. The lent H100
-# VM ran at half speed on all 16 CPUs at once for minutes (bench/cpu_scan.py, bench/results/hostcpu).
+# run is marked on the run page: its speedup is low because the host was, not because of the build.
 HOST_SLOWED_BELOW = 0.8
 
 
@@ -92,11 +87,6 @@ def run_speedup_chart(*, run: Run) -> dict:
     return {"run_id": str(run.id), "traces": list(traces.values())}
 
 
-# The runner's host diagnostics of a result (environment.timing), read without loading the document.
-HOST_PROBE_MS = Cast(KT("environment__timing__host_probe_ms__median"), FloatField())
-COMPILED_HOST_SHARE = Cast(KT("environment__timing__host_share__compiled"), FloatField())
-
-
 def run_results(*, run: Run, only: str = "all"):
     """A run's cases, failed ones first when ``only`` is "failed" (then only those); each with the
     compiled side's host share and the median host probe where the runner measured them
@@ -119,7 +109,7 @@ def with_host_speed(results) -> list:
     fast as it ever did for this series; 0.5 = at half speed). None where not host-bound or not
     probed. One grouped query over the host-bound series."""
     results = list(results)
-    bound = [r for r in results if (r.compiled_host_share or 0) >= HOST_BOUND_SHARE and r.host_probe_ms]
+    bound = [r for r in results if is_host_bound(r.compiled_host_share) and r.host_probe_ms]
     floors = dict(
         Result.objects.filter(series_id__in={r.series_id for r in bound}, status=Result.Status.PASS)
         .values("series_id").annotate(floor=Min(HOST_PROBE_MS)).values_list("series_id", "floor")

@@ -10,6 +10,7 @@ from django.db.models import F, Window
 from django.db.models.functions import RowNumber
 
 from dashboard.results.aggregates import median_interval
+from dashboard.results.host import COMPILED_HOST_SHARE, HOST_PROBE_MS
 from dashboard.results.models import Config, Result, Series, Workload
 from dashboard.results.selectors.common import METRICS, NotFound, ref_for
 
@@ -56,6 +57,8 @@ class Point:
     speedup_noise: float | None
     eager_latency_ms: float | None
     bands: dict  # metric name -> (low, high)
+    host_probe_ms: float | None = None  # the runner's host probe (median), GPU results
+    compiled_host_share: float | None = None  # host enqueue over device time, compiled side
 
 
 @dataclass
@@ -93,9 +96,11 @@ def series_history(*, series: Series) -> SeriesHistory:
     rows = (
         Result.objects.filter(series=series)
         .order_by("build__ordered_at", "build_id", "id")
+        .annotate(host_probe=HOST_PROBE_MS, host_share=COMPILED_HOST_SHARE)
         .values(
             "id", "run_id", "build_id", "build__git_sha", "build__local_label", "build__ordered_at", "status",
-            "speedup_noise", "eager_latency_ms", "samples", "graph_breaks", "recompiles", *metric_names,
+            "speedup_noise", "eager_latency_ms", "samples", "graph_breaks", "recompiles", "host_probe",
+            "host_share", *metric_names,
         )
     )
     per_build: dict[int, dict] = {}
@@ -116,6 +121,7 @@ def series_history(*, series: Series) -> SeriesHistory:
             ref=ref_for(git_sha=row["build__git_sha"], local_label=row["build__local_label"]),
             at=row["build__ordered_at"], status=row["status"], values={m: row[m] for m in metric_names},
             speedup_noise=row["speedup_noise"], eager_latency_ms=row["eager_latency_ms"], bands=bands,
+            host_probe_ms=row["host_probe"], compiled_host_share=row["host_share"],
         )
         history.points.append(point)
         _note_reasons(seen, point, row["graph_breaks"], row["recompiles"])

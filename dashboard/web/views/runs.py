@@ -3,9 +3,9 @@ import math
 from django.shortcuts import get_object_or_404, render
 
 from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
+from dashboard.results.host import HOST_BOUND_SHARE
 from dashboard.results.models import Run
 from dashboard.results.selectors.runs import (
-    HOST_BOUND_SHARE,
     HOST_SLOWED_BELOW,
     run_progress,
     run_results,

@@ -86,7 +86,16 @@
           marker: { symbol: "triangle-down", size: 12, color: chart.markers.map(function (m) { return m.kind === "improvement" ? "#1b7f3b" : "#b3261e"; }) },
           hovertemplate: "%{text}<br>first bad build %{customdata}<extra></extra>" });
       }
-      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 } }, showlegend: chart.lines.length > 1 || chart.markers.length > 0 })).then(function () {
+      if (chart.host && chart.host.length) {
+        var onLine = chart.lines[0].y;
+        traces.push({ type: "scatter", mode: "markers", name: "host slowed",
+          x: chart.host.map(function (h) { return spec.x[h.i]; }), y: chart.host.map(function (h) { return onLine[h.i]; }),
+          text: chart.host.map(function (h) { return h.text; }), customdata: chart.host.map(function (h) { return spec.refs[h.i]; }),
+          marker: { symbol: "circle-open", size: 13, color: "#8a5a00", line: { width: 2 } },
+          hovertemplate: "%{text}<br>build %{customdata}<extra></extra>" });
+      }
+      var extras = chart.markers.length + (chart.host ? chart.host.length : 0);
+      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 } }, showlegend: chart.lines.length > 1 || extras > 0 })).then(function () {
         el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
       });
     });

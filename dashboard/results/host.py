@@ -1,0 +1,61 @@
+"""The host CPU behind a GPU result: is the case host-bound, and was the host slowed while it ran?
+
+The runner records with every GPU result (``environment.timing``) the compiled side's host share
+(time to enqueue a block over its device time: ~1 means the GPU waited for Python) and a host probe
+(a fixed piece of pure-Python work timed before each pair; its median says how fast the host was).
+A host-bound case's speedup and compiled latency follow the host's speed: the lent H100 VM ran at
+half speed on all 16 CPUs together for minutes, and an H200 VM whose probe read 1.17 ms (0.87-1.01
+ms on another) measured resnet_train at 1.17 instead of 1.48-1.57 (bench/cpu_scan.py,
+bench/results/hostcpu/, bench/results/README.md). Run page, workload charts, detection and the CI
+verdict all read these through this module.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from django.db.models import FloatField
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
+
+# Read from a result without loading its environment document.
+HOST_PROBE_MS = Cast(KT("environment__timing__host_probe_ms__median"), FloatField())
+COMPILED_HOST_SHARE = Cast(KT("environment__timing__host_share__compiled"), FloatField())
+
+HOST_BOUND_SHARE = 0.9  # a compiled host share from which the case is host-bound
+# Metrics that follow the host's speed in a host-bound case.
+HOST_SENSITIVE_METRICS = ("speedup", "compiled_latency_ms")
+# New runs' median probe over the reference's from which the host counts as slowed. Small, because
+# a case at the edge of host-bound amplifies it (the H200 example above: 18-20% slower host, 25%
+# lower speedup).
+HOST_SLOWED = 1.15
+HOST_REFERENCE_RUNS = 10  # builds before a point whose probes make its reference
+
+
+def is_host_bound(compiled_host_share: float | None) -> bool:
+    return compiled_host_share is not None and compiled_host_share >= HOST_BOUND_SHARE
+
+
+def slowdown(reference_ms: Sequence[float | None], new_ms: Sequence[float | None]) -> dict | None:
+    """Median probe of the new runs over the reference runs' (``slowdown``, with both medians), or
+    None without probes on either side."""
+    reference = [v for v in reference_ms if v]
+    new = [v for v in new_ms if v]
+    if not reference or not new:
+        return None
+    before, after = statistics.median(reference), statistics.median(new)
+    return {"slowdown": round(after / before, 3), "before_probe_ms": round(before, 4), "after_probe_ms": round(after, 4)}
+
+
+def slowed_points(probes: Sequence[float | None], shares: Sequence[float | None]) -> dict[int, dict]:
+    """Per point of a series (oldest first): the host-bound points whose probe was ``HOST_SLOWED``
+    slower than the median of the ``HOST_REFERENCE_RUNS`` points before them, with their
+    ``slowdown``. Only earlier points are read, so a point's flag never changes as the series grows."""
+    found = {}
+    for i, (probe, share) in enumerate(zip(probes, shares)):
+        if not is_host_bound(share):
+            continue
+        slowed = slowdown(probes[max(0, i - HOST_REFERENCE_RUNS) : i], [probe])
+        if slowed and slowed["slowdown"] >= HOST_SLOWED:
+            found[i] = slowed
+    return found
