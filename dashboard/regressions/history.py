@@ -12,9 +12,8 @@ from dashboard.detection import METRIC_DIRECTIONS, speedup_replicates
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
     HOST_PROBE_MS,
-    HOST_SLOWED,
     is_host_bound,
-    slowdown,
+    slowed,
 )
 from dashboard.results.models import Result
 
@@ -127,10 +126,8 @@ def _finish(point: Point, passing: dict[str, list[float]], hosts: list[tuple[flo
 
 def host_slowdown(reference: list[Point], new: list[Point]) -> dict | None:
     """How much slower the host was on the ``new`` builds than on the ``reference`` ones
-    (``dashboard.results.host.slowdown``), when every new build was host-bound and the slowdown
-    reaches ``HOST_SLOWED``: their host-sensitive metrics then say more about the host than about
-    the build. None otherwise, or without probes."""
+    (``dashboard.results.host.slowed``), when every new build was host-bound: their host-sensitive
+    metrics then say more about the host than about the build. None otherwise, or without probes."""
     if not new or not all(p.host_bound for p in new):
         return None
-    slowed = slowdown([p.host_probe_ms for p in reference], [p.host_probe_ms for p in new])
-    return slowed if slowed and slowed["slowdown"] >= HOST_SLOWED else None
+    return slowed([p.host_probe_ms for p in reference], [p.host_probe_ms for p in new])

@@ -30,6 +30,9 @@ HOST_SENSITIVE_METRICS = ("speedup", "compiled_latency_ms")
 # lower speedup).
 HOST_SLOWED = 1.15
 HOST_REFERENCE_RUNS = 10  # builds before a point whose probes make its reference
+# The run page marks a host-bound case whose host ran below this share of the speed of its series'
+# fastest run (``host_speed``).
+HOST_SPEED_MARK_BELOW = 0.8
 
 
 def is_host_bound(compiled_host_share: float | None) -> bool:
@@ -47,6 +50,17 @@ def slowdown(reference_ms: Sequence[float | None], new_ms: Sequence[float | None
     return {"slowdown": round(after / before, 3), "before_probe_ms": round(before, 4), "after_probe_ms": round(after, 4)}
 
 
+def slowed(reference_ms: Sequence[float | None], new_ms: Sequence[float | None]) -> dict | None:
+    """``slowdown`` where it reaches ``HOST_SLOWED``, else None."""
+    found = slowdown(reference_ms, new_ms)
+    return found if found and found["slowdown"] >= HOST_SLOWED else None
+
+
+def host_speed(floor_ms: float | None, probe_ms: float | None) -> float | None:
+    """The host's speed while a result was timed, as a share of the fastest run's (1.0 at most)."""
+    return min(1.0, floor_ms / probe_ms) if floor_ms and probe_ms else None
+
+
 def slowed_points(probes: Sequence[float | None], shares: Sequence[float | None]) -> dict[int, dict]:
     """Per point of a series (oldest first): the host-bound points whose probe was ``HOST_SLOWED``
     slower than the median of the ``HOST_REFERENCE_RUNS`` points before them, with their
@@ -55,7 +69,7 @@ def slowed_points(probes: Sequence[float | None], shares: Sequence[float | None]
     for i, (probe, share) in enumerate(zip(probes, shares)):
         if not is_host_bound(share):
             continue
-        slowed = slowdown(probes[max(0, i - HOST_REFERENCE_RUNS) : i], [probe])
-        if slowed and slowed["slowdown"] >= HOST_SLOWED:
-            found[i] = slowed
+        found_here = slowed(probes[max(0, i - HOST_REFERENCE_RUNS) : i], [probe])
+        if found_here:
+            found[i] = found_here
     return found

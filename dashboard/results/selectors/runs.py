@@ -5,13 +5,15 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Min, Q, Sum
 
-from dashboard.results.host import COMPILED_HOST_SHARE, HOST_PROBE_MS, is_host_bound
+from dashboard.results.host import (
+    COMPILED_HOST_SHARE,
+    HOST_PROBE_MS,
+    host_speed,
+    is_host_bound,
+)
 from dashboard.results.models import Result, Run
 
 FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
-# A host-bound case measured while the host ran its probe this much slower than on the series' best
-# run is marked on the run page: its speedup is low because the host was, not because of the build.
-HOST_SLOWED_BELOW = 0.8
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,5 @@ def with_host_speed(results) -> list:
     ) if bound else {}
     bound_ids = {r.pk for r in bound}
     for r in results:
-        floor = floors.get(r.series_id)
-        r.host_speed = min(1.0, floor / r.host_probe_ms) if r.pk in bound_ids and floor else None
+        r.host_speed = host_speed(floors.get(r.series_id), r.host_probe_ms) if r.pk in bound_ids else None
     return results

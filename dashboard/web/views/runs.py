@@ -3,10 +3,9 @@ import math
 from django.shortcuts import get_object_or_404, render
 
 from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
-from dashboard.results.host import HOST_BOUND_SHARE
+from dashboard.results.host import HOST_BOUND_SHARE, HOST_SPEED_MARK_BELOW
 from dashboard.results.models import Run
 from dashboard.results.selectors.runs import (
-    HOST_SLOWED_BELOW,
     run_progress,
     run_results,
     run_speedup_chart,
@@ -39,7 +38,7 @@ def run_detail(request, run_id):
             "open": run.status in (Run.Status.PENDING, Run.Status.RUNNING),
             "results": with_host_speed(run_results(run=run, only=only)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]),
             "host_bound_share": HOST_BOUND_SHARE,
-            "host_slowed_below": HOST_SLOWED_BELOW,
+            "host_slowed_below": HOST_SPEED_MARK_BELOW,
             "page": page,
             "pages": pages,
             "page_range": range(1, pages + 1),
