@@ -97,8 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def resolve_workloads(names: list[str] | None) -> list[tuple[str, object]]:
-    """(name as requested, Workload) pairs; raises LookupError with a readable message."""
+def resolve_workloads(names: list[str] | None, *, allow_import: bool = False) -> list[tuple[str, object]]:
+    """(name as requested, Workload) pairs; raises LookupError with a readable message.
+
+    ``allow_import``: ``module:Class`` names may import their module (the local CLI only; see
+    ``workloads.registry``)."""
     from workloads.registry import all_workloads, get_workload
 
     if not names:
@@ -109,7 +112,7 @@ def resolve_workloads(names: list[str] | None) -> list[tuple[str, object]]:
     resolved = []
     for name in names:
         try:
-            resolved.append((name, get_workload(name)))
+            resolved.append((name, get_workload(name, allow_import=allow_import)))
         except (KeyError, ImportError, AttributeError, ValueError) as exc:
             message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
             raise LookupError(f"workload {name!r}: {message}") from None
@@ -222,7 +225,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
 
     require_validator()
     try:
-        workloads = resolve_workloads(args.workloads)
+        workloads = resolve_workloads(args.workloads, allow_import=True)
     except LookupError as exc:
         parser.error(str(exc))
     if not workloads:
@@ -239,6 +242,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         size=settings.suite,
         repro_python=None if settings.python == sys.executable else args.python,
         repro_timeout_s=None if args.timeout == DEFAULT_TIMEOUT_S else args.timeout,
+        import_allowed=True,
     )
     for line in plan.skipped:
         print(f"skipped: {line}", file=sys.stderr)
@@ -313,7 +317,7 @@ def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     from runner.report import format_table
 
     try:
-        workloads = resolve_workloads(args.workloads)
+        workloads = resolve_workloads(args.workloads, allow_import=True)
     except LookupError as exc:
         parser.error(str(exc))
     rows = [

@@ -7,6 +7,12 @@ import socket
 
 import pytest
 
+# The test suite's own sample workloads may be named as ``module:Class`` by every entry point (the
+# API, the dashboard, workers), as nothing else may (workloads.registry); child processes inherit it.
+os.environ.setdefault(
+    "PTBENCH_WORKLOAD_MODULES", "tests.runner.sample_workloads,tests.runner.fault_workloads,tests.dispatch.workloads"
+)
+
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
 

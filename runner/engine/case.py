@@ -133,7 +133,7 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
 
     probe = MemoryProbe(spec.device)
     with failing_as("eager_error"):
-        workload = get_workload(spec.workload)
+        workload = get_workload(spec.workload, allow_import=spec.import_allowed)
         eager = EagerSide(workload, spec, probe)
     record.environment.update(_case_environment(spec, workload, eager.instance))
     out.write(record, "eager")
@@ -263,7 +263,7 @@ def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
 
     probe = MemoryProbe(spec.device)
     with failing_as("eager_error"):
-        workload = get_workload(spec.workload)
+        workload = get_workload(spec.workload, allow_import=spec.import_allowed)
         eager = EagerSide(workload, spec, probe)  # same process state as the cold phase at compile time
     record.environment.update(_case_environment(spec, workload, eager.instance))
     with failing_as("compile_error"):

@@ -52,8 +52,10 @@ def plan_cases(
     size: str,
     repro_python: str | None = None,
     repro_timeout_s: float | None = None,
+    import_allowed: bool = False,
 ) -> Plan:
-    """``workloads`` are (how the user named it, Workload). ``dtypes=None``: each workload's default."""
+    """``workloads`` are (how the user named it, Workload). ``dtypes=None``: each workload's default.
+    ``import_allowed``: the case process may import a ``module:Class`` name (the local CLI only)."""
     cases: list[PlannedCase] = []
     skipped: list[str] = []
     planned_names: set[str] = set()
@@ -81,6 +83,7 @@ def plan_cases(
                         device=device,
                         backend=backend,
                         size=size,
+                        import_allowed=import_allowed and ":" in requested_name,
                     )
                     repro = repro_command(spec, python=repro_python, timeout_s=repro_timeout_s)
                     cases.append(PlannedCase(spec=spec, workload_name=workload.name, repro=repro))

@@ -51,8 +51,9 @@ class TimingBudget:
 class CaseSpec:
     """One case: workload x compile mode x shape regime x dtype x device, with a backend and a size.
 
-    ``workload`` is what ``workloads.registry.get_workload`` accepts: a registered name or
-    ``package.module:ClassName``.
+    ``workload`` is what ``workloads.registry.get_workload`` accepts: a catalog name, or
+    ``package.module:ClassName`` when ``import_allowed`` (set only by the local CLI; a worker always
+    clears it) or when the module is listed in ``PTBENCH_WORKLOAD_MODULES``.
     """
 
     workload: str
@@ -65,6 +66,7 @@ class CaseSpec:
     seed: int = 0
     phase: str = "cold"
     timing: TimingBudget | None = None
+    import_allowed: bool = False
 
     def __post_init__(self) -> None:
         for value, allowed, what in (

@@ -28,7 +28,8 @@ def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: di
     notify_started()
     started_at = now_iso()
     executor = CaseExecutor(python=interpreter.python, timeout_s=timeout_s, warm=warm, should_stop=should_stop)
-    result = executor.run(CaseSpec(**spec), workload_name=workload["name"], repro=repro)
+    # A message never lets the case process import a module it names (workloads.registry).
+    result = executor.run(CaseSpec(**{**spec, "import_allowed": False}), workload_name=workload["name"], repro=repro)
     result["environment"]["worker"] = worker
     document = build_document(
         suite=suite,
