@@ -189,3 +189,12 @@ def variant_label(base_local_label: str, overrides: Overrides) -> str:
     if room < 8:  # a very long base label: keep the hash, which alone tells variants apart
         return (prefix[: LABEL_MAX - len(digest) - 1] + digest) if prefix else digest
     return f"{prefix}{_readable(overrides)[:room].rstrip('._-')}.{digest}"
+
+
+def apply_variant(build: dict, overrides: Overrides) -> dict:
+    """The run document's ``build`` for a variant of ``build``: its label and overrides; a plain
+    build unchanged."""
+    if not overrides:
+        return build
+    return {**build, "local_label": variant_label(build.get("local_label") or "", overrides),
+            "overrides": overrides.as_document()}

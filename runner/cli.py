@@ -81,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--machine-class", type=_machine_class, help="series grouping, e.g. gpu-h100 (default: from the GPU model, or cpu)")
     run.add_argument("--build-label", type=_build_label, help="human name of the build, e.g. 'nightly 2026-11-21'")
     run.add_argument("--out", type=Path, help="write the run document here instead of storing it in the database")
+    run.add_argument("--config", action="append", metavar="SECTION.KEY=VALUE",
+                     help="a build variant: set torch._inductor/_dynamo/_functorch.config KEY in every case process "
+                          "(SECTION inductor, dynamo or functorch; repeatable); checked against the build's torch")
+    run.add_argument("--env", action="append", metavar="NAME=VALUE",
+                     help="a build variant: set TORCHINDUCTOR_*/TORCH_*/TRITON_* in every case process (repeatable)")
 
     listing = commands.add_parser("list", help="print the suite's workloads")
     listing.add_argument("--workloads", type=_name_list, help="only these (names or package.module:Class)")
@@ -94,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     environment = commands.add_parser("environment", help="(internal) describe this interpreter's build and machine")
     environment.add_argument("--out", type=Path, required=True)
+    environment.add_argument("--check-config", type=Path, help="(internal) JSON {SECTION.KEY: value} to check against this torch")
     return parser
 
 
@@ -133,6 +139,7 @@ class RunSettings:
     suite: str
     modes: list[str]
     machine_class: str
+    overrides: object = None  # contract.variants.Overrides (empty for a plain build)
 
 
 def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunSettings:
@@ -140,15 +147,25 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
     from runner.engine.environment import machine_class_for
     from runner.engine.executor import EnvironmentProbeFailed, probe_environment
 
+    from contract.variants import InvalidOverride, Overrides, apply_variant
+
     python = shutil.which(args.python)
     if python is None:
         parser.error(f"--python {args.python}: not an executable file")
     if args.out and not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: directory {args.out.parent} does not exist")
     try:
-        environment = probe_environment(python)
+        overrides = Overrides.from_cli(args.config, args.env)
+    except InvalidOverride as exc:
+        parser.error(f"--config/--env {exc}")
+    try:
+        environment = probe_environment(python, overrides=overrides)
     except EnvironmentProbeFailed as exc:
         parser.exit(1, f"error: {exc}\n")
+    problems = environment.pop("override_problems", [])
+    if problems:
+        parser.error("; ".join(f"{p['field']}: {p['message']}" for p in problems))
+    environment["build"] = apply_variant(environment["build"], overrides)
     device = args.device or ("cuda" if environment["cuda_available"] else "cpu")
     if device == "cuda" and not environment["cuda_available"]:
         parser.error(f"--device cuda: the build at {python} sees no CUDA GPU")
@@ -166,6 +183,7 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
         suite=args.suite or ("full" if device == "cuda" else "tiny"),
         modes=modes,
         machine_class=args.machine_class or gpu_class,
+        overrides=overrides,
     )
 
 
@@ -243,6 +261,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         repro_python=None if settings.python == sys.executable else args.python,
         repro_timeout_s=None if args.timeout == DEFAULT_TIMEOUT_S else args.timeout,
         import_allowed=True,
+        overrides=settings.overrides,
     )
     for line in plan.skipped:
         print(f"skipped: {line}", file=sys.stderr)
@@ -345,14 +364,24 @@ def command_case(args: argparse.Namespace) -> int:
     from runner.engine.result_file import ResultFile
     from runner.engine.spec import CaseSpec
 
-    run_case(CaseSpec.read(args.spec), ResultFile(args.result))
+    spec = CaseSpec.read(args.spec)
+    if spec.config_overrides:  # a build variant: before anything is compiled
+        from runner.engine.overrides import apply_config
+
+        apply_config(spec.config_overrides)
+    run_case(spec, ResultFile(args.result))
     return 0
 
 
 def command_environment(args: argparse.Namespace) -> int:
     from runner.engine.environment import collect_environment
 
-    args.out.write_text(json.dumps(collect_environment(), indent=1))
+    environment = collect_environment()
+    if args.check_config:
+        from runner.engine.overrides import check_config
+
+        environment["override_problems"] = check_config(json.loads(args.check_config.read_text()))
+    args.out.write_text(json.dumps(environment, indent=1))
     return 0
 
 

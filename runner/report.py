@@ -14,7 +14,12 @@ def now_iso() -> str:
 
 def build_section(environment: dict, *, label: str | None) -> dict:
     build = dict(environment["build"])
-    build["label"] = label if label else f"torch {build['torch_version']}"
+    default = f"torch {build['torch_version']}"
+    if build.get("overrides"):
+        from contract.variants import Overrides
+
+        default += f" + {Overrides.from_document(build).summary()}"
+    build["label"] = label if label else default[:200]
     return build
 
 

@@ -37,6 +37,7 @@ from runner.engine.dynamo_stats import (
     read_compile_counters,
 )
 from runner.engine.failures import CaseFailure, error_excerpt, status_for
+from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.memory import MemoryProbe, device_bytes, footprint, growth
 from runner.engine.prepare import (
     build_dtype,
@@ -109,7 +110,11 @@ class CompiledSide:
         mark_dynamic_dims(inputs, self.instance.input_names, workload.dynamic_dims, spec.shape_regime)
         compiled = torch.compile(runnable(self.instance.fn, spec), **compile_kwargs(spec))
         self.fn = compiled_caller(compiled, spec)
-        self.first_output, self.compile_time_s = timed_first_call(self.fn, inputs, spec)
+        # On a GPU host, how fast the host ran during the compile (runner.engine.host_speed).
+        sampler = HostSpeedSampler() if spec.timing_budget.host_probe else contextlib.nullcontext()
+        with sampler:
+            self.first_output, self.compile_time_s = timed_first_call(self.fn, inputs, spec)
+        self.host_speed = getattr(sampler, "result", None)
         self._allocated_before_build = before
 
     def resident_bytes(self, probe: MemoryProbe) -> int | None:
@@ -142,6 +147,8 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
     counts = read_compile_counters()
     record.metrics["compile_time_cold_s"] = compiled.compile_time_s
+    if compiled.host_speed is not None:
+        record.environment["compile"] = compiled.host_speed.as_environment()
     record.metrics["graph_break_count"] = counts.graph_break_count
     record.metrics["unique_graphs"] = counts.unique_graphs
     record.graph_breaks = breaks_from_counters(counts)
@@ -269,6 +276,8 @@ def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     with failing_as("compile_error"):
         compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
     record.metrics["compile_time_warm_s"] = compiled.compile_time_s
+    if compiled.host_speed is not None:
+        record.environment["compile_warm"] = compiled.host_speed.as_environment()
     record.environment["compile_caches"] = cache_counters()
 
 

@@ -41,9 +41,11 @@ class CaseStopped(Exception):
     """``should_stop`` answered true while the case ran: its process group was killed."""
 
 
-def child_environment(cache_dir: Path | None = None) -> dict[str, str]:
-    """The parent's environment, with this repository importable and, for a case, its own caches."""
+def child_environment(cache_dir: Path | None = None, overrides_env: dict[str, str] | None = None) -> dict[str, str]:
+    """The parent's environment, with this repository importable, a build variant's variables
+    (``overrides_env``) and, for a case, its own caches (which no variant may move)."""
     env = dict(os.environ)
+    env.update(overrides_env or {})
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONFAULTHANDLER"] = "1"  # a segfault prints the Python stack into the log
@@ -179,7 +181,7 @@ class CaseExecutor:
         spec.write(spec_path)
         command = [self.python, "-m", "runner", "case", "--spec", str(spec_path), "--result", str(result_path)]
         child = run_child(
-            command, env=child_environment(cache_dir), timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log",
+            command, env=child_environment(cache_dir, spec.env_overrides), timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log",
             should_stop=self.should_stop,
         )
         record = ResultFile(result_path).read()
@@ -231,6 +233,9 @@ def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
     caches = (warm.record.get("environment") or {}).get("compile_caches")
     if caches is not None:
         environment["warm_compile_caches"] = caches
+    host_speed = (warm.record.get("environment") or {}).get("compile_warm")
+    if host_speed is not None:
+        environment["compile_warm"] = host_speed
     if warm.status == "pass":
         result["metrics"]["compile_time_warm_s"] = warm.record["metrics"]["compile_time_warm_s"]
     else:
@@ -238,14 +243,23 @@ def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
         environment["warm_compile_error"] = f"{warm.status}: {error.get('message', '')}"[:2000]
 
 
-def probe_environment(python: str, *, timeout_s: float = 300) -> dict:
-    """Run the build's interpreter once to describe the build and the machine."""
+def probe_environment(python: str, *, timeout_s: float = 300, overrides=None) -> dict:
+    """Run the build's interpreter once to describe the build and the machine.
+
+    With ``overrides`` (``contract.variants.Overrides``) the probe runs with the variant's
+    environment and checks its config keys against that torch: ``override_problems`` lists
+    ``{field, message}`` for each key it lacks or value of the wrong type."""
     workdir = Path(tempfile.mkdtemp(prefix="ptbench-env-"))
     try:
         out_path = workdir / "environment.json"
+        command = [python, "-m", "runner", "environment", "--out", str(out_path)]
+        if overrides:
+            config_path = workdir / "overrides.json"
+            config_path.write_text(json.dumps(overrides.config))
+            command += ["--check-config", str(config_path)]
         child = run_child(
-            [python, "-m", "runner", "environment", "--out", str(out_path)],
-            env=child_environment(),
+            command,
+            env=child_environment(None, overrides.env if overrides else None),
             timeout_s=timeout_s,
             log_path=workdir / "environment.log",
         )

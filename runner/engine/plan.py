@@ -22,7 +22,10 @@ class Plan:
 
 
 def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float | None = None) -> str:
-    """``python -m runner run ...`` that reruns exactly this case (into --out, or the database)."""
+    """``python -m runner run ...`` that reruns exactly this case, a build variant's overrides included."""
+    from contract.variants import Overrides
+
+
     argv = [
         "python", "-m", "runner", "run",
         "--suite", spec.size,
@@ -38,6 +41,7 @@ def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float
         argv += ["--python", python]
     if timeout_s is not None:
         argv += ["--timeout", f"{timeout_s:g}"]
+    argv += Overrides.build(spec.config_overrides, spec.env_overrides).cli_arguments()
     return shlex.join(argv)
 
 
@@ -53,6 +57,7 @@ def plan_cases(
     repro_python: str | None = None,
     repro_timeout_s: float | None = None,
     import_allowed: bool = False,
+    overrides=None,
 ) -> Plan:
     """``workloads`` are (how the user named it, Workload). ``dtypes=None``: each workload's default.
     ``import_allowed``: the case process may import a ``module:Class`` name (the local CLI only)."""
@@ -84,6 +89,8 @@ def plan_cases(
                         backend=backend,
                         size=size,
                         import_allowed=import_allowed and ":" in requested_name,
+                        config_overrides=dict(overrides.config) if overrides else {},
+                        env_overrides=dict(overrides.env) if overrides else {},
                     )
                     repro = repro_command(spec, python=repro_python, timeout_s=repro_timeout_s)
                     cases.append(PlannedCase(spec=spec, workload_name=workload.name, repro=repro))

@@ -67,6 +67,10 @@ class CaseSpec:
     phase: str = "cold"
     timing: TimingBudget | None = None
     import_allowed: bool = False
+    # A build variant's overrides (contract.variants): config keys set in the case process before
+    # anything compiles, environment variables set on it before torch is imported.
+    config_overrides: dict = dataclasses.field(default_factory=dict)
+    env_overrides: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for value, allowed, what in (
