@@ -2,7 +2,7 @@
 
 An override is either a config key, ``SECTION.KEY`` with SECTION one of ``inductor``, ``dynamo``,
 ``functorch`` (``torch._inductor.config`` ...; KEY may be dotted, ``triton.persistent_reductions``),
-or an environment variable named ``TORCHINDUCTOR_*``, ``TORCH_*`` or ``TRITON_*``. This module checks
+or an environment variable named ``TORCHINDUCTOR_*``, ``TORCHDYNAMO_*``, ``TORCH_*`` or ``TRITON_*``. This module checks
 their form only; whether a key exists and takes a value of that type depends on the build's torch and
 is checked in the build's interpreter (``runner.engine.overrides``).
 
@@ -21,7 +21,7 @@ CONFIG_SECTIONS = {
     "dynamo": "torch._dynamo.config",
     "functorch": "torch._functorch.config",
 }
-ENV_PREFIXES = ("TORCHINDUCTOR_", "TORCH_", "TRITON_")
+ENV_PREFIXES = ("TORCHINDUCTOR_", "TORCHDYNAMO_", "TORCH_", "TRITON_")
 # The runner sets these per case (fresh caches); a variant may not move them.
 RESERVED_ENV = frozenset({"TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")

@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a build variant: set torch._inductor/_dynamo/_functorch.config KEY in every case process "
                           "(SECTION inductor, dynamo or functorch; repeatable); checked against the build's torch")
     run.add_argument("--env", action="append", metavar="NAME=VALUE",
-                     help="a build variant: set TORCHINDUCTOR_*/TORCH_*/TRITON_* in every case process (repeatable)")
+                     help="a build variant: set TORCHINDUCTOR_*/TORCHDYNAMO_*/TORCH_*/TRITON_* in every case process (repeatable)")
 
     listing = commands.add_parser("list", help="print the suite's workloads")
     listing.add_argument("--workloads", type=_name_list, help="only these (names or package.module:Class)")

@@ -136,3 +136,25 @@ def branch_and_item(x):
         y = y + 1
     offset = y.mean().item()
     return y - offset
+
+
+class ScalarItem(Workload):
+    """One ``Tensor.item()`` feeding arithmetic: a graph break, unless dynamo captures scalar outputs
+    (``dynamo.capture_scalar_outputs=True`` or ``TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1``)."""
+
+    name = "test_scalar_item"
+    category = "test"
+    phase = "infer"
+    description = "a Tensor.item() used in arithmetic (build-variant tests)"
+
+    def build(self, *, size, device, dtype, seed=0):
+        def make_inputs(variant: int):
+            generator = torch.Generator().manual_seed(5 + variant)
+            return (torch.rand(8, 4, generator=generator).to(device, dtype),)
+
+        return Instance(fn=subtract_mean_item, make_inputs=make_inputs, input_names=("x",))
+
+
+def subtract_mean_item(x):
+    y = x * 2
+    return y - y.mean().item()

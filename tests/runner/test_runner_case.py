@@ -104,3 +104,7 @@ def test_a_probed_case_records_the_host_probe_with_its_samples(tmp_path):
     assert timing["host_probe_ms"]["min"] == pytest.approx(min(samples["host_probe_ms"]), abs=1e-4)
     assert timing["host_probe_ms"]["min"] <= timing["host_probe_ms"]["median"]
     assert "host_share" not in timing  # the host clock has no separate enqueue time
+    # The compile too: how fast the host ran meanwhile (a sidecar's probes) and the CPU it took.
+    compile_host = record["environment"]["compile"]
+    assert compile_host["probe_samples"] >= 1 and compile_host["host_probe_ms"]["median"] > 0
+    assert 0 < compile_host["cpu_s"] and 0 < compile_host["wall_s"]

@@ -1,0 +1,94 @@
+"""Build variants (issue #16), runner side: overrides checked before any case, applied in the case
+process, recorded in the document with the variant's own label, and carried by the repro command."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from contract.variants import InvalidOverride, Overrides, apply_variant, variant_label
+from runner.cli import main
+from runner.engine.executor import CaseExecutor
+from runner.engine.overrides import check_config
+from runner.engine.plan import plan_cases
+from runner.engine.spec import CaseSpec, TimingBudget
+from tests.runner.sample_workloads import ScalarItem
+
+QUICK = TimingBudget(budget_s=0.05, target_block_s=0.002, warmup_s=0.01, min_pairs=3)
+SCALAR = "tests.runner.sample_workloads:ScalarItem"
+
+
+@pytest.mark.parametrize("config, env, field", [
+    (["inductor"], [], "--config"),
+    (["torch.compile_threads=1"], [], "config.torch.compile_threads"),
+    (["inductor.a b=1"], [], "config.inductor.a b"),
+    ([], ["HOME=/tmp"], "env.HOME"),
+    ([], ["TORCHINDUCTOR_CACHE_DIR=/tmp/x"], "env.TORCHINDUCTOR_CACHE_DIR"),
+    ([], ["torch_logs=1"], "env.torch_logs"),
+])
+def test_malformed_overrides_are_refused_naming_the_override(config, env, field):
+    with pytest.raises(InvalidOverride) as refused:
+        Overrides.from_cli(config, env)
+    assert refused.value.field == field
+
+
+def test_values_are_typed_and_the_label_tells_variants_apart():
+    overrides = Overrides.from_cli(["inductor.coordinate_descent_tuning=true", "inductor.max_fusion_size=1"], ["TORCH_LOGS=x"])
+    assert overrides.config == {"inductor.coordinate_descent_tuning": True, "inductor.max_fusion_size": 1}
+    label = variant_label("cu130", overrides)
+    assert label.startswith("cu130.coordinate_descent_tuning.max_fusion_size-1.") and len(label) <= 100
+    other = Overrides.from_cli(["inductor.max_fusion_size=2"], None)
+    assert variant_label("cu130", other) != label
+    assert variant_label("cu130", Overrides.from_cli(["inductor.coordinate_descent_tuning=true", "inductor.max_fusion_size=1"], ["TORCH_LOGS=x"])) == label
+    assert variant_label("cu130", Overrides()) == "cu130"  # the base build keeps its label
+    assert len(variant_label("x" * 100, overrides)) <= 100
+    build = apply_variant({"torch_version": "2.13.0", "git_sha": "a" * 40, "local_label": "cpu"}, other)
+    assert build["overrides"] == {"config": {"inductor.max_fusion_size": 2}, "env": {}}
+    assert build["git_sha"] == "a" * 40 and build["local_label"] != "cpu"
+
+
+def test_keys_and_types_are_checked_against_this_torch():
+    assert check_config({"inductor.max_fusion_size": 4, "inductor.triton.persistent_reductions": False,
+                         "dynamo.capture_scalar_outputs": True}) == []
+    problems = {p["field"]: p["message"] for p in check_config(
+        {"inductor.no_such_key": 1, "inductor.max_fusion_size": "four", "dynamo.capture_scalar_outputs": 1})}
+    assert "has no inductor config key 'no_such_key'" in problems["config.inductor.no_such_key"]
+    assert "expects an integer" in problems["config.inductor.max_fusion_size"]
+    assert "expects true or false" in problems["config.dynamo.capture_scalar_outputs"]
+
+
+@pytest.mark.parametrize("argv, named", [
+    (["--config", "inductor.no_such_key=1"], "config.inductor.no_such_key"),
+    (["--config", "inductor.max_fusion_size=four"], "config.inductor.max_fusion_size"),
+    (["--env", "PATH=/bin"], "env.PATH"),
+])
+def test_the_cli_refuses_a_bad_override_before_any_case(tmp_path, capsys, argv, named):
+    out = tmp_path / "run.json"
+    with pytest.raises(SystemExit) as exited:
+        main(["run", "--workloads", SCALAR, "--regimes", "static", "--backend", "eager", "--out", str(out), *argv])
+    assert exited.value.code == 2
+    assert named in capsys.readouterr().err
+    assert not out.exists()
+
+
+def run_variant(tmp_path, config=None, env=None) -> dict:
+    overrides = Overrides.build(config, env)
+    [case] = plan_cases([(SCALAR, ScalarItem())], modes=["default"], regimes=["static"], dtypes=None, device="cpu",
+                        backend="eager", size="tiny", import_allowed=True, overrides=overrides).cases
+    spec = CaseSpec(**{**case.spec.__dict__, "timing": QUICK})
+    return CaseExecutor(python=sys.executable, timeout_s=120, warm=False).run(spec, workload_name=case.workload_name, repro=case.repro)
+
+
+@pytest.mark.slow
+def test_a_dynamo_setting_or_its_variable_removes_a_real_graph_break(tmp_path):
+    base = run_variant(tmp_path)
+    by_config = run_variant(tmp_path, config={"dynamo.capture_scalar_outputs": True})
+    by_env = run_variant(tmp_path, env={"TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS": "1"})
+    assert base["status"] == by_config["status"] == by_env["status"] == "pass"
+    assert base["metrics"]["graph_break_count"] == 1 and "item" in json.dumps(base["graph_breaks"])
+    assert by_config["metrics"]["graph_break_count"] == 0
+    assert by_env["metrics"]["graph_break_count"] == 0
+    assert "--config dynamo.capture_scalar_outputs=true" in by_config["repro"]
+    assert "--env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1" in by_env["repro"]
+    assert "--config" not in base["repro"]
