@@ -8,7 +8,7 @@ Cold phase, in order (the result file is rewritten after each step that adds num
    dynamo's counters (graph breaks, unique graphs).
 3. accuracy: B's first output against A's.
 4. timing: warm-up, then interleaved blocks (``timing``), speedup and its bootstrap noise (``stats``).
-5. memory (CUDA): resident growth + transient peak of one call, per side (``memory``).
+5. memory: resident + transient peak of one call, per side (``memory``; CUDA-graph pools counted).
 6. recompiles: B's variant-1 inputs, marked the same way, through the compiled function.
 7. graph-break locations: ``torch._dynamo.explain`` on A, only when the compile broke the graph.
 
@@ -38,7 +38,7 @@ from runner.engine.dynamo_stats import (
 )
 from runner.engine.failures import CaseFailure, error_excerpt, status_for
 from runner.engine.host_speed import HostSpeedSampler
-from runner.engine.memory import MemoryProbe, device_bytes, footprint, growth
+from runner.engine.memory import MemoryProbe, device_bytes, footprint
 from runner.engine.prepare import (
     build_dtype,
     clone_inputs,
@@ -96,7 +96,7 @@ class EagerSide:
         self.host_inputs = to_host(self.inputs) if spec.dtype in LOW_PRECISION else None
         self.fn = runnable(self.instance.fn, spec)
         self.reference, _ = timed_first_call(self.fn, self.inputs, spec)
-        self.resident_bytes = growth(before, probe.allocated(), -device_bytes(self.pristine_inputs))
+        self.resident_bytes = probe.resident(self.instance, before, -device_bytes(self.pristine_inputs))
 
 
 class CompiledSide:
@@ -119,7 +119,7 @@ class CompiledSide:
 
     def resident_bytes(self, probe: MemoryProbe) -> int | None:
         """Growth since before the build; call after warm-up, once CUDA-graph pools are recorded."""
-        return growth(self._allocated_before_build, probe.allocated(), device_bytes(self.inputs))
+        return probe.resident(self.instance, self._allocated_before_build, device_bytes(self.inputs))
 
 
 def _case_environment(spec: CaseSpec, workload, instance) -> dict:
