@@ -275,6 +275,10 @@ def load_document(raw: bytes | str, *, max_bytes: int) -> object:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidDocument([DocumentError("", f"not valid JSON: {exc}")]) from None
+    except ValueError as exc:  # an integer past Python's digit limit (4300)
+        raise InvalidDocument([DocumentError("", f"not a readable number: {exc}")]) from None
+    except RecursionError:
+        raise InvalidDocument([DocumentError("", "nested too deep")]) from None
 
 
 def parse_document(raw: bytes | str, *, max_bytes: int) -> dict:
