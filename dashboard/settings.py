@@ -222,6 +222,9 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
 
+# The debug page and error e-mails mask the passwords of URLs (broker, result backend) too.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "dashboard.debug.UrlPasswordFilter"
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -67,13 +67,18 @@ def _is_datetime(value: object) -> bool:
     parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     if parsed.tzinfo is None:
         raise ValueError("needs a time zone (e.g. 2026-11-22T05:00:00+00:00)")
+    if problem := time_problem(parsed):
+        raise ValueError(problem)
+    return True
+
+
+def time_problem(moment: dt.datetime) -> str | None:
+    """Why an aware ``moment`` cannot be stored (outside ``YEARS`` in UTC), or None."""
     try:
-        year = parsed.astimezone(dt.timezone.utc).year
+        year = moment.astimezone(dt.timezone.utc).year
     except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
         year = 0
-    if not YEARS[0] <= year <= YEARS[1]:
-        raise ValueError(f"must be in the years {YEARS[0]}..{YEARS[1]} (UTC)")
-    return True
+    return None if YEARS[0] <= year <= YEARS[1] else f"must be in the years {YEARS[0]}..{YEARS[1]} (UTC)"
 
 
 def _is_uuid(value: object) -> bool:
@@ -196,7 +201,7 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _environment_errors(field: str, environment: object) -> list[DocumentError]:
+def environment_errors(field: str, environment: object) -> list[DocumentError]:
     size = len(json.dumps(environment, default=str).encode())
     if size > MAX_ENVIRONMENT_BYTES:
         return [DocumentError(field, f"is {size} bytes serialized; the limit is {MAX_ENVIRONMENT_BYTES} bytes")]
@@ -209,7 +214,7 @@ def _cross_field_errors(document: dict) -> list[DocumentError]:
     errors: list[DocumentError] = []
     if problem := machine_class_problem(document["machine"]["machine_class"]):
         errors.append(DocumentError("machine.machine_class", problem))
-    errors.extend(_environment_errors("build.environment", document["build"].get("environment", {})))
+    errors.extend(environment_errors("build.environment", document["build"].get("environment", {})))
     declared: dict[str, int] = {}
     for index, workload in enumerate(document.get("workloads", [])):
         name = workload["name"]
@@ -226,7 +231,7 @@ def _cross_field_errors(document: dict) -> list[DocumentError]:
             errors.append(DocumentError(f"results[{index}]", f"same workload and config as results[{seen_cases[key]}]"))
         seen_cases.setdefault(key, index)
         errors.extend(_unpaired_samples(index, result.get("samples") or {}))
-        errors.extend(_environment_errors(f"results[{index}].environment", result.get("environment", {})))
+        errors.extend(environment_errors(f"results[{index}].environment", result.get("environment", {})))
     return errors
 
 
