@@ -4,9 +4,11 @@ import os
 from celery import Celery
 from kombu import Queue
 
+from runner.queues import DASHBOARD_QUEUES
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
 
 app = Celery("dashboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = [Queue(name) for name in ("ingest", "analysis", "alerts")]
+app.conf.task_queues = [Queue(name) for name in DASHBOARD_QUEUES]
 app.autodiscover_tasks()

@@ -47,6 +47,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "dashboard.middleware.GuardMiddleware",  # NUL in a parameter: 400; database down: 503
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -170,7 +171,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["dashboard.api.auth.ApiTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.auth.ReadOpenWriteToken"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["dashboard.api.parsers.JSONBodyParser"],
     "DEFAULT_PAGINATION_CLASS": "dashboard.api.pagination.Pagination",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "dashboard.api.exceptions.exception_handler",
@@ -220,6 +221,9 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# The debug page and error e-mails mask the passwords of URLs (broker, result backend) too.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "dashboard.debug.UrlPasswordFilter"
 
 LOGGING = {
     "version": 1,

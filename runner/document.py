@@ -18,6 +18,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.queues import machine_class_problem
+
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema") / f"run_document.v{SCHEMA_VERSION}.json"
 RESULT_STATUSES = ("pass", "fail_accuracy", "compile_error", "eager_error", "oom", "timeout", "crash")
@@ -53,13 +55,30 @@ def load_schema() -> dict:
 METRIC_NAMES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["properties"]["metrics"]["properties"])
 
 
+# Every time in a document lies in these years (in UTC): the database and the pages hold them.
+YEARS = (1970, 2200)
+# A build's or a result's ``environment``, serialized, is refused past this many bytes.
+MAX_ENVIRONMENT_BYTES = 64 * 1024
+
+
 def _is_datetime(value: object) -> bool:
     if not isinstance(value, str):
         return True
     parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     if parsed.tzinfo is None:
         raise ValueError("needs a time zone (e.g. 2026-11-22T05:00:00+00:00)")
+    if problem := time_problem(parsed):
+        raise ValueError(problem)
     return True
+
+
+def time_problem(moment: dt.datetime) -> str | None:
+    """Why an aware ``moment`` cannot be stored (outside ``YEARS`` in UTC), or None."""
+    try:
+        year = moment.astimezone(dt.timezone.utc).year
+    except OverflowError:  # 0001-01-01T00:00:00+14:00 is before year 1 in UTC
+        year = 0
+    return None if YEARS[0] <= year <= YEARS[1] else f"must be in the years {YEARS[0]}..{YEARS[1]} (UTC)"
 
 
 def _is_uuid(value: object) -> bool:
@@ -182,9 +201,20 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def environment_errors(field: str, environment: object) -> list[DocumentError]:
+    size = len(json.dumps(environment, default=str).encode())
+    if size > MAX_ENVIRONMENT_BYTES:
+        return [DocumentError(field, f"is {size} bytes serialized; the limit is {MAX_ENVIRONMENT_BYTES} bytes")]
+    return []
+
+
 def _cross_field_errors(document: dict) -> list[DocumentError]:
-    """What a JSON schema cannot say: references between results and workloads, duplicate cases."""
+    """What a JSON schema cannot say: references between results and workloads, duplicate cases,
+    reserved machine classes, the size of environments."""
     errors: list[DocumentError] = []
+    if problem := machine_class_problem(document["machine"]["machine_class"]):
+        errors.append(DocumentError("machine.machine_class", problem))
+    errors.extend(environment_errors("build.environment", document["build"].get("environment", {})))
     declared: dict[str, int] = {}
     for index, workload in enumerate(document.get("workloads", [])):
         name = workload["name"]
@@ -201,6 +231,7 @@ def _cross_field_errors(document: dict) -> list[DocumentError]:
             errors.append(DocumentError(f"results[{index}]", f"same workload and config as results[{seen_cases[key]}]"))
         seen_cases.setdefault(key, index)
         errors.extend(_unpaired_samples(index, result.get("samples") or {}))
+        errors.extend(environment_errors(f"results[{index}].environment", result.get("environment", {})))
     return errors
 
 
@@ -249,6 +280,10 @@ def load_document(raw: bytes | str, *, max_bytes: int) -> object:
         return json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidDocument([DocumentError("", f"not valid JSON: {exc}")]) from None
+    except ValueError as exc:  # an integer past Python's digit limit (4300)
+        raise InvalidDocument([DocumentError("", f"not a readable number: {exc}")]) from None
+    except RecursionError:
+        raise InvalidDocument([DocumentError("", "nested too deep")]) from None
 
 
 def parse_document(raw: bytes | str, *, max_bytes: int) -> dict:

@@ -19,6 +19,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from dashboard.api.services import Conflict
+from dashboard.middleware import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, RETRY_AFTER_S
 from dashboard.results.selectors.common import Ambiguous, NotFound
 from runner.document import InvalidDocument
 
@@ -105,5 +106,9 @@ def exception_handler(exc, context):
         else:
             errors = [{"field": getattr(exc, "field", None), "message": str(exc.detail)}]
         return error_response(exc.status_code, errors, headers)
+    if isinstance(exc, DATABASE_DOWN):
+        log.warning("database unavailable: %s", exc)
+        return error_response(503, [{"field": None, "message": DATABASE_DOWN_MESSAGE}],
+                              {"Retry-After": str(RETRY_AFTER_S)})
     log.exception("API error in %s", context.get("view").__class__.__name__ if context.get("view") else "?")
     return error_response(500, [{"field": None, "message": "internal server error"}])

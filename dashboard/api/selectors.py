@@ -14,7 +14,8 @@ from dashboard.results.selectors.runs import RunProgress
 def build_list(*, machine_class: str | None = None, torch_version: str | None = None, git_sha: str | None = None,
                local_label: str | None = None, since: dt.datetime | None = None, until: dt.datetime | None = None) -> QuerySet[Build]:
     """Builds, newest first (``build_ordered_at``); ``machine_class``: measured or requested there."""
-    qs = Build.objects.prefetch_related(Prefetch("summaries", queryset=BuildSummary.objects.only("build_id", "machine_class")))
+    qs = Build.objects.defer("environment").prefetch_related(
+        Prefetch("summaries", queryset=BuildSummary.objects.only("build_id", "machine_class")))
     if machine_class:
         qs = qs.filter(summaries__machine_class=machine_class)
     if torch_version:

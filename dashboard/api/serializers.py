@@ -8,7 +8,7 @@ from dashboard.results.models import COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIM
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
 from dashboard.results.services import storable_errors
-from runner.document import METRIC_NAMES
+from runner.document import METRIC_NAMES, environment_errors, time_problem
 
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
 MACHINE_CLASS_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -61,6 +61,8 @@ class ErrorSerializer(serializers.Serializer):
 
 # --- builds ----------------------------------------------------------------------------------------
 class BuildSerializer(serializers.Serializer):
+    """A build as lists show it (without its environment)."""
+
     ref = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     git_sha = serializers.CharField()
     local_label = serializers.CharField()
@@ -72,7 +74,6 @@ class BuildSerializer(serializers.Serializer):
     triton_version = serializers.CharField()
     cuda_version = serializers.CharField()
     python_version = serializers.CharField()
-    environment = serializers.DictField()
     created_at = serializers.DateTimeField()
     machine_classes = serializers.SerializerMethodField(help_text="the machine classes it has runs on")
 
@@ -84,6 +85,12 @@ class BuildSerializer(serializers.Serializer):
 
     def get_machine_classes(self, build) -> list[str]:
         return sorted(s.machine_class for s in build.summaries.all())
+
+
+class BuildDetailSerializer(BuildSerializer):
+    """One build, with its ``environment`` (lists leave it out: it can be large)."""
+
+    environment = serializers.DictField()
 
 
 class BuildFilterSerializer(Strict):
@@ -110,9 +117,14 @@ class BuildRegisterSerializer(serializers.Serializer):
     environment = serializers.DictField(required=False, default=dict)
 
     def validate_environment(self, value: dict) -> dict:
-        errors = storable_errors(value, ["environment"])
+        errors = storable_errors(value, ["environment"]) + environment_errors("environment", value)
         if errors:
             raise serializers.ValidationError([str(e) for e in errors[:10]])
+        return value
+
+    def validate_commit_time(self, value):
+        if value is not None and (problem := time_problem(value)):
+            raise serializers.ValidationError(problem)
         return value
 
     def validate_local_label(self, value: str) -> str:

@@ -29,7 +29,26 @@ def speedup_replicates(eager_ms: Sequence[float], compiled_ms: Sequence[float]) 
     """
     if len(eager_ms) != len(compiled_ms):
         raise ValueError(f"unpaired samples: {len(eager_ms)} eager blocks, {len(compiled_ms)} compiled blocks")
-    return [float(e) / float(c) for e, c in zip(eager_ms, compiled_ms) if e and c and e > 0 and c > 0]
+    ratios = []
+    for e, c in zip(eager_ms, compiled_ms):
+        e, c = _positive(e), _positive(c)
+        if e is not None and c is not None and math.isfinite(e / c):
+            ratios.append(e / c)
+    return ratios
+
+
+def _positive(value) -> float | None:
+    """``value`` as a finite positive float, or None (not a number, past float range, zero, negative)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) and number > 0 else None
+
+
+def _positives(values) -> np.ndarray:
+    """The finite positive numbers among ``values``, as floats: what a log can take."""
+    return np.asarray([x for x in map(_positive, values) if x is not None], dtype=float)
 
 
 def within_run_se(samples: Sequence[float] | None) -> float:
@@ -40,8 +59,7 @@ def within_run_se(samples: Sequence[float] | None) -> float:
     """
     if samples is None:
         return math.nan
-    arr = np.asarray([s for s in samples if s is not None], dtype=float)
-    arr = arr[np.isfinite(arr) & (arr > 0)]
+    arr = _positives(samples)
     if arr.size < 3:
         return math.nan
     logs = np.log(arr)
@@ -56,8 +74,7 @@ def between_build_noise(values: Sequence[float | None]) -> float:
     median ignores. NaN with fewer than 4 valid points. Autocorrelated noise makes this an
     underestimate of the marginal sd (it estimates sd * sqrt(1 - rho)); the detector corrects for it.
     """
-    arr = np.asarray([math.nan if v is None else v for v in values], dtype=float)
-    arr = arr[np.isfinite(arr) & (arr > 0)]
+    arr = _positives(values)
     if arr.size < 4:
         return math.nan
     diffs = np.diff(np.log(arr))

@@ -61,7 +61,8 @@ def latest_per_series(rows: Iterable[dict]) -> dict[int, dict]:
 def relative_change(old: float | None, new: float | None) -> float | None:
     if old is None or new is None or old == 0:
         return None
-    return new / old - 1.0
+    change = new / old - 1.0
+    return change if math.isfinite(change) else None  # a tiny old value: no relative change to show
 
 
 def median_interval(samples: list[float] | None) -> tuple[float, float] | None:

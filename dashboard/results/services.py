@@ -7,6 +7,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -74,6 +75,7 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
 
 # --- what the database cannot store ----------------------------------------------------------------
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_LONG_NUMBER = re.compile(r"\d{300}")  # an integer past float range has 309 digits or more
 
 
 def _bad_text(text: str) -> str | None:
@@ -93,7 +95,10 @@ def _storable_at_a_glance(value) -> bool:
         text.encode()
     except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
         return False
-    return "\\u0000" not in text
+    return "\\u0000" not in text and not _LONG_NUMBER.search(text)
+
+
+_FLOAT_MAX = sys.float_info.max
 
 
 def storable_errors(value, path: list) -> list[DocumentError]:
@@ -111,6 +116,8 @@ def _storable_walk(value, path: list) -> list[DocumentError]:
         return [DocumentError(field_path(path), problem)] if problem else []
     if isinstance(value, float) and not math.isfinite(value):
         return [DocumentError(field_path(path), f"{value} is not a finite number")]
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_MAX:
+        return [DocumentError(field_path(path), f"a {len(str(abs(value)))}-digit integer is past the range of a number ({_FLOAT_MAX:.3g})")]
     if isinstance(value, dict):
         out = []
         for key, item in value.items():

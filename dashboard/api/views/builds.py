@@ -5,7 +5,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from dashboard.api import selectors, services
-from dashboard.api.serializers import BuildFilterSerializer, BuildRegisterSerializer, BuildSerializer
+from dashboard.api.serializers import BuildDetailSerializer, BuildFilterSerializer, BuildRegisterSerializer, BuildSerializer
 from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiView, body, paged, query, resolve_build
 from dashboard.results.models import Build
 
@@ -20,17 +20,17 @@ class BuildListView(ApiView):
                    description="201 when the build is new, 200 when it was already registered; 400 naming "
                    "`torch_version` when the sha is stored with another torch version.",
                    request=BuildRegisterSerializer,
-                   responses={201: BuildSerializer, 200: BuildSerializer, **WRITE_ERRORS}, tags=["builds"])
+                   responses={201: BuildDetailSerializer, 200: BuildDetailSerializer, **WRITE_ERRORS}, tags=["builds"])
     def post(self, request):
         serializer = body(request, BuildRegisterSerializer)
         build, created = services.build_register(data=serializer.to_document_build())
         build = Build.objects.prefetch_related("summaries").get(pk=build.pk)
-        return Response(BuildSerializer(build).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(BuildDetailSerializer(build).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class BuildDetailView(ApiView):
-    @extend_schema(operation_id="builds_retrieve", summary="One build", responses={200: BuildSerializer, **READ_ERRORS}, tags=["builds"])
+    @extend_schema(operation_id="builds_retrieve", summary="One build", responses={200: BuildDetailSerializer, **READ_ERRORS}, tags=["builds"])
     def get(self, request, ref):
         build = resolve_build("ref", ref)
         build = Build.objects.prefetch_related("summaries").get(pk=build.pk)
-        return Response(BuildSerializer(build).data)
+        return Response(BuildDetailSerializer(build).data)

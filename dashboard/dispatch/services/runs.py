@@ -10,9 +10,10 @@ from django.utils import timezone
 
 from dashboard.dispatch import broker
 from dashboard.dispatch.models import CaseTask
-from dashboard.dispatch.services.planning import matrix_resolve, run_plan
+from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, run_plan
 from dashboard.results.models import Build, Machine, Run
 from dashboard.results.summaries import build_summary_refresh
+from runner.queues import machine_class_problem
 
 # A requested run has no host of its own: its cases run on whichever workers of the class take
 # them (each result records its worker). Runs submitted as documents name their host.
@@ -27,6 +28,8 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
 
     ``dispatch=False`` plans nothing: an outside runner will submit the run's document itself.
     """
+    if problem := machine_class_problem(machine_class):
+        raise MatrixError("machine_class", problem)
     planned = None
     if dispatch:
         matrix = matrix_resolve(suite=suite, machine_class=machine_class, workloads=workloads, modes=modes,

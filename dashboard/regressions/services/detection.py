@@ -6,9 +6,10 @@ left out of the series, so they never serve as a baseline again.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 
-from django.db import transaction
+from django.db import DatabaseError, transaction
 
 from dashboard.detection import compare_cases, detect, dynamic_gap
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
@@ -22,6 +23,7 @@ DYNAMIC_GAP_THRESHOLD = 0.05
 # A regression of a host-sensitive metric whose new builds ran on a slowed host (history.host_slowdown)
 # is not alerted: both builds are re-measured, side by side on one host, and the re-runs decide.
 _NOT_REGRESSIONS = {"fixed"}  # deterministic findings that are improvements
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -30,10 +32,11 @@ class DetectionOutcome:
     series_checked: int = 0
     created: list[int] = field(default_factory=list)  # Regression ids created by this pass
     remeasurements: list[int] = field(default_factory=list)  # Remeasurement ids requested
+    series_failed: list[int] = field(default_factory=list)  # Series ids whose detection raised (logged)
 
     def as_dict(self) -> dict:
         return {"run_id": self.run_id, "series_checked": self.series_checked,
-                "created": self.created, "remeasurements": self.remeasurements}
+                "created": self.created, "remeasurements": self.remeasurements, "series_failed": self.series_failed}
 
 
 def detection_run(*, run_id) -> DetectionOutcome:
@@ -53,11 +56,25 @@ def detection_run(*, run_id) -> DetectionOutcome:
             if points is None:
                 continue
             outcome.series_checked += 1
+            _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome)
+        _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
+    return outcome
+
+
+def _series_detect(*, series: Series, points: list[Point], run: Run, summary: AlertSummary, outcome: DetectionOutcome) -> None:
+    """One series' findings, in a savepoint: a series whose data the detector cannot handle is
+    logged and skipped, never the end of the others' detection. A database error still ends the pass
+    (the task is retried)."""
+    try:
+        with transaction.atomic():
             _noisy_findings(series=series, points=points, summary=summary, outcome=outcome)
             _deterministic_findings(series=series, points=points, summary=summary, outcome=outcome)
             _decide_pending(series=series, run=run)
-        _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
-    return outcome
+    except DatabaseError:
+        raise
+    except Exception:  # noqa: BLE001 (any fault of one series' data)
+        log.exception("detection of series %s (run %s) failed; skipped", series.id, run.id)
+        outcome.series_failed.append(series.id)
 
 
 def previous_build(*, build: Build, machine_class: str) -> Build | None:

@@ -1,0 +1,52 @@
+"""#19 item 3: samples the detector cannot take (an integer past float range, zeros) never raise,
+and one series whose detection fails is logged and skipped, never the end of the run's detection."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dashboard.detection import speedup_replicates
+from dashboard.detection.noise import between_build_noise, noise_summary, within_run_se
+from dashboard.regressions.models import Regression
+from dashboard.regressions.services import detection, detection_run
+from dashboard.results.models import Result
+from tests.regressions.history import speedup_history
+
+HUGE = 10**400  # "1" then 400 zeros: valid JSON, past float range
+
+
+def test_noise_estimates_take_huge_zero_and_negative_samples():
+    assert speedup_replicates([HUGE, 2.6, 2.4, 1e300, 0], [1, 2.0, 2.0, 1e-300, 1]) == [1.3, 1.2]
+    assert math.isfinite(within_run_se([HUGE, 0, -1, 2.6, 2.4, 2.5]))
+    assert math.isfinite(between_build_noise([HUGE, 1.0, 1.1, 0, 1.2, 1.05]))
+    assert math.isfinite(noise_summary([1.0, 1.1, 1.2, 1.05], [[HUGE, 2.6, 2.4, 2.5]] * 4)["within_run"])
+
+
+@pytest.mark.django_db
+def test_stored_huge_samples_do_not_stop_detection():
+    runs = speedup_history([1.25] * 14 + [1.10] * 3, regimes=("static", "backed"))
+    for result in Result.objects.filter(config__shape_regime="static"):
+        result.samples = {**result.samples, "eager_ms": [HUGE] + result.samples["eager_ms"][1:]}
+        result.save(update_fields=["samples"])
+    outcomes = [detection_run(run_id=run.id) for run in runs]
+    assert all(o.series_failed == [] for o in outcomes)
+    assert Regression.objects.filter(finding="change_point", metric="speedup", series__config__shape_regime="static").count() == 1
+
+
+@pytest.mark.django_db
+def test_one_failing_series_is_skipped_and_logged(monkeypatch, caplog):
+    runs = speedup_history([1.25] * 14 + [1.10] * 3, regimes=("static", "backed"))
+    original = detection._deterministic_findings
+
+    def fails_on_static(*, series, **kwargs):
+        if series.config.shape_regime == "static":
+            raise OverflowError("int too large to convert to float")
+        return original(series=series, **kwargs)
+
+    monkeypatch.setattr(detection, "_deterministic_findings", fails_on_static)
+    outcomes = [detection_run(run_id=run.id) for run in runs]
+    assert all(len(o.series_failed) == 1 and o.series_checked == 2 for o in outcomes)
+    assert "failed; skipped" in caplog.text
+    found = Regression.objects.filter(finding="change_point", metric="speedup")
+    assert [r.series.config.shape_regime for r in found] == ["backed"]  # static's findings rolled back
