@@ -8,6 +8,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from dashboard.results.selectors.common import build_ref as _build_ref
+from dashboard.results.variants import overrides_stored
 
 register = template.Library()
 
@@ -53,6 +54,12 @@ def build_ref(build) -> str:
 
 
 @register.filter
+def overrides(build) -> str:
+    """A variant build's overrides in one line (empty for a plain build)."""
+    return overrides_stored(build).summary() if getattr(build, "overrides", None) else ""
+
+
+@register.filter
 def get(mapping, key):
     return mapping.get(key) if mapping else None
 
@@ -87,6 +94,29 @@ def change_cells(changes: dict, metrics) -> str:
             f'<td class="num {c.tone}" data-metric="{m.name}">{escape(metric(c.old, m.unit))} → {escape(metric(c.new, m.unit))}{delta}</td>'
         )
     return mark_safe("".join(cells))
+
+
+@register.simple_tag
+def ab_cells(cells: dict, metrics) -> str:
+    """The A/B page's cells: ``base → variant``, then the change next to its noise, or "no change"
+    (grey) when it is within the noise; counts change by any difference."""
+    out = []
+    for m in metrics:
+        c = cells[m.name]
+        if c.base is None and c.variant is None:
+            out.append(f'<td class="num ab" data-metric="{m.name}">–</td>')
+            continue
+        values = f"{escape(metric(c.base, m.unit))} → {escape(metric(c.variant, m.unit))}"
+        if c.change is None:
+            verdict = ""
+        elif c.tone == "same":
+            verdict = '<span class="verdict">no change</span>'
+        else:
+            verdict = f'<span class="delta">{change(c.change, "count" if c.noise is None else "relative")}</span>'
+        noise = f' <span class="noise">±{c.noise * 100:.1f}%</span>' if c.noise is not None and c.change is not None else ""
+        out.append(f'<td class="num ab {c.tone}" data-metric="{m.name}" data-tone="{c.tone}">{values}'
+                   f'<div class="ab-change">{verdict}{noise}</div></td>')
+    return mark_safe("".join(out))
 
 
 @register.simple_tag
