@@ -68,7 +68,8 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
         if prepare is not None:
             prepare(doc)
         outcome = _store(doc)
-        if outcome.results_created and detect and settings.DETECT_AFTER_INGEST:
+        # A variant's results are an experiment, not the next point of its base's trends: no detection.
+        if outcome.results_created and detect and settings.DETECT_AFTER_INGEST and not overrides_of_document(doc["build"]):
             transaction.on_commit(lambda: detection_enqueue(run_id=outcome.run_id))
     return outcome
 

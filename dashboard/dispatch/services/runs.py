@@ -151,7 +151,7 @@ def run_finish_if_done(*, run: Run) -> bool:
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "finished_at"])
     build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
-    if settings.DETECT_AFTER_INGEST:
+    if settings.DETECT_AFTER_INGEST and not run.build.overrides:  # a variant's run is not a trend point
         from dashboard.results.services import detection_enqueue
 
         run_id = str(run.id)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django import template
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
@@ -57,6 +58,17 @@ def build_ref(build) -> str:
 def overrides(build) -> str:
     """A variant build's overrides in one line (empty for a plain build)."""
     return overrides_stored(build).summary() if getattr(build, "overrides", None) else ""
+
+
+@register.simple_tag
+def variant_badge(build) -> str:
+    """After a build's name, for a variant: its overrides and a link to its A/B page; else nothing."""
+    summary = overrides(build)
+    if not summary:
+        return ""
+    url = f"{reverse('web:ab')}?{urlencode({'variant': _build_ref(build)})}"
+    return mark_safe(f' <span class="variant-badge" title="a build variant">variant</span> <code class="overrides">'
+                     f'{escape(summary)}</code> <a class="ab-link" href="{escape(url)}">A/B against its base</a>')
 
 
 @register.filter
@@ -126,6 +138,7 @@ def build_options(summaries, selected_id=None, *, blank: str = "") -> str:
     for s in summaries:
         ref = _build_ref(s.build)
         label = f" · {s.build.label}" if s.build.label else ""
+        label += f" · {overrides(s.build)}" if s.build.overrides else ""
         selected = " selected" if s.build_id == selected_id else ""
         out.append(f'<option value="{escape(ref)}"{selected}>{escape(ref)} · {s.ordered_at:%Y-%m-%d}{escape(label)}</option>')
     return mark_safe("".join(out))
