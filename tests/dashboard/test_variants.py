@@ -176,3 +176,16 @@ def test_ab_rows_filter_and_sort():
     assert [r.config for r in ab_rows_select(rows=ab.rows, config="default · static · float32")] == ["default · static · float32"]
     assert ab_rows_select(rows=ab.rows, workload="resnet") == []
     assert [r.config for r in ab_rows_select(rows=ab.rows, sort="config", descending=True)][0].startswith("default · static")
+
+
+def test_schedule_run_schedules_a_nightly_variant_and_refuses_a_bad_key():
+    from django_celery_beat.models import PeriodicTask
+
+    with pytest.raises(CommandError) as refused:
+        call_command("schedule_run", "--machine-class", "cpu", "--env", "CUDA_VISIBLE_DEVICES=1", stdout=io.StringIO())
+    assert refused.value.returncode == 2 and "env.CUDA_VISIBLE_DEVICES" in str(refused.value)
+    call_command("schedule_run", "--machine-class", "cpu", stdout=io.StringIO())
+    call_command("schedule_run", "--machine-class", "cpu", "--config", "inductor.max_autotune=true", stdout=io.StringIO())
+    tasks = PeriodicTask.objects.filter(task="dispatch.scheduled_run").order_by("name")
+    assert tasks.count() == 2  # the variant's nightly does not replace its base's
+    assert '"config": {"inductor.max_autotune": true}' in tasks.last().kwargs

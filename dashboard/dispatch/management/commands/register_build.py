@@ -1,7 +1,7 @@
 """``manage.py register_build --python PATH``: describe the interpreter's torch and register its build."""
 from django.core.management.base import BaseCommand, CommandError
 
-from contract.variants import InvalidOverride, Overrides
+from dashboard.dispatch.management.variant_arguments import add_override_arguments, overrides_from
 from dashboard.dispatch.services import build_register_local
 from dashboard.results.selectors.common import build_ref
 from runner.document import InvalidDocument
@@ -16,16 +16,10 @@ class Command(BaseCommand):
         parser.add_argument("--machine-class", default="", help="the class whose workers have it at this path")
         parser.add_argument("--label", default="", help="name shown on pages (default: 'torch <version>')")
         parser.add_argument("--local-label", default=None, help="tell a patched build apart from its release")
-        parser.add_argument("--config", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                            help="a variant's compiler setting, e.g. inductor.coordinate_descent_tuning=true (repeatable)")
-        parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                            help="a variant's environment variable, TORCHINDUCTOR_*, TORCH_*, TRITON_* (repeatable)")
+        add_override_arguments(parser, what="a variant of the build")
 
     def handle(self, *args, **options):
-        try:
-            overrides = Overrides.from_cli(options["config"], options["env"])
-        except InvalidOverride as exc:
-            raise CommandError(str(exc), returncode=2) from None
+        overrides = overrides_from(options)
         try:
             build, created = build_register_local(python=options["python"], machine_class=options["machine_class"],
                                                   label=options["label"], local_label=options["local_label"],

@@ -2,10 +2,10 @@
 beat (a django-celery-beat periodic task: edit or disable it in the admin)."""
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
-from contract.variants import InvalidOverride, Overrides
+from dashboard.dispatch.management.variant_arguments import add_override_arguments, overrides_from
 from runner.cli import _machine_class
 
 
@@ -20,16 +20,10 @@ class Command(BaseCommand):
         parser.add_argument("--minute", type=int, default=0, choices=range(60), metavar="0-59")
         parser.add_argument("--timezone", default="UTC")
         parser.add_argument("--workloads", default="", help="comma-separated; default: the whole suite")
-        parser.add_argument("--config", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                            help="a nightly of the build's variant: a compiler setting (repeatable)")
-        parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                            help="a nightly of the build's variant: an environment variable (repeatable)")
+        add_override_arguments(parser, what="a nightly of the build's variant")
 
     def handle(self, *args, **o):
-        try:
-            overrides = Overrides.from_cli(o["config"], o["env"])
-        except InvalidOverride as exc:
-            raise CommandError(str(exc), returncode=2) from None
+        overrides = overrides_from(o)
         schedule, _ = CrontabSchedule.objects.get_or_create(
             minute=str(o["minute"]), hour=str(o["hour"]), day_of_week="*", day_of_month="*", month_of_year="*", timezone=o["timezone"]
         )
