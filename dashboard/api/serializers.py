@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from contract.variants import InvalidOverride, Overrides
 from dashboard.results.models import COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, Result, Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
 from dashboard.results.services import storable_errors
+from dashboard.results.variants import base_of, variant_document
 from runner.document import METRIC_NAMES, environment_errors, time_problem
 
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
@@ -59,6 +61,38 @@ class ErrorSerializer(serializers.Serializer):
     errors = ErrorItemSerializer(many=True)
 
 
+# --- build variants (issue #16) --------------------------------------------------------------------
+CONFIG_HELP = 'a build variant\'s compiler settings, {"inductor.KEY": value} (sections inductor, dynamo, functorch)'
+ENV_HELP = 'a build variant\'s environment, {"TORCHINDUCTOR_X": "value"} (TORCHINDUCTOR_*, TORCH_*, TRITON_*)'
+
+
+class OverridesInput(serializers.Serializer):
+    """``config`` and ``env`` of a body, checked by ``contract.variants``; ``validated_data``
+    gets ``overrides`` (an ``Overrides``) in their place. A bad entry is named: ``config.inductor.KEY``."""
+
+    config = serializers.JSONField(required=False, default=dict, help_text=CONFIG_HELP)
+    env = serializers.JSONField(required=False, default=dict, help_text=ENV_HELP)
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        try:
+            attrs["overrides"] = Overrides.build(attrs.pop("config", None), attrs.pop("env", None))
+        except InvalidOverride as exc:
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
+        return attrs
+
+
+class BuildRefSerializer(serializers.Serializer):
+    ref = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
+    name = serializers.SerializerMethodField()
+
+    def get_ref(self, build) -> str:
+        return build_ref(build)
+
+    def get_name(self, build) -> str:
+        return str(build)
+
+
 # --- builds ----------------------------------------------------------------------------------------
 class BuildSerializer(serializers.Serializer):
     """A build as lists show it (without its environment)."""
@@ -76,9 +110,15 @@ class BuildSerializer(serializers.Serializer):
     python_version = serializers.CharField()
     created_at = serializers.DateTimeField()
     machine_classes = serializers.SerializerMethodField(help_text="the machine classes it has runs on")
+    overrides = serializers.DictField(help_text='a variant\'s {"config": {...}, "env": {...}}; empty for a plain build')
+    base = serializers.SerializerMethodField(help_text="a variant's base build (same sha, the base label) when stored")
 
     def get_ref(self, build) -> str:
         return build_ref(build)
+
+    def get_base(self, build) -> BuildRefSerializer(allow_null=True):
+        base = base_of(build)
+        return BuildRefSerializer(base).data if base else None
 
     def get_name(self, build) -> str:
         return str(build)
@@ -102,8 +142,9 @@ class BuildFilterSerializer(Strict):
     until = serializers.DateTimeField(required=False, help_text="ordered_at at or before")
 
 
-class BuildRegisterSerializer(serializers.Serializer):
-    """The ``build`` object of a run document."""
+class BuildRegisterSerializer(OverridesInput):
+    """The ``build`` object of a run document; with ``config``/``env``, its variant (the local
+    label derived from the given one and the overrides)."""
 
     torch_version = serializers.CharField(max_length=64)
     git_sha = serializers.RegexField(SHA_PATTERN, max_length=40, help_text="torch.version.git_version (7-40 hex digits) or 'unknown'")
@@ -135,7 +176,7 @@ class BuildRegisterSerializer(serializers.Serializer):
     def to_document_build(self) -> dict:
         data = dict(self.validated_data)
         data["commit_time"] = data["commit_time"].isoformat() if data["commit_time"] else None
-        return data
+        return variant_document(data, data.pop("overrides"))
 
 
 # --- runs ------------------------------------------------------------------------------------------
@@ -189,7 +230,7 @@ class RunFilterSerializer(Strict):
     suite = serializers.CharField(max_length=64, required=False)
 
 
-class RunRequestSerializer(serializers.Serializer):
+class RunRequestSerializer(OverridesInput):
     build = build_ref_field()
     machine_class = machine_class_field()
     suite = serializers.CharField(max_length=64, default="full", help_text="workload size: full (GPU) or tiny (CPU)")
@@ -213,6 +254,7 @@ class RunRequestSerializer(serializers.Serializer):
                                        help_text="seconds per case phase (default: the server's DISPATCH_CASE_TIMEOUT_S)")
 
     def validate(self, attrs):
+        attrs = super().validate(attrs)
         if attrs.get("cases_expected") is not None:
             if "dispatch" not in self.initial_data:
                 attrs["dispatch"] = False  # an outside runner says how many cases it will submit

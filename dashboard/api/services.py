@@ -20,6 +20,7 @@ from dashboard.dispatch.services import run_cases_cancel
 from dashboard.results.models import Build, Machine, Run
 from dashboard.results.services import IngestOutcome, build_get_or_create, run_ingest
 from dashboard.results.summaries import build_summary_refresh
+from dashboard.results.variants import variant_get_or_create
 from runner.document import DocumentError, InvalidDocument, load_document
 
 TOKEN_PREFIX = "ptb_"
@@ -86,12 +87,15 @@ def build_register(*, data: dict) -> tuple[Build, bool]:
 # --- runs ------------------------------------------------------------------------------------------
 def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, cases_expected: int | None = None,
                 hostname: str = "", notes: str = "", dispatch: bool = True, workloads=None, modes=None, regimes=None,
-                dtypes=None, timeout_s: float | None = None) -> Run:
+                dtypes=None, timeout_s: float | None = None, overrides=None) -> Run:
     """A pending run of ``build`` on a machine of ``machine_class``; its cases go to the runner
     workers of the class (``dashboard.dispatch``), or, with ``dispatch=False``, it waits for an
-    outside runner to submit its document. Raises ``MatrixError`` naming the bad field."""
+    outside runner to submit its document; with ``overrides`` (``contract.variants.Overrides``),
+    a run of ``build``'s variant. Raises ``MatrixError`` naming the bad field."""
     from dashboard.dispatch.services import run_request as dispatch_run_request
 
+    if overrides:  # a run of the variant of ``build`` (created when new)
+        build = variant_get_or_create(base=build, overrides=overrides)
     return dispatch_run_request(
         build=build, machine_class=machine_class, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
         regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,

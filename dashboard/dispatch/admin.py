@@ -43,11 +43,12 @@ class BuildEnvironmentAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         """Adding a row by hand registers the interpreter: its build comes from probing it here."""
         try:
-            build_register_local(python=obj.python, machine_class=obj.machine_class, hostname=obj.hostname)
+            build, _ = build_register_local(python=obj.python, machine_class=obj.machine_class, hostname=obj.hostname)
         except (EnvironmentProbeFailed, InvalidDocument) as exc:
             self.message_user(request, f"{obj.python}: {exc}", messages.ERROR)
             return
-        obj.pk = BuildEnvironment.objects.get(machine_class=obj.machine_class, hostname=obj.hostname, python=obj.python).pk
+        obj.pk = BuildEnvironment.objects.get(machine_class=obj.machine_class, hostname=obj.hostname, python=obj.python,
+                                              build=build).pk
 
     def get_readonly_fields(self, request, obj=None):
         return self.readonly_fields if obj else ["environment", "reported_at", "source", "worker", "build"]

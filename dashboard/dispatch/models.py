@@ -34,7 +34,8 @@ class BuildEnvironment(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["machine_class", "hostname", "python"], name="buildenv_unique_interpreter")
+            # One interpreter holds a build and maybe variants of it (issue #16): a row per build.
+            models.UniqueConstraint(fields=["machine_class", "hostname", "python", "build"], name="buildenv_unique_interpreter_build")
         ]
         ordering = ["machine_class", "hostname", "python"]
 

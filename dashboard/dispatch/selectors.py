@@ -14,7 +14,9 @@ def build_for_schedule(*, ref: str, machine_class: str) -> Build:
     """``latest``: the build a worker of the class reported most recently; else a build ref."""
     if ref != "latest":
         return build_resolve(ref=ref)
-    row = BuildEnvironment.objects.filter(machine_class=machine_class).select_related("build").order_by("-reported_at").first()
+    # Not a variant a worker also declares: a scheduled variant names its overrides itself.
+    row = (BuildEnvironment.objects.filter(machine_class=machine_class, build__overrides={}).select_related("build")
+           .order_by("-reported_at").first())
     if row is None:
         raise LookupError(f"no worker of machine class {machine_class!r} has reported a build yet")
     return row.build

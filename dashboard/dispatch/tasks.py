@@ -41,13 +41,18 @@ def requeue_stale_cases() -> dict:
 
 @shared_task(name="dispatch.scheduled_run", queue=DASHBOARD_QUEUE)
 def scheduled_run(*, build: str = "latest", machine_class: str, suite: str = "full", workloads=None, modes=None,
-                  regimes=None, dtypes=None, timeout_s=None) -> str:
+                  regimes=None, dtypes=None, timeout_s=None, config=None, env=None) -> str:
     """A run requested by the schedule (django-celery-beat: a periodic task with these kwargs, edited
     in the admin). ``build`` is a build ref, or ``latest``: the build most recently reported by a
-    worker of the class (a machine that installs the nightly each evening reports it on restart)."""
+    worker of the class (a machine that installs the nightly each evening reports it on restart).
+    ``config``/``env``: a nightly of that build's variant (``contract.variants``)."""
+    from contract.variants import Overrides
     from dashboard.dispatch.selectors import build_for_schedule
+    from dashboard.results.variants import variant_get_or_create
 
-    run = services.run_request(build=build_for_schedule(ref=build, machine_class=machine_class), machine_class=machine_class,
+    base = build_for_schedule(ref=build, machine_class=machine_class)
+    variant = variant_get_or_create(base=base, overrides=Overrides.build(config, env))
+    run = services.run_request(build=variant, machine_class=machine_class,
                                suite=suite, requested_by="schedule", workloads=workloads, modes=modes, regimes=regimes,
                                dtypes=dtypes, timeout_s=timeout_s)
     return str(run.id)

@@ -2,6 +2,7 @@
 from django.contrib import admin
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
+from dashboard.results.variants import overrides_stored
 
 
 @admin.register(Machine)
@@ -13,11 +14,18 @@ class MachineAdmin(admin.ModelAdmin):
 
 @admin.register(Build)
 class BuildAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "torch_version", "git_sha", "local_label", "ordered_at", "triton_version", "cuda_version"]
+    list_display = ["__str__", "torch_version", "git_sha", "local_label", "variant_overrides", "ordered_at", "triton_version",
+                    "cuda_version"]
     list_filter = ["torch_version", "cuda_version"]
     search_fields = ["git_sha", "label", "torch_version", "local_label"]
     date_hierarchy = "ordered_at"
-    readonly_fields = ["created_at"]
+    # A variant's overrides are part of its identity (its local_label derives from them): shown, not edited.
+    readonly_fields = ["created_at", "variant_overrides"]
+    exclude = ["overrides"]
+
+    @admin.display(description="overrides")
+    def variant_overrides(self, build) -> str:
+        return overrides_stored(build).summary() or "–"
 
 
 @admin.register(Workload)

@@ -53,6 +53,9 @@ class Build(models.Model):
     cuda_version = models.CharField(max_length=32, blank=True)
     python_version = models.CharField(max_length=32, blank=True)
     environment = models.JSONField(default=dict, blank=True)
+    # A build variant's compiler settings (issue #16), ``{"config": {...}, "env": {...}}`` as
+    # ``contract.variants.Overrides.as_document``; empty for a plain build.
+    overrides = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
+from dashboard.results.variants import overrides_of_document, overrides_stored
 from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, field_path, load_document
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
@@ -68,7 +69,8 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
         if prepare is not None:
             prepare(doc)
         outcome = _store(doc)
-        if outcome.results_created and detect and settings.DETECT_AFTER_INGEST:
+        # A variant's results are an experiment, not the next point of its base's trends: no detection.
+        if outcome.results_created and detect and settings.DETECT_AFTER_INGEST and not overrides_of_document(doc["build"]):
             transaction.on_commit(lambda: detection_enqueue(run_id=outcome.run_id))
     return outcome
 
@@ -218,6 +220,9 @@ def _parse_time(value: str | None) -> dt.datetime | None:
 
 
 def build_get_or_create(data: dict) -> Build:
+    """The document's build, created if new. A variant (``build.overrides``) is its own build: two
+    different sets of overrides under one (git_sha, local_label) are refused."""
+    overrides = overrides_of_document(data)
     commit_time = _parse_time(data.get("commit_time"))
     build, created = Build.objects.get_or_create(
         git_sha=data["git_sha"],
@@ -231,8 +236,15 @@ def build_get_or_create(data: dict) -> Build:
             "cuda_version": data.get("cuda_version") or "",
             "python_version": data.get("python_version") or "",
             "environment": data.get("environment", {}),
+            "overrides": overrides.as_document() if overrides else {},
         },
     )
+    if not created and overrides_stored(build) != overrides:
+        raise InvalidDocument([DocumentError(
+            "build.overrides",
+            f"build {build.git_sha[:12]}+{build.local_label} is stored with other overrides "
+            f"({overrides_stored(build).summary() or 'none'}); a variant needs its own local_label",
+        )])
     if not created and build.torch_version != data["torch_version"]:
         raise InvalidDocument(
             [

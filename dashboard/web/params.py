@@ -77,3 +77,17 @@ def build(request, name: str) -> Build | None:
         raise BadParameter(name, str(error)) from None
     except (NotFound, Ambiguous) as error:
         raise BadParameter(name, str(error)) from None
+
+
+def builds(request, name: str, *, limit: int = 8) -> list[Build]:
+    """Builds named by a repeated parameter (``?variant=A&variant=B``), in order, each once."""
+    values = list(dict.fromkeys(v.strip() for v in request.GET.getlist(name) if v.strip()))
+    if len(values) > limit:
+        raise BadParameter(name, f"at most {limit} builds")
+    out = []
+    for value in values:
+        try:
+            out.append(build_resolve(ref=value))
+        except (ValueError, NotFound, Ambiguous) as error:
+            raise BadParameter(name, f"{value[:80]!r}: {error}") from None
+    return out

@@ -7,6 +7,7 @@ urlpatterns = [
     path("", views.overview, name="home"),
     path("workloads/<path:name>/", views.workload, name="workload"),
     path("compare/", views.compare, name="compare"),
+    path("ab/", views.ab, name="ab"),
     path("dynamic/", views.dynamic, name="dynamic"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run"),
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 
+from contract.variants import variant_label
 from runner.engine.executor import EnvironmentProbeFailed, probe_environment
 from runner.worker.config import BuildEntry
 
@@ -44,6 +45,10 @@ class LocalBuilds:
                 continue
             if entry.local_label is not None:
                 environment["build"]["local_label"] = entry.local_label
+            if entry.overrides:  # a variant: its own build (label derived), the overrides in its documents
+                base = environment["build"].get("local_label") or ""
+                environment["build"]["local_label"] = variant_label(base, entry.overrides)
+                environment["build"]["overrides"] = entry.overrides.as_document()
             found.builds.append(LocalBuild(python=python, environment=environment))
         return found
 

@@ -4,7 +4,11 @@
     PTBENCH_MACHINE_CLASS     this machine's class and queue, e.g. gpu-h100 or cpu (required)
     PTBENCH_BUILDS            the builds this worker has: comma-separated interpreter paths, each
                               optionally "LABEL=PATH" to give a patched build its local label;
-                              default: the worker's own interpreter
+                              default: the worker's own interpreter. A build variant (issue #16)
+                              is an entry followed by ";config=SECTION.KEY=VALUE" and/or
+                              ";env=NAME=VALUE" parts (repeatable, no ',' or ';' in values), e.g.
+                              "/opt/t/bin/python,/opt/t/bin/python;config=inductor.max_autotune=true"
+                              (the base build and one variant; the variant's label is derived)
     PTBENCH_MAX_RETRIES       retries of a case after an infrastructure error (default 3)
     PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
     PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another
@@ -16,7 +20,9 @@ import os
 import re
 import socket
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from contract.variants import InvalidOverride, Overrides
 
 MACHINE_CLASS = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
 
@@ -29,6 +35,7 @@ class ConfigError(ValueError):
 class BuildEntry:
     python: str
     local_label: str | None  # None: the label the build reports itself ("+cu130" -> "cu130")
+    overrides: Overrides = field(default_factory=Overrides)  # a variant's; its label derives from local_label
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,21 @@ def parse_builds(text: str) -> tuple[BuildEntry, ...]:
     for item in (part.strip() for part in text.split(",")):
         if not item:
             continue
-        label, _, path = item.rpartition("=")
-        entries.append(BuildEntry(python=path, local_label=label or None))
+        head, *parts = (p.strip() for p in item.split(";"))
+        label, _, path = head.rpartition("=")
+        entries.append(BuildEntry(python=path, local_label=label or None, overrides=_overrides(item, parts)))
     return tuple(entries) or (BuildEntry(python=sys.executable, local_label=None),)
+
+
+def _overrides(item: str, parts: list[str]) -> Overrides:
+    """``config=SECTION.KEY=VALUE`` / ``env=NAME=VALUE`` parts of a PTBENCH_BUILDS entry."""
+    found: dict[str, list[str]] = {"config": [], "env": []}
+    for part in parts:
+        kind, _, assignment = part.partition("=")
+        if kind not in found or not assignment:
+            raise ConfigError(f"PTBENCH_BUILDS entry {item!r}: {part!r} is not config=SECTION.KEY=VALUE or env=NAME=VALUE")
+        found[kind].append(assignment)
+    try:
+        return Overrides.from_cli(found["config"], found["env"])
+    except InvalidOverride as exc:
+        raise ConfigError(f"PTBENCH_BUILDS entry {item!r}: {exc}") from None

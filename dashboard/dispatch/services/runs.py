@@ -5,6 +5,8 @@ import shlex
 import uuid
 
 from django.conf import settings
+
+from contract.variants import Overrides
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,6 +15,7 @@ from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, run_plan
 from dashboard.results.models import Build, Machine, Run
 from dashboard.results.summaries import build_summary_refresh
+from dashboard.results.variants import overrides_stored
 from runner.queues import machine_class_problem
 
 # A requested run has no host of its own: its cases run on whichever workers of the class take
@@ -31,6 +34,7 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
     if problem := machine_class_problem(machine_class):
         raise MatrixError("machine_class", problem)
     planned = None
+    overrides = overrides_stored(build)  # a variant's cases apply its overrides
     if dispatch:
         matrix = matrix_resolve(suite=suite, machine_class=machine_class, workloads=workloads, modes=modes,
                                 regimes=regimes, dtypes=dtypes, timeout_s=timeout_s,
@@ -47,8 +51,9 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
         if planned:
             CaseTask.objects.bulk_create(
                 CaseTask(
-                    run=run, workload=case.workload_name, spec=_spec_dict(case.spec),
-                    workload_description=planned.descriptions[case.workload_name], repro=case.repro,
+                    run=run, workload=case.workload_name, spec=_spec_dict(case.spec, overrides),
+                    workload_description=planned.descriptions[case.workload_name],
+                    repro=variant_repro(case.repro, overrides),
                     timeout_s=matrix.timeout_s, **case.spec.config(),
                 )
                 for case in planned.plan.cases
@@ -72,8 +77,15 @@ def _request_command(*, build: Build, machine_class: str, suite: str, matrix) ->
     return shlex.join(argv)
 
 
-def _spec_dict(spec) -> dict:
-    return {f: getattr(spec, f) for f in ("workload", "compile_mode", "shape_regime", "dtype", "device", "backend", "size")}
+def _spec_dict(spec, overrides: Overrides) -> dict:
+    """The runner's ``CaseSpec`` as a message carries it; a variant's with its ``config`` and ``env``."""
+    fields = {f: getattr(spec, f) for f in ("workload", "compile_mode", "shape_regime", "dtype", "device", "backend", "size")}
+    return {**fields, "config": dict(overrides.config), "env": dict(overrides.env)} if overrides else fields
+
+
+def variant_repro(repro: str, overrides: Overrides) -> str:
+    """A case's repro command with the variant's ``--config``/``--env`` arguments appended."""
+    return f"{repro} {shlex.join(overrides.cli_arguments())}" if overrides and repro else repro
 
 
 def case_message(case: CaseTask) -> dict:
@@ -82,7 +94,7 @@ def case_message(case: CaseTask) -> dict:
         "case_id": case.id,
         "run_id": str(run.id),
         "build": {"git_sha": build.git_sha, "local_label": build.local_label, "torch_version": build.torch_version,
-                  "label": build.label},
+                  "label": build.label, **({"overrides": build.overrides} if build.overrides else {})},
         "suite": run.suite,
         "spec": case.spec,
         "workload": case.workload_description,
@@ -142,7 +154,7 @@ def run_finish_if_done(*, run: Run) -> bool:
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "finished_at"])
     build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
-    if settings.DETECT_AFTER_INGEST:
+    if settings.DETECT_AFTER_INGEST and not run.build.overrides:  # a variant's run is not a trend point
         from dashboard.results.services import detection_enqueue
 
         run_id = str(run.id)

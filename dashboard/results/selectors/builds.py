@@ -24,8 +24,9 @@ def build_list_for_class(*, machine_class: str, limit: int = 400) -> list[BuildS
 
 
 def build_summary_latest(*, machine_class: str) -> BuildSummary | None:
+    """The newest build of the class that is not a variant (a variant is no "latest build")."""
     return (
-        BuildSummary.objects.filter(machine_class=machine_class)
+        BuildSummary.objects.filter(machine_class=machine_class, build__overrides={})
         .select_related("build", "latest_run")
         .order_by("-ordered_at", "-build_id")
         .first()
@@ -37,8 +38,9 @@ def build_summary_get(*, build_id: int, machine_class: str) -> BuildSummary | No
 
 
 def build_summary_previous(*, summary: BuildSummary) -> BuildSummary | None:
-    """The build measured on the same machine class just before ``summary``'s build."""
-    older = BuildSummary.objects.filter(machine_class=summary.machine_class).select_related("build", "latest_run")
+    """The build measured on the same machine class just before ``summary``'s build (not a variant)."""
+    older = (BuildSummary.objects.filter(machine_class=summary.machine_class, build__overrides={})
+             .select_related("build", "latest_run"))
     same_time = older.filter(ordered_at=summary.ordered_at, build_id__lt=summary.build_id)
     return (
         same_time.order_by("-build_id").first()

@@ -54,7 +54,7 @@ class Comparison:
     only_head: list[OneSided] = field(default_factory=list)
 
 
-def _rows(*, build_id: int, machine_class: str) -> dict[int, dict]:
+def build_results_by_series(*, build_id: int, machine_class: str) -> dict[int, dict]:
     rows = (
         Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
         .order_by("id")
@@ -68,7 +68,8 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, metric: str 
     (right) way by more than ``threshold`` (relative) and, for speedup, by more than the two cases'
     own noise added up. A pass turning into a failure is a regression, the reverse an improvement."""
     configs = {c.id: c for c in Config.objects.all()}
-    old, new = _rows(build_id=base.id, machine_class=machine_class), _rows(build_id=head.id, machine_class=machine_class)
+    old = build_results_by_series(build_id=base.id, machine_class=machine_class)
+    new = build_results_by_series(build_id=head.id, machine_class=machine_class)
     out = Comparison(base=base, head=head, machine_class=machine_class, metric=metric, threshold=threshold)
     chosen = METRICS_BY_NAME[metric]
     for series_id, n in new.items():

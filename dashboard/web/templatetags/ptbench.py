@@ -4,10 +4,12 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django import template
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
 from dashboard.results.selectors.common import build_ref as _build_ref
+from dashboard.results.variants import overrides_stored
 
 register = template.Library()
 
@@ -53,6 +55,23 @@ def build_ref(build) -> str:
 
 
 @register.filter
+def overrides(build) -> str:
+    """A variant build's overrides in one line (empty for a plain build)."""
+    return overrides_stored(build).summary() if getattr(build, "overrides", None) else ""
+
+
+@register.simple_tag
+def variant_badge(build) -> str:
+    """After a build's name, for a variant: its overrides and a link to its A/B page; else nothing."""
+    summary = overrides(build)
+    if not summary:
+        return ""
+    url = f"{reverse('web:ab')}?{urlencode({'variant': _build_ref(build)})}"
+    return mark_safe(f' <span class="variant-badge" title="a build variant">variant</span> <code class="overrides">'
+                     f'{escape(summary)}</code> <a class="ab-link" href="{escape(url)}">A/B against its base</a>')
+
+
+@register.filter
 def get(mapping, key):
     return mapping.get(key) if mapping else None
 
@@ -90,12 +109,36 @@ def change_cells(changes: dict, metrics) -> str:
 
 
 @register.simple_tag
+def ab_cells(cells: dict, metrics) -> str:
+    """The A/B page's cells: ``base → variant``, then the change next to its noise, or "no change"
+    (grey) when it is within the noise; counts change by any difference."""
+    out = []
+    for m in metrics:
+        c = cells[m.name]
+        if c.base is None and c.variant is None:
+            out.append(f'<td class="num ab" data-metric="{m.name}">–</td>')
+            continue
+        values = f"{escape(metric(c.base, m.unit))} → {escape(metric(c.variant, m.unit))}"
+        if c.change is None:
+            verdict = ""
+        elif c.tone == "same":
+            verdict = '<span class="verdict">no change</span>'
+        else:
+            verdict = f'<span class="delta">{change(c.change, "count" if c.noise is None else "relative")}</span>'
+        noise = f' <span class="noise">±{c.noise * 100:.1f}%</span>' if c.noise is not None and c.change is not None else ""
+        out.append(f'<td class="num ab {c.tone}" data-metric="{m.name}" data-tone="{c.tone}">{values}'
+                   f'<div class="ab-change">{verdict}{noise}</div></td>')
+    return mark_safe("".join(out))
+
+
+@register.simple_tag
 def build_options(summaries, selected_id=None, *, blank: str = "") -> str:
     """``<option>``s for a build picker: value = the build's ref, text = ref · date · label."""
     out = [f'<option value="">{escape(blank)}</option>'] if blank else []
     for s in summaries:
         ref = _build_ref(s.build)
         label = f" · {s.build.label}" if s.build.label else ""
+        label += f" · {overrides(s.build)}" if s.build.overrides else ""
         selected = " selected" if s.build_id == selected_id else ""
         out.append(f'<option value="{escape(ref)}"{selected}>{escape(ref)} · {s.ordered_at:%Y-%m-%d}{escape(label)}</option>')
     return mark_safe("".join(out))

@@ -5,6 +5,7 @@ import json
 from django.core.management.base import BaseCommand
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
+from dashboard.dispatch.management.variant_arguments import add_override_arguments, overrides_from
 from runner.cli import _machine_class
 
 
@@ -19,16 +20,21 @@ class Command(BaseCommand):
         parser.add_argument("--minute", type=int, default=0, choices=range(60), metavar="0-59")
         parser.add_argument("--timezone", default="UTC")
         parser.add_argument("--workloads", default="", help="comma-separated; default: the whole suite")
+        add_override_arguments(parser, what="a nightly of the build's variant")
 
     def handle(self, *args, **o):
+        overrides = overrides_from(o)
         schedule, _ = CrontabSchedule.objects.get_or_create(
             minute=str(o["minute"]), hour=str(o["hour"]), day_of_week="*", day_of_month="*", month_of_year="*", timezone=o["timezone"]
         )
         kwargs = {"build": o["build"], "machine_class": o["machine_class"], "suite": o["suite"]}
         if o["workloads"]:
             kwargs["workloads"] = [w.strip() for w in o["workloads"].split(",") if w.strip()]
+        if overrides:
+            kwargs.update(overrides.as_document())
+        variant = f" variant {overrides.digest()} ({overrides.summary()})"[:120] if overrides else ""
         task, created = PeriodicTask.objects.update_or_create(
-            name=f"nightly {o['suite']} on {o['machine_class']}",
+            name=f"nightly {o['suite']} on {o['machine_class']}{variant}",
             defaults={"task": "dispatch.scheduled_run", "crontab": schedule, "interval": None, "kwargs": json.dumps(kwargs),
                       "enabled": True, "queue": "ingest"},
         )

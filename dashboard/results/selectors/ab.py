@@ -1,0 +1,166 @@
+"""The A/B page (issue #16): a base build against variants of it, over the cases present in both.
+
+Each change is judged against its noise: within noise it is "no change" (grey), past it "better"
+or "worse". Speedup's noise is the two results' own ``speedup_noise`` added up (the project keeps
+no per-series run-to-run noise); the other timed figures use ``NOISE_DEFAULTS``; counts (graph
+breaks, recompiles) have no noise: any difference is a change.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from dashboard.results.aggregates import geomean, relative_change
+from dashboard.results.models import Build, Config
+from dashboard.results.selectors.common import METRICS_BY_NAME, Metric, build_ref, config_label
+from dashboard.results.selectors.compare import build_results_by_series
+from dashboard.results.variants import overrides_stored
+
+# Relative noise of a figure when the results do not carry their own: conservative defaults.
+NOISE_DEFAULTS: dict[str, float] = {
+    "speedup": 0.02,  # only when neither result has speedup_noise
+    "compiled_latency_ms": 0.02,
+    "compile_time_cold_s": 0.10,
+    "compiled_peak_memory_bytes": 0.02,
+}
+AB_METRICS: tuple[Metric, ...] = tuple(
+    METRICS_BY_NAME[name] for name in ("speedup", "compiled_latency_ms", "compile_time_cold_s",
+                                       "compiled_peak_memory_bytes", "graph_break_count", "recompile_count")
+)
+SORT_KEYS = ("workload", "config") + tuple(m.name for m in AB_METRICS)
+NO_CHANGE, BETTER, WORSE = "same", "better", "worse"
+
+
+@dataclass
+class Cell:
+    base: float | None
+    variant: float | None
+    change: float | None  # relative for timed figures, the difference for counts
+    noise: float | None  # relative; None for counts
+    tone: str = ""  # NO_CHANGE, BETTER, WORSE, or "" (not comparable)
+
+
+@dataclass
+class Row:
+    workload: str
+    config: str
+    config_id: int
+    base_status: str
+    variant_status: str
+    base_result_id: int
+    variant_result_id: int
+    cells: dict[str, Cell]
+
+    @property
+    def changed(self) -> bool:
+        return self.base_status != self.variant_status or any(c.tone in (BETTER, WORSE) for c in self.cells.values())
+
+
+@dataclass
+class Geomean:
+    config: str
+    cases: int  # passing in both
+    cells: dict[str, Cell]
+
+
+@dataclass
+class VariantAB:
+    variant: Build
+    ref: str
+    overrides: str  # Overrides.summary()
+    rows: list[Row] = field(default_factory=list)
+    geomeans: list[Geomean] = field(default_factory=list)
+    only_base: int = 0
+    only_variant: int = 0
+
+
+def judge(metric: Metric, base: float | None, variant: float | None, noise: float | None) -> Cell:
+    """One figure of the base and the variant, its change and whether it is past the noise."""
+    if base is None or variant is None:
+        return Cell(base, variant, None, noise)
+    if not metric.noisy:
+        change = variant - base
+        tone = NO_CHANGE if change == 0 else (WORSE if metric.worse(change) else BETTER)
+        return Cell(base, variant, change, None, tone)
+    change = relative_change(base, variant)
+    if change is None:
+        return Cell(base, variant, None, noise)
+    tone = NO_CHANGE if abs(change) <= (noise or 0) else (WORSE if metric.worse(change) else BETTER)
+    return Cell(base, variant, change, noise, tone)
+
+
+def case_noise(metric: Metric, base: dict, variant: dict) -> float | None:
+    if not metric.noisy:
+        return None
+    if metric.name == "speedup" and (base["speedup_noise"] is not None or variant["speedup_noise"] is not None):
+        return (base["speedup_noise"] or 0) + (variant["speedup_noise"] or 0)
+    return NOISE_DEFAULTS[metric.name]
+
+
+def _row(base: dict, variant: dict, configs: dict[int, Config]) -> Row:
+    both_pass = base["status"] == variant["status"] == "pass"
+    cells = {
+        m.name: judge(m, base[m.name] if both_pass else None, variant[m.name] if both_pass else None,
+                      case_noise(m, base, variant))
+        for m in AB_METRICS
+    }
+    return Row(variant["workload__name"], config_label(configs[variant["config_id"]]), variant["config_id"], base["status"],
+               variant["status"], base["id"], variant["id"], cells)
+
+
+def _geomean(config: str, rows: list[Row]) -> Geomean:
+    """Per figure, the geomean of the base's and of the variant's values over the cases passing in
+    both (totals for counts); its noise is the mean of the cases' noise (conservative: averaging
+    cases would shrink it)."""
+    passing = [r for r in rows if r.base_status == r.variant_status == "pass"]
+    cells = {}
+    for m in AB_METRICS:
+        present = [r.cells[m.name] for r in passing if r.cells[m.name].change is not None]
+        if m.noisy:
+            noises = [c.noise for c in present if c.noise is not None]
+            cells[m.name] = judge(m, geomean(c.base for c in present), geomean(c.variant for c in present),
+                                  sum(noises) / len(noises) if noises else None)
+        else:
+            cells[m.name] = judge(m, sum(c.base for c in present), sum(c.variant for c in present), None) if present \
+                else Cell(None, None, None, None)
+    return Geomean(config, len(passing), cells)
+
+
+def ab_compare(*, base: Build, variant: Build, machine_class: str) -> VariantAB:
+    """Every case of ``variant`` that ``base`` also has on ``machine_class`` (its latest result
+    there), sorted by workload and configuration, and a geomean row per configuration."""
+    configs = {c.id: c for c in Config.objects.all()}
+    old = build_results_by_series(build_id=base.id, machine_class=machine_class)
+    new = build_results_by_series(build_id=variant.id, machine_class=machine_class)
+    out = VariantAB(variant=variant, ref=build_ref(variant), overrides=overrides_stored(variant).summary())
+    out.rows = sorted((_row(old[s], new[s], configs) for s in new if s in old), key=lambda r: (r.workload, r.config))
+    out.only_base, out.only_variant = len(old.keys() - new.keys()), len(new.keys() - old.keys())
+    by_config: dict[str, list[Row]] = {}
+    for row in out.rows:
+        by_config.setdefault(row.config, []).append(row)
+    out.geomeans = [_geomean(label, rows) for label, rows in sorted(by_config.items())]
+    return out
+
+
+def ab_rows_select(*, rows: list[Row], workload: str = "", config: str = "", only_changed: bool = False,
+                   sort: str = "", descending: bool = False) -> list[Row]:
+    """The rows a filter keeps (workload: a part of its name; config: its label), sorted by a
+    column (a figure sorts by its change, missing values last)."""
+    kept = [r for r in rows if workload.lower() in r.workload.lower() and (not config or r.config == config)
+            and (r.changed or not only_changed)]
+    if sort in ("", "workload", "config"):
+        key = (lambda r: (r.config, r.workload)) if sort == "config" else (lambda r: (r.workload, r.config))
+        return sorted(kept, key=key, reverse=descending)
+    present = [r for r in kept if r.cells[sort].change is not None]
+    missing = [r for r in kept if r.cells[sort].change is None]
+    return sorted(present, key=lambda r: r.cells[sort].change, reverse=descending) + missing
+
+
+def ab_variants_of(*, base: Build) -> list[Build]:
+    """The stored variants of a build: same sha, overrides set, a label that starts with the base's."""
+    variants = Build.objects.filter(git_sha=base.git_sha).exclude(overrides={}).order_by("local_label")
+    return [b for b in variants if not base.local_label or b.local_label.startswith(base.local_label + ".")]
+
+
+def ab_variant_list(*, limit: int = 200) -> list[Build]:
+    """Every variant build, newest first (the A/B page without a base)."""
+    return list(Build.objects.exclude(overrides={}).order_by("-ordered_at", "local_label")[:limit])

@@ -1,0 +1,58 @@
+"""Build variants (issue #16): a build's overrides as stored, and the variant build of a base.
+
+A variant is its own ``Build``: the base's torch version and git sha, ``local_label`` =
+``contract.variants.variant_label(base local_label, overrides)``, the overrides in ``overrides``.
+"""
+from __future__ import annotations
+
+from contract.variants import InvalidOverride, Overrides, variant_label
+from runner.document import DocumentError, InvalidDocument
+
+
+def overrides_stored(build) -> Overrides:
+    """A stored build's overrides (checked when it was stored)."""
+    stored = build.overrides or {}
+    return Overrides.build(stored.get("config"), stored.get("env"))
+
+
+def overrides_of_document(data: dict) -> Overrides:
+    """A document's ``build.overrides``; raises InvalidDocument naming ``build.overrides.<field>``."""
+    try:
+        return Overrides.from_document(data)
+    except InvalidOverride as exc:
+        raise InvalidDocument([DocumentError(f"build.overrides.{exc.field}", exc.message)]) from None
+
+
+def variant_document(build: dict, overrides: Overrides) -> dict:
+    """A run document's ``build`` object turned into its variant's (label derived, overrides set)."""
+    if not overrides:
+        return build
+    return {**build, "local_label": variant_label(build.get("local_label") or "", overrides),
+            "overrides": overrides.as_document()}
+
+
+def variant_get_or_create(*, base, overrides: Overrides):
+    """The variant of ``base`` with ``overrides`` (``base`` itself when there are none)."""
+    from dashboard.results.services import build_get_or_create  # noqa: PLC0415 (services imports this module)
+
+    if not overrides:
+        return base
+    data = {"torch_version": base.torch_version, "git_sha": base.git_sha, "local_label": base.local_label,
+            "label": base.label, "commit_time": base.commit_time.isoformat() if base.commit_time else None,
+            "triton_version": base.triton_version, "cuda_version": base.cuda_version,
+            "python_version": base.python_version, "environment": base.environment}
+    return build_get_or_create(variant_document(data, overrides))
+
+
+def base_of(build):
+    """The base build of a variant (same sha, the label before the overrides) when it is stored."""
+    from dashboard.results.models import Build  # noqa: PLC0415
+
+    if not build.overrides:
+        return None
+    candidates = sorted(Build.objects.filter(git_sha=build.git_sha, overrides={}).exclude(pk=build.pk),
+                        key=lambda b: -len(b.local_label))
+    derived = [b for b in candidates if variant_label(b.local_label, overrides_stored(build)) == build.local_label]
+    # The runner names variants; a label it derived otherwise still starts with its base's.
+    prefixed = [b for b in candidates if not b.local_label or build.local_label.startswith(b.local_label + ".")]
+    return (derived or prefixed or [None])[0]

@@ -1,0 +1,38 @@
+"""The A/B page (issue #16) in a real headless Chromium: figures in cells, "no change" within noise."""
+from __future__ import annotations
+
+import pytest
+
+from contract.variants import Overrides, variant_label
+from dashboard.results.services import run_ingest
+from tests.dashboard.conftest import open_page
+from tests.documents import make_document, make_result
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+def test_ab_page_shows_figures_and_no_change_within_noise(browser, live_server):
+    base = make_document(results=[make_result("mlp_loop", "static"), make_result("mlp_loop", "backed")])
+    variant = make_document(results=[make_result("mlp_loop", "static", speedup=1.251),  # within its noise
+                                     make_result("mlp_loop", "backed", speedup=1.6)])  # past it
+    overrides = Overrides.build({"inductor.coordinate_descent_tuning": True})
+    variant["build"].update(overrides=overrides.as_document(), local_label=variant_label("", overrides))
+    run_ingest(document=base, detect=False)
+    run_ingest(document=variant, detect=False)
+    ref = f"{base['build']['git_sha'][:12]}+{variant['build']['local_label']}"
+
+    page, problems = open_page(browser, f"{live_server.url}/ab/")
+    page.click(f"#ab-variants a:has-text('{ref}')")  # the variant list links each variant to its A/B
+    page.wait_for_selector("table.ab")
+    assert "base=" in page.url and "variant=" in page.url
+    cells = page.locator("table.ab tr.case td[data-metric=speedup]")
+    assert cells.count() == 2
+    changed, unchanged = sorted(cells.all_inner_texts(), key=lambda text: "no change" in text)
+    assert "1.250× → 1.600×" in changed and "+28.0%" in changed and "±2.0%" in changed
+    assert "1.250× → 1.251×" in unchanged and "no change" in unchanged
+    assert page.locator("table.ab tr.case td.same[data-metric=speedup]").count() == 1
+    page.check("input[name=changed]")
+    page.click("#ab-filters button")
+    page.wait_for_url("**changed=1**")
+    assert page.locator("table.ab tr.case").count() == 1  # only the changed case, state in the URL
+    assert problems == []
