@@ -39,6 +39,10 @@ def _probe_median(n: int = 7) -> float:
 
 
 def child(workload_name: str, device: str, size: str) -> dict:
+    if os.environ.get("PTBENCH_PIN_PROBE") == "1":
+        from runner.engine.host_speed import reserve_probe_cpu
+
+        reserve_probe_cpu()
     import torch
 
     from runner.engine.case import CompiledSide, EagerSide
@@ -75,6 +79,7 @@ def child(workload_name: str, device: str, size: str) -> dict:
         "probe_before_ms": probe_before,
         "probe_after_ms": probe_after,
         "phases": phases,
+        "sidecar": compiled.host_speed.as_environment() if compiled.host_speed else None,
         "torch": torch.__version__,
     }
 
@@ -85,8 +90,11 @@ def run_one(workload: str, setting: str, args) -> dict:
     with tempfile.TemporaryDirectory(prefix="ptbench-cn-") as cache:
         env["TORCHINDUCTOR_CACHE_DIR"] = f"{cache}/inductor"
         env["TRITON_CACHE_DIR"] = f"{cache}/triton"
-        if setting.startswith("threads="):
-            env["TORCHINDUCTOR_COMPILE_THREADS"] = setting.split("=", 1)[1]
+        for part in setting.split("+"):
+            if part.startswith("threads="):
+                env["TORCHINDUCTOR_COMPILE_THREADS"] = part.split("=", 1)[1]
+            if part == "pin":  # the sidecar on a CPU of its own (runner.engine.host_speed)
+                env["PTBENCH_PIN_PROBE"] = "1"
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, __file__, "--child", workload, "--device", args.device, "--size", args.size],
@@ -109,7 +117,7 @@ def spread(values: list[float]) -> str:
 
 def report(rows: list[dict]) -> str:
     lines = [f"{'workload':18} {'setting':10} {'n':>2} {'wall median':>11}  wall range/sd         "
-             f"{'cpu median':>10}  cpu range/sd          wall*probe0/probe range/sd"]
+             f"{'cpu median':>10}  cpu range/sd          at fixed host speed (sidecar) range/sd  sidecar ms"]
     groups: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         if "error" not in row:
@@ -117,10 +125,13 @@ def report(rows: list[dict]) -> str:
     for (workload, setting), group in sorted(groups.items()):
         walls = [r["compile_time_s"] for r in group]
         cpus = [r["cpu_self_s"] + r["cpu_children_s"] for r in group]
-        ref = min(min(r["probe_before_ms"], r["probe_after_ms"]) for r in group)
-        normal = [r["compile_time_s"] * ref / ((r["probe_before_ms"] + r["probe_after_ms"]) / 2) for r in group]
+        probes = [((r.get("sidecar") or {}).get("host_probe_ms") or {}).get("median") for r in group]
+        if all(probes):  # seconds at the speed of a host whose probe takes 1 ms
+            normal, probe_range = [w / p for w, p in zip(walls, probes)], f"{min(probes):.2f}-{max(probes):.2f}"
+        else:
+            normal, probe_range = [], "-"
         lines.append(f"{workload:18} {setting:10} {len(group):>2} {statistics.median(walls):10.2f}s  {spread(walls):20}  "
-                     f"{statistics.median(cpus):9.2f}s  {spread(cpus):20}  {spread(normal)}")
+                     f"{statistics.median(cpus):9.2f}s  {spread(cpus):20}  {spread(normal):38}  {probe_range}")
     errors = [r for r in rows if "error" in r]
     if errors:
         lines.append(f"{len(errors)} failed: " + "; ".join(f"{r['workload']}/{r['setting']}: {r['error'][-200:]}" for r in errors))

@@ -365,6 +365,10 @@ def command_case(args: argparse.Namespace) -> int:
     from runner.engine.spec import CaseSpec
 
     spec = CaseSpec.read(args.spec)
+    if spec.timing_budget.host_probe:  # before torch starts its threads and compile workers
+        from runner.engine.host_speed import reserve_probe_cpu
+
+        reserve_probe_cpu()
     if spec.config_overrides:  # a build variant: before anything is compiled
         from runner.engine.overrides import apply_config
 

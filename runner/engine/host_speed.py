@@ -10,6 +10,7 @@ samples says how fast the host was during exactly that block, and the process's 
 """
 from __future__ import annotations
 
+import os
 import resource
 import statistics
 import subprocess
@@ -33,6 +34,23 @@ while True:
 """
 
 
+def reserve_probe_cpu() -> int | None:
+    """Keep this process (and the compile workers it starts later) off one CPU, on which the
+    sidecar then runs alone: otherwise the compile's own workers slow the sidecar down and it
+    reports contention instead of the host's speed. Returns that CPU, or None where the process
+    may use fewer than 4 CPUs (nothing to spare) or affinity is not supported."""
+    try:
+        allowed = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return None
+    if len(allowed) < 4:
+        return None
+    probe_cpu = allowed[-1]
+    os.sched_setaffinity(0, set(allowed[:-1]))
+    os.environ["PTBENCH_PROBE_CPU"] = str(probe_cpu)
+    return probe_cpu
+
+
 def _cpu_seconds() -> float:
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
@@ -43,9 +61,11 @@ class HostSpeed:
     probe_ms: list[float]
     cpu_s: float
     wall_s: float
+    probe_cpu: int | None = None  # the CPU the sidecar had to itself (reserve_probe_cpu), if any
 
     def as_environment(self) -> dict:
-        summary = {"cpu_s": round(self.cpu_s, 3), "wall_s": round(self.wall_s, 3), "probe_samples": len(self.probe_ms)}
+        summary = {"cpu_s": round(self.cpu_s, 3), "wall_s": round(self.wall_s, 3), "probe_samples": len(self.probe_ms),
+                   "probe_cpu": self.probe_cpu}
         if self.probe_ms:
             summary["host_probe_ms"] = {"min": round(min(self.probe_ms), 4), "median": round(statistics.median(self.probe_ms), 4)}
         return summary
@@ -59,10 +79,14 @@ class HostSpeedSampler:
         self.result: HostSpeed | None = None
 
     def __enter__(self) -> "HostSpeedSampler":
+        probe_cpu = os.environ.get("PTBENCH_PROBE_CPU")
+        pin = (lambda: os.sched_setaffinity(0, {int(probe_cpu)})) if probe_cpu else None
+        self.probe_cpu = int(probe_cpu) if probe_cpu else None
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-S", "-c", _SIDECAR, str(self.interval_s)],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+                preexec_fn=pin,
             )
         except OSError:
             self._process = None
@@ -83,4 +107,4 @@ class HostSpeedSampler:
                 except ValueError:
                     pass
             samples = samples[1:]  # the first one pays the sidecar's own start
-        self.result = HostSpeed(probe_ms=samples, cpu_s=cpu, wall_s=wall)
+        self.result = HostSpeed(probe_ms=samples, cpu_s=cpu, wall_s=wall, probe_cpu=self.probe_cpu)
