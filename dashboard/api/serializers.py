@@ -68,7 +68,7 @@ class BuildSerializer(serializers.Serializer):
     label = serializers.CharField()
     name = serializers.SerializerMethodField(help_text="the name shown on pages")
     commit_time = serializers.DateTimeField(allow_null=True)
-    ordered_at = serializers.DateTimeField(help_text="builds are ordered by this: the commit time, else when first seen")
+    ordered_at = serializers.DateTimeField(help_text="builds are ordered by this: the commit time, else a nightly's or known release's date, else the start of its first run")
     triton_version = serializers.CharField()
     cuda_version = serializers.CharField()
     python_version = serializers.CharField()
