@@ -184,7 +184,8 @@ def format_verdict(verdict: dict) -> str:
         if r.get("magnitude") is not None:
             change += f" ({r['magnitude']:+.1%})"
         message = f": {r['message']}" if r.get("message") else ""
-        lines.append(f"  {r['workload']} [{r['config']}] {r['metric']} {r['finding']}{change}{message}")
+        what = r["metric"] if r["finding"] == r["metric"] else f"{r['metric']} {r['finding']}"
+        lines.append(f"  {r['workload']} [{r['config']}] {what}{change}{message}")
     return "\n".join(lines)
 
 

@@ -395,8 +395,8 @@ class RegressionSerializer(serializers.Serializer):
     last_good_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     magnitude = serializers.FloatField(allow_null=True)
     confidence = serializers.FloatField(allow_null=True)
-    before = serializers.FloatField(source="before_value", allow_null=True)
-    after = serializers.FloatField(source="after_value", allow_null=True)
+    before = serializers.SerializerMethodField(help_text="dynamic_gap: the ratio unbacked/backed speedup")
+    after = serializers.SerializerMethodField(help_text="dynamic_gap: the ratio unbacked/backed speedup")
     message = serializers.SerializerMethodField()
     reasons = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=REGRESSION_STATUSES)
@@ -404,6 +404,16 @@ class RegressionSerializer(serializers.Serializer):
     status_changed_at = serializers.DateTimeField(allow_null=True)
     note = serializers.CharField()
     created_at = serializers.DateTimeField()
+
+    def get_before(self, r) -> float | None:
+        from dashboard.regressions.board import shown_values  # noqa: PLC0415 (optional app)
+
+        return shown_values(r)[0]
+
+    def get_after(self, r) -> float | None:
+        from dashboard.regressions.board import shown_values  # noqa: PLC0415 (optional app)
+
+        return shown_values(r)[1]
 
     def get_first_bad_build(self, r) -> str:
         return build_ref(r.first_bad_build)

@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 
+from dashboard.regressions.board import board_groups, board_order
 from dashboard.regressions.forms import TriageForm
 from dashboard.regressions.models import Regression
 from dashboard.regressions.selectors import regression_list, remeasurement_list_pending
@@ -34,23 +35,14 @@ def regression_page(request):
         status=None if status == "all" else status, kind=None if kind == "all" else kind,
         machine_class=machine_class or None, finding=finding or None, build=build, workload=workload or None,
     )
-    page = Paginator(rows, PAGE_SIZE).get_page(page_number)
+    page = Paginator(board_order(rows), PAGE_SIZE).get_page(page_number)
     return render(request, "regressions/list.html", {
-        "page": page, "groups": _groups(page.object_list), "status": status, "kind": kind,
+        "page": page, "groups": board_groups(page.object_list), "status": status, "kind": kind,
         "machine_class": machine_class, "finding": finding, "build": build, "workload": workload,
         "status_filters": STATUS_FILTERS, "kind_filters": KIND_FILTERS, "classes": machine_class_list(),
         "findings": Regression.Finding.choices, "statuses": Regression.Status.choices,
         "pending": remeasurement_list_pending()[:50], "form_errors": {},
     })
-
-
-def _groups(regressions) -> list[dict]:
-    """Rows grouped by alert summary (the run whose detection raised them), newest first."""
-    groups: dict = {}
-    for regression in regressions:
-        key = regression.summary_id
-        groups.setdefault(key, {"summary": regression.summary, "rows": []})["rows"].append(regression)
-    return list(groups.values())
 
 
 def _triage(request):

@@ -47,3 +47,17 @@ def test_overview_and_dynamic_trends_follow_build_order_and_the_heatmap_has_cell
     z = page.evaluate("document.querySelector('#dynamic-heatmap').data[0].z")
     assert all(value is not None for row in z for value in row)
     assert problems == [] and more == []
+
+
+def test_the_regressions_page_shows_the_newest_build_first(browser, live_server):
+    from tests.dashboard.page_history import ref_for_day
+    from tests.regressions.board_history import board_history
+
+    board_history()
+    page, problems = open_page(browser, live_server.url + "/regressions/?status=all&kind=all")
+    first = page.locator("section.alert-summary").first
+    assert first.get_attribute("data-build") == ref_for_day(3)
+    assert first.locator("h2").inner_text().startswith(f"build {ref_for_day(3)}")
+    first.locator("button.copy").first.click()
+    assert page.evaluate("navigator.clipboard.readText()").startswith("python -m runner run")
+    assert problems == []
