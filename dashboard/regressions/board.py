@@ -78,6 +78,25 @@ def _row(regression: Regression, repro: str) -> BoardRow:
     )
 
 
+def board_table(groups: list[BoardGroup]) -> list[dict]:
+    """The board's rows, flat, for its CSV and JSON export."""
+    from dashboard.results.selectors.common import ref_for  # noqa: PLC0415
+
+    def ref(build) -> str | None:
+        return ref_for(git_sha=build.git_sha, local_label=build.local_label) if build else None
+
+    return [
+        {"build": ref(g.build), "torch_version": g.build.torch_version, "build_date": g.build.ordered_at.date().isoformat(),
+         "machine_class": g.machine_class, "workload": r.regression.series.workload.name,
+         "config": str(r.regression.series.config), "metric": r.regression.metric, "finding": r.regression.finding,
+         "kind": r.regression.kind, "status": r.regression.status, "before": r.before, "after": r.after,
+         "change": r.change, "noise": r.noise, "confidence": r.confidence, "deterministic": r.deterministic,
+         "baseline_state": r.baseline_state, "last_good": ref(r.regression.last_good_build),
+         "first_bad": ref(r.regression.first_bad_build), "repro": r.repro, "message": r.regression.message}
+        for g in groups for r in g.rows
+    ]
+
+
 def board_groups(regressions) -> list[BoardGroup]:
     """A page of ``board_order``'s rows as groups, with each case's repro at its first bad build."""
     regressions = list(regressions)

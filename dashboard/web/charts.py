@@ -13,6 +13,14 @@ def sig(value, digits: int = 4):
     return None if value is None else float(f"{value:.{digits}g}")
 
 
+# The y axis title of each unit: every chart says what its numbers are.
+AXIS_UNITS = {"rate": "share of cases", "x": "ratio (×)", "s": "seconds", "ms": "milliseconds", "MB": "MB", "": "count"}
+
+
+def axis_title(unit: str) -> str:
+    return AXIS_UNITS.get(unit, unit)
+
+
 def build_tick(*, ref: str, version: str) -> str:
     """A build's category on a trend's x axis: its torch version and short sha (and its local
     label when the version does not already end with it), e.g. ``2.12.1+cu130 · 7269437``. The
@@ -49,7 +57,8 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
         "series": series,
         "builds": [ticks[ref] for ref in trend["builds"] if ref in ticks],
         "charts": [
-            {"id": f"trend-{f.key}", "title": f.label, "percent": f.key == "pass_rate", "y": charts[f.key]}
+            {"id": f"trend-{f.key}", "title": f.label, "percent": f.key == "pass_rate", "y": charts[f.key],
+             "unit": axis_title(f.unit)}
             for f in figures
         ],
     }
@@ -104,7 +113,7 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
             if m.build_id in index and any(metric == m.metric for _, metric, _ in lines)
         ]
         host_sensitive = any(metric in HOST_SENSITIVE_METRICS for _, metric, _ in lines)
-        charts.append({"id": f"series-{chart_id}", "title": title, "lines": out_lines, "markers": chart_markers,
+        charts.append({"id": f"series-{chart_id}", "title": title, "unit": axis_title(unit), "lines": out_lines, "markers": chart_markers,
                        "host": host if host_sensitive else []})
     return {
         "kind": "series",
@@ -128,6 +137,7 @@ def dynamic_trends(*, gaps, machine_class: str) -> dict:
         "hover": [build_hover(ref=b.ref, version=b.version, at=b.at) for b in builds],
         "refs": [b.ref for b in builds],
         "workloads": gaps.workloads,
+        "unit": "unbacked / backed (ratio)",
         "z": [[sig(b.pairs[w].gap) if w in b.pairs else None for b in builds] for w in gaps.workloads],
         "gap": [sig(b.geomean_gap) for b in builds],
         "compile": [sig(b.geomean_compile_ratio) for b in builds],

@@ -54,7 +54,7 @@
         });
       });
       layout["xaxis" + axis] = buildAxis(spec.builds);
-      layout["yaxis" + axis] = chart.percent ? { tickformat: ".0%" } : {};
+      layout["yaxis" + axis] = Object.assign({ title: { text: chart.unit, font: { size: 10 } } }, chart.percent ? { tickformat: ".0%" } : {});
       layout.annotations.push({ text: "<b>" + chart.title + "</b>", xref: "x" + axis + " domain", yref: "y" + axis + " domain", x: 0, y: 1.12, showarrow: false, xanchor: "left" });
     });
     draw(el, traces, layout).then(function () {
@@ -104,7 +104,7 @@
           hovertemplate: "%{text}<br>build %{customdata}<extra></extra>" });
       }
       var extras = chart.markers.length + (chart.host ? chart.host.length : 0);
-      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x), showlegend: chart.lines.length > 1 || extras > 0 })).then(function () {
+      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x), yaxis: { title: { text: chart.unit } }, showlegend: chart.lines.length > 1 || extras > 0 })).then(function () {
         el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
       });
     });
@@ -117,7 +117,7 @@
       draw(line, [
         { type: "scatter", mode: "lines+markers", name: "geomean gap (unbacked / backed speedup)", x: spec.x, y: spec.gap, customdata: spec.refs, text: spec.hover, hovertemplate: "%{y:.3f}<br>%{text}<extra></extra>" },
         { type: "scatter", mode: "lines+markers", name: "geomean compile-time ratio (unbacked / backed)", x: spec.x, y: spec.compile, customdata: spec.refs, text: spec.hover, hovertemplate: "%{y:.3f}<br>%{text}<extra></extra>" }
-      ], base({ title: { text: "suite geomean over builds", font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x),
+      ], base({ title: { text: "suite geomean over builds", font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x), yaxis: { title: { text: spec.unit } },
         shapes: [{ type: "rect", xref: "paper", x0: 0, x1: 1, y0: 0.95, y1: 1.05, fillcolor: "rgba(0,0,0,0.06)", line: { width: 0 } }] }));
     }
     var heat = document.getElementById("dynamic-heatmap");
@@ -125,7 +125,7 @@
       draw(heat, [{
         type: "heatmap", x: spec.x, y: spec.workloads, z: spec.z, zmid: 1, colorscale: "RdBu", reversescale: true,
         text: spec.workloads.map(function () { return spec.hover; }),
-        colorbar: { title: { text: "gap" } }, hovertemplate: "%{y}<br>%{text}<br>gap %{z:.3f}<extra></extra>", hoverongaps: false
+        colorbar: { title: { text: "gap<br>" + spec.unit } }, hovertemplate: "%{y}<br>%{text}<br>gap %{z:.3f}<extra></extra>", hoverongaps: false
       }], base({ title: { text: "unbacked gap per workload (1 = no gap; red: unbacked slower); click a cell to show that build", font: { size: 13 } },
         xaxis: buildAxis(spec.x), height: Math.max(320, 22 * spec.workloads.length + 120), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
         heat.on("plotly_click", function (event) {
