@@ -81,11 +81,19 @@ def _json(raw: bytes) -> dict:
     return value if isinstance(value, dict) else {"value": value}
 
 
+# The command-line option that sets each API query field, named in errors so that the message says
+# how to settle it (e.g. a build that ran on several machine classes: --machine-class).
+OPTIONS = {"build": "--build", "machine_class": "--machine-class", "baseline": "--baseline", "suite": "--suite"}
+
+
 def _describe(payload: dict) -> str:
-    """The API's error body as lines: ``field: message``."""
+    """The API's error body as lines: ``field (--option): message``."""
     errors = payload.get("errors")
     if isinstance(errors, list) and errors:
-        lines = [f"{e.get('field')}: {e.get('message')}" if e.get("field") else str(e.get("message")) for e in errors[:20]]
+        def field(name) -> str:
+            return f"{name} ({OPTIONS[name]})" if name in OPTIONS else str(name)
+
+        lines = [f"{field(e.get('field'))}: {e.get('message')}" if e.get("field") else str(e.get("message")) for e in errors[:20]]
         more = f"\n  (and {len(errors) - 20} more)" if len(errors) > 20 else ""
         return "\n  ".join(lines) + more
     return str(payload.get("detail", ""))
@@ -184,7 +192,8 @@ def format_verdict(verdict: dict) -> str:
         if r.get("magnitude") is not None:
             change += f" ({r['magnitude']:+.1%})"
         message = f": {r['message']}" if r.get("message") else ""
-        lines.append(f"  {r['workload']} [{r['config']}] {r['metric']} {r['finding']}{change}{message}")
+        what = r["metric"] if r["finding"] == r["metric"] else f"{r['metric']} {r['finding']}"
+        lines.append(f"  {r['workload']} [{r['config']}] {what}{change}{message}")
     return "\n".join(lines)
 
 

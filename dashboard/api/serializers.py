@@ -104,7 +104,7 @@ class BuildSerializer(serializers.Serializer):
     label = serializers.CharField()
     name = serializers.SerializerMethodField(help_text="the name shown on pages")
     commit_time = serializers.DateTimeField(allow_null=True)
-    ordered_at = serializers.DateTimeField(help_text="builds are ordered by this: the commit time, else when first seen")
+    ordered_at = serializers.DateTimeField(help_text="builds are ordered by this: the commit time, else a nightly's or known release's date, else the start of its first run")
     triton_version = serializers.CharField()
     cuda_version = serializers.CharField()
     python_version = serializers.CharField()
@@ -449,8 +449,8 @@ class RegressionSerializer(serializers.Serializer):
     last_good_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     magnitude = serializers.FloatField(allow_null=True)
     confidence = serializers.FloatField(allow_null=True)
-    before = serializers.FloatField(source="before_value", allow_null=True)
-    after = serializers.FloatField(source="after_value", allow_null=True)
+    before = serializers.SerializerMethodField(help_text="dynamic_gap: the ratio unbacked/backed speedup")
+    after = serializers.SerializerMethodField(help_text="dynamic_gap: the ratio unbacked/backed speedup")
     message = serializers.SerializerMethodField()
     reasons = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=REGRESSION_STATUSES)
@@ -458,6 +458,16 @@ class RegressionSerializer(serializers.Serializer):
     status_changed_at = serializers.DateTimeField(allow_null=True)
     note = serializers.CharField()
     created_at = serializers.DateTimeField()
+
+    def get_before(self, r) -> float | None:
+        from dashboard.regressions.board import shown_values  # noqa: PLC0415 (optional app)
+
+        return shown_values(r)[0]
+
+    def get_after(self, r) -> float | None:
+        from dashboard.regressions.board import shown_values  # noqa: PLC0415 (optional app)
+
+        return shown_values(r)[1]
 
     def get_first_bad_build(self, r) -> str:
         return build_ref(r.first_bad_build)

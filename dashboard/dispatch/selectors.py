@@ -7,7 +7,7 @@ from django.db.models import Count
 
 from dashboard.dispatch.models import BuildEnvironment, CaseTask
 from dashboard.results.models import Build, Run
-from dashboard.results.selectors.common import build_resolve
+from dashboard.results.selectors.build_refs import build_resolve
 
 
 def build_for_schedule(*, ref: str, machine_class: str) -> Build:

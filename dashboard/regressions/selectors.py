@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
+from dashboard.regressions.board import shown_values
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Result, Run
 
@@ -54,8 +55,8 @@ def regression_as_dict(regression: Regression) -> dict:
         "metric": regression.metric,
         "finding": regression.finding,
         "kind": regression.kind,
-        "before": regression.before_value,
-        "after": regression.after_value,
+        "before": shown_values(regression)[0],
+        "after": shown_values(regression)[1],
         "magnitude": regression.magnitude,
         "confidence": regression.confidence,
         "status": regression.status,

@@ -7,16 +7,19 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 
+from dashboard.regressions.board import board_groups, board_order, board_table
 from dashboard.regressions.forms import TriageForm
 from dashboard.regressions.models import Regression
 from dashboard.regressions.selectors import regression_list, remeasurement_list_pending
 from dashboard.regressions.services import regression_triage
 from dashboard.results.selectors.builds import machine_class_list
 from dashboard.web import params
+from dashboard.web.export import export_format, table_response
 
 STATUS_FILTERS = ["open", "all", *Regression.Status.values]
 KIND_FILTERS = ["regression", "improvement", "all"]
 PAGE_SIZE = 100
+EXPORT_LIMIT = 10_000
 
 
 @params.answers_bad_parameters
@@ -30,27 +33,22 @@ def regression_page(request):
     build = params.build(request, "build")
     workload = (request.GET.get("workload") or "").strip()[:200]
     page_number = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
+    fmt = export_format(request)
     rows = regression_list(
         status=None if status == "all" else status, kind=None if kind == "all" else kind,
         machine_class=machine_class or None, finding=finding or None, build=build, workload=workload or None,
     )
-    page = Paginator(rows, PAGE_SIZE).get_page(page_number)
+    if fmt != "html":  # every finding the filters keep, not one page
+        groups = board_groups(board_order(rows)[:EXPORT_LIMIT])
+        return table_response(fmt=fmt, filename="regressions", tables={"regressions": board_table(groups)})
+    page = Paginator(board_order(rows), PAGE_SIZE).get_page(page_number)
     return render(request, "regressions/list.html", {
-        "page": page, "groups": _groups(page.object_list), "status": status, "kind": kind,
+        "page": page, "groups": board_groups(page.object_list), "status": status, "kind": kind,
         "machine_class": machine_class, "finding": finding, "build": build, "workload": workload,
         "status_filters": STATUS_FILTERS, "kind_filters": KIND_FILTERS, "classes": machine_class_list(),
         "findings": Regression.Finding.choices, "statuses": Regression.Status.choices,
         "pending": remeasurement_list_pending()[:50], "form_errors": {},
     })
-
-
-def _groups(regressions) -> list[dict]:
-    """Rows grouped by alert summary (the run whose detection raised them), newest first."""
-    groups: dict = {}
-    for regression in regressions:
-        key = regression.summary_id
-        groups.setdefault(key, {"summary": regression.summary, "rows": []})["rows"].append(regression)
-    return list(groups.values())
 
 
 def _triage(request):

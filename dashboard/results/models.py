@@ -46,8 +46,9 @@ class Build(models.Model):
     local_label = models.CharField(max_length=100, blank=True, default="")
     label = models.CharField(max_length=200, blank=True, help_text="name shown on pages")
     commit_time = models.DateTimeField(null=True, blank=True)
-    # The time builds are ordered by on every trend: the commit time when known, otherwise when the
-    # build was first seen. Set once, when the build is created, so series never reorder.
+    # The time builds are ordered by on every trend (dashboard/results/build_dates.py): the commit
+    # time, else a nightly's date or a known release's date, else its first run's started_at. Set
+    # when the build is created (or by its first run), so series never reorder.
     ordered_at = models.DateTimeField()
     triton_version = models.CharField(max_length=64, blank=True)
     cuda_version = models.CharField(max_length=32, blank=True)

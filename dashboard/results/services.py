@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from dashboard.results.build_dates import build_time, version_date
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
@@ -185,6 +186,8 @@ def _store(doc: dict) -> IngestOutcome:
     machine = _machine_upsert(doc["machine"])
     workloads = _workloads_upsert(doc["workloads"])
     run, created = _run_get_or_create(doc["run"], build=build, machine=machine)
+    if created:
+        build_date_from_first_run(build=build, run=run)
 
     stored = {(wid, cid) for wid, cid in Result.objects.filter(run=run).values_list("workload_id", "config_id")}
     configs: dict[tuple, Config] = {}
@@ -231,7 +234,10 @@ def build_get_or_create(data: dict) -> Build:
             "torch_version": data["torch_version"],
             "label": data.get("label", ""),
             "commit_time": commit_time,
-            "ordered_at": commit_time or timezone.now(),
+            # A build registered before any run of it, with no date of its own, waits at the time
+            # it was registered until its first run gives one (build_date_from_first_run).
+            "ordered_at": build_time(torch_version=data["torch_version"], commit_time=commit_time, first_run_started=None)
+            or timezone.now(),
             "triton_version": data.get("triton_version") or "",
             "cuda_version": data.get("cuda_version") or "",
             "python_version": data.get("python_version") or "",
@@ -256,6 +262,17 @@ def build_get_or_create(data: dict) -> Build:
             ]
         )
     return build
+
+
+def build_date_from_first_run(*, build: Build, run: Run) -> None:
+    """Date a build that has no date of its own (no commit time, no nightly or known release
+    version) by the start of its first run; called when a run is created."""
+    if build.commit_time is not None or version_date(build.torch_version) is not None or run.started_at is None:
+        return
+    if Run.objects.filter(build=build).exclude(pk=run.pk).exists():
+        return
+    Build.objects.filter(pk=build.pk).update(ordered_at=run.started_at)
+    build.ordered_at = run.started_at
 
 
 def _machine_upsert(data: dict) -> Machine:

@@ -13,8 +13,26 @@ def sig(value, digits: int = 4):
     return None if value is None else float(f"{value:.{digits}g}")
 
 
-def when(at: dt.datetime) -> str:
-    return at.strftime("%Y-%m-%d %H:%M")
+# The y axis title of each unit: every chart says what its numbers are.
+AXIS_UNITS = {"rate": "share of cases", "x": "ratio (×)", "s": "seconds", "ms": "milliseconds", "MB": "MB", "": "count"}
+
+
+def axis_title(unit: str) -> str:
+    return AXIS_UNITS.get(unit, unit)
+
+
+def build_tick(*, ref: str, version: str) -> str:
+    """A build's category on a trend's x axis: its torch version and short sha (and its local
+    label when the version does not already end with it), e.g. ``2.12.1+cu130 · 7269437``. The
+    axis is categorical, in build order: one point per build, however close their dates."""
+    sha, _, label = ref.partition("+")
+    tick = f"{version} · {sha[:7]}"
+    return tick + f"+{label}" if label and not version.endswith(f"+{label}") else tick
+
+
+def build_hover(*, ref: str, version: str, at: dt.datetime) -> str:
+    """What a point's hover says about its build: date, version, ref."""
+    return f"{at:%Y-%m-%d} · torch {version} · {ref}"
 
 
 def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
@@ -22,17 +40,25 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
     sent once per configuration and shared by the charts."""
     series = []
     charts = {f.key: [] for f in figures}
+    ticks = {}
     for config_id, label in trend["configs"].items():
         points = trend["points"][config_id]
-        series.append({"name": label, "x": [when(p["at"]) for p in points], "refs": [p["ref"] for p in points]})
+        for p in points:
+            ticks[p["ref"]] = build_tick(ref=p["ref"], version=p["version"])
+        series.append({
+            "name": label, "x": [ticks[p["ref"]] for p in points], "refs": [p["ref"] for p in points],
+            "hover": [build_hover(ref=p["ref"], version=p["version"], at=p["at"]) for p in points],
+        })
         for f in figures:
             charts[f.key].append([sig(p[f.key]) for p in points])
     return {
         "kind": "trends",
         "machine_class": machine_class,
         "series": series,
+        "builds": [ticks[ref] for ref in trend["builds"] if ref in ticks],
         "charts": [
-            {"id": f"trend-{f.key}", "title": f.label, "percent": f.key == "pass_rate", "y": charts[f.key]}
+            {"id": f"trend-{f.key}", "title": f.label, "percent": f.key == "pass_rate", "y": charts[f.key],
+             "unit": axis_title(f.unit)}
             for f in figures
         ],
     }
@@ -87,12 +113,13 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
             if m.build_id in index and any(metric == m.metric for _, metric, _ in lines)
         ]
         host_sensitive = any(metric in HOST_SENSITIVE_METRICS for _, metric, _ in lines)
-        charts.append({"id": f"series-{chart_id}", "title": title, "lines": out_lines, "markers": chart_markers,
+        charts.append({"id": f"series-{chart_id}", "title": title, "unit": axis_title(unit), "lines": out_lines, "markers": chart_markers,
                        "host": host if host_sensitive else []})
     return {
         "kind": "series",
         "machine_class": machine_class,
-        "x": [when(p.at) for p in points],
+        "x": [build_tick(ref=p.ref, version=p.version) for p in points],
+        "hover": [build_hover(ref=p.ref, version=p.version, at=p.at) for p in points],
         "refs": [p.ref for p in points],
         "status": [p.status for p in points],
         "charts": charts,
@@ -106,9 +133,11 @@ def dynamic_trends(*, gaps, machine_class: str) -> dict:
     return {
         "kind": "dynamic",
         "machine_class": machine_class,
-        "x": [when(b.at) for b in builds],
+        "x": [build_tick(ref=b.ref, version=b.version) for b in builds],
+        "hover": [build_hover(ref=b.ref, version=b.version, at=b.at) for b in builds],
         "refs": [b.ref for b in builds],
         "workloads": gaps.workloads,
+        "unit": "unbacked / backed (ratio)",
         "z": [[sig(b.pairs[w].gap) if w in b.pairs else None for b in builds] for w in gaps.workloads],
         "gap": [sig(b.geomean_gap) for b in builds],
         "compile": [sig(b.geomean_compile_ratio) for b in builds],

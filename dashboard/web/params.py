@@ -8,13 +8,14 @@ from collections.abc import Iterable
 from django.shortcuts import render
 
 from dashboard.results.models import Build
-from dashboard.results.selectors.common import DEFAULT_RANGE, RANGES, Ambiguous, NotFound, build_resolve
+from dashboard.results.selectors.build_refs import build_resolve
+from dashboard.results.selectors.common import DEFAULT_RANGE, RANGES, Ambiguous, NotFound
 
 
 class BadParameter(Exception):
-    def __init__(self, name: str, message: str):
+    def __init__(self, name: str, message: str, status: int = 400):
         super().__init__(f"{name}: {message}")
-        self.name, self.message = name, message
+        self.name, self.message, self.status = name, message, status
 
 
 def answers_bad_parameters(view):
@@ -25,7 +26,7 @@ def answers_bad_parameters(view):
         try:
             return view(request, *args, **kwargs)
         except BadParameter as bad:
-            return render(request, "web/bad_parameter.html", {"name": bad.name, "message": bad.message}, status=400)
+            return render(request, "web/bad_parameter.html", {"name": bad.name, "message": bad.message}, status=bad.status)
 
     return wrapper
 
@@ -67,7 +68,8 @@ def number(request, name: str, default: float, *, low: float, high: float, integ
 
 
 def build(request, name: str) -> Build | None:
-    """A build named by its ref (``<sha prefix>[+<local_label>]``); None when not given."""
+    """A build named by a ref (``build_refs.build_resolve``); None when not given. Unknown: 404,
+    ambiguous or malformed: 400, each naming the parameter and the candidates."""
     value = _one(request, name)
     if value is None:
         return None
@@ -75,7 +77,9 @@ def build(request, name: str) -> Build | None:
         return build_resolve(ref=value)
     except ValueError as error:
         raise BadParameter(name, str(error)) from None
-    except (NotFound, Ambiguous) as error:
+    except NotFound as error:
+        raise BadParameter(name, str(error), 404) from None
+    except Ambiguous as error:
         raise BadParameter(name, str(error)) from None
 
 

@@ -23,11 +23,12 @@ def test_register_round_trip_and_idempotence(writer, api):
     assert data["commit_time"] == data["ordered_at"] == "2026-11-21T02:00:00Z" and data["machine_classes"] == []
     again = writer.post("/api/v1/builds/", body, format="json")
     assert again.status_code == 200 and again.json()["ref"] == data["ref"] and Build.objects.count() == 1
-    # Readable by its reference, or any unique sha prefix of 7+ digits with its label.
-    for ref in ("70d99e998b49+cu130", "70d99e9+cu130", f"{SHA}+cu130"):
+    # Readable by its reference, or any unique sha prefix of 7+ digits with or without its label.
+    for ref in ("70d99e998b49+cu130", "70d99e9+cu130", f"{SHA}+cu130", "70d99e9", SHA):
         assert api.get(f"/api/v1/builds/{ref}/").json()["git_sha"] == SHA
-    missing = api.get("/api/v1/builds/70d99e9/")  # the plain build of that sha does not exist
+    missing = api.get("/api/v1/builds/70d99e9+cpu/")  # that sha has no +cpu build
     assert missing.status_code == 404 and fields(missing) == ["ref"]
+    assert "did you mean 70d99e998b49+cu130?" in missing.json()["detail"]
 
 
 def test_a_sha_stored_with_another_torch_version_is_refused(writer):

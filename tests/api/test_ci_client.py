@@ -79,7 +79,7 @@ def test_errors_name_the_problem_and_exit_3(server, tmp_path, capsys, monkeypatc
     assert "HTTP 401: Authorization: unknown token" in capsys.readouterr().err
     monkeypatch.delenv("PTBENCH_API_TOKEN")  # reads need none
     assert ci(["verdict", "--build", "1234567"]) == 3
-    assert "HTTP 404: build: no build '1234567'" in capsys.readouterr().err
+    assert "HTTP 404: build (--build): no build '1234567'" in capsys.readouterr().err
 
 
 def test_the_command_line_entry_point(server):

@@ -141,7 +141,7 @@ def test_cancel(writer, api):
 
 @pytest.mark.parametrize("body, bad", [
     ({"build": SHA[:12]}, ["machine_class"]),
-    ({"build": "zzz", "machine_class": "cpu"}, ["build"]),
+    ({"build": "z" * 201, "machine_class": "cpu"}, ["build"]),
     ({"build": SHA[:12], "machine_class": "cpu", "cases_expected": 0}, ["cases_expected"]),
 ])
 def test_bad_run_requests(writer, body, bad):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dashboard.results.models import Build
-from dashboard.results.selectors.common import Ambiguous, NotFound, build_ref, build_resolve
+from dashboard.results.selectors.build_refs import build_resolve
+from dashboard.results.selectors.common import Ambiguous, NotFound, build_ref
 from tests.dashboard.page_history import ingest_build, ref_for_day, sha_for
 from tests.documents import make_result
 
@@ -93,15 +94,13 @@ def test_build_refs_resolve_by_prefix_and_local_label():
         build_resolve(ref=sha_for(1)[:7])
     with pytest.raises(NotFound):
         build_resolve(ref="abcdef0")
-    with pytest.raises(ValueError):
+    with pytest.raises(NotFound):
         build_resolve(ref="not-a-sha")
 
 
 @pytest.mark.parametrize(
     ("query", "parameter"),
     [
-        ("base=zzz", "base"),
-        ("head=abcdef0123", "head"),
         ("base={ref}&base={ref}", "base"),
         ("sort=nope", "sort"),
         ("filter=worst", "filter"),
@@ -121,6 +120,14 @@ def test_bad_parameters_are_400_naming_the_parameter(client, query, parameter):
     ingest_build(3, [make_result()], machine_class="gpu-h100", sha="0003" + "c" * 36)
     page = client.get("/compare/?" + query.format(ref=ref_for_day(1)))
     assert page.status_code == 400
+    assert f'data-parameter="{parameter}"' in page.content.decode()
+
+
+@pytest.mark.parametrize(("query", "parameter"), [("base=zzz", "base"), ("head=abcdef0123", "head")])
+def test_unknown_builds_are_404_naming_the_parameter(client, query, parameter):
+    ingest_build(1, [make_result()])
+    page = client.get("/compare/?" + query)
+    assert page.status_code == 404
     assert f'data-parameter="{parameter}"' in page.content.decode()
 
 

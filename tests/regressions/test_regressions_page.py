@@ -43,7 +43,7 @@ def test_filters_change_the_list(client, stepped):
     html = client.get("/regressions/", {"status": "fixed"}).content.decode()
     assert f'data-id="{backed.id}"' not in html
     assert client.get("/regressions/", {"status": "bogus"}).status_code == 400
-    assert client.get("/regressions/", {"build": "zzzz"}).status_code == 400
+    assert client.get("/regressions/", {"build": "zzzz"}).status_code == 404  # no build has that sha or label
 
 
 def test_anonymous_triage_is_sent_to_sign_in(client, stepped):

@@ -14,7 +14,8 @@ from dashboard.api.exceptions import FieldError, PayloadTooLarge
 from dashboard.api.pagination import Pagination
 from dashboard.api.serializers import ErrorSerializer
 from dashboard.results.models import Build
-from dashboard.results.selectors.common import Ambiguous, NotFound, build_resolve
+from dashboard.results.selectors.build_refs import build_resolve
+from dashboard.results.selectors.common import Ambiguous, NotFound
 
 
 def error(description: str) -> OpenApiResponse:

@@ -19,7 +19,7 @@ def machine_class_for(build, given: str | None, field: str = "machine_class") ->
         return classes[0]
     if not classes:
         raise FieldError(field, f"build {build_ref(build)} has no runs on any machine class; name one", 400)
-    raise FieldError(field, f"build {build_ref(build)} ran on several machine classes: choose one of {', '.join(classes)}")
+    raise FieldError(field, f"build {build_ref(build)} ran on several machine classes: choose one of {', '.join(classes)} with {field}")
 
 
 class CompareView(ApiView):

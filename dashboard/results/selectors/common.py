@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 
 from dashboard.results.models import Build, Config
@@ -47,8 +46,6 @@ METRICS_BY_NAME = {m.name: m for m in METRICS}
 RANGES: dict[str, int | None] = {"30d": 30, "90d": 90, "180d": 180, "1y": 365, "all": None}
 DEFAULT_RANGE = "90d"
 
-_SHA = re.compile(r"[0-9a-f]{7,40}|unknown")
-
 
 def build_ref(build: Build) -> str:
     """The identifier of a build in URLs: the first 12 hex digits of its git sha, then
@@ -60,27 +57,6 @@ def build_ref(build: Build) -> str:
 def ref_for(*, git_sha: str, local_label: str) -> str:
     sha = git_sha if git_sha == "unknown" else git_sha[:12]
     return f"{sha}+{local_label}" if local_label else sha
-
-
-def build_resolve(*, ref: str) -> Build:
-    """The build a ``build_ref`` (or any unique sha prefix of 7+ hex digits, with its label) names.
-
-    Raises ``ValueError`` for a malformed ref, ``NotFound`` or ``Ambiguous``.
-    """
-    sha, _, label = ref.strip().partition("+")
-    sha = sha.lower()
-    if not _SHA.fullmatch(sha) or len(label) > 100:
-        raise ValueError("expected a git sha prefix of 7 to 40 hex digits, optionally +local_label (e.g. 70d99e998b49+cu130)")
-    builds = list(
-        Build.objects.filter(git_sha=sha, local_label=label)
-        if sha == "unknown"
-        else Build.objects.filter(git_sha__startswith=sha, local_label=label)[:2]
-    )
-    if not builds:
-        raise NotFound(f"no build {ref!r}")
-    if len(builds) > 1:
-        raise Ambiguous(f"{ref!r} names more than one build: give more digits of the sha")
-    return builds[0]
 
 
 def range_since(*, newest: dt.datetime | None, range_key: str) -> dt.datetime | None:

@@ -67,6 +67,7 @@ class BuildGaps:
     build_id: int
     ref: str
     at: dt.datetime
+    version: str = ""
     pairs: dict[str, Pair] = field(default_factory=dict)  # by workload name
 
     @property
@@ -101,9 +102,9 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
     elif since is not None:
         summaries = summaries.filter(ordered_at__gte=since)
     builds = {
-        build_id: BuildGaps(build_id=build_id, ref=ref_for(git_sha=sha, local_label=label), at=at)
-        for build_id, sha, label, at in summaries.order_by("ordered_at", "build_id").values_list(
-            "build_id", "build__git_sha", "build__local_label", "ordered_at"
+        build_id: BuildGaps(build_id=build_id, ref=ref_for(git_sha=sha, local_label=label), at=at, version=version)
+        for build_id, sha, label, at, version in summaries.order_by("ordered_at", "build_id").values_list(
+            "build_id", "build__git_sha", "build__local_label", "ordered_at", "build__torch_version"
         )
     }
     rows = (

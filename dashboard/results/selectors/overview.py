@@ -111,25 +111,28 @@ def overview_list(*, config_ids: list[int] | None = None) -> list[ClassOverview]
 
 def overview_trend(*, machine_class: str, since: dt.datetime | None, config_ids: list[int] | None = None) -> dict:
     """The suite-level figures of every configuration of a machine class over builds since
-    ``since``: ``{"configs": {config_id: label}, "points": {config_id: [point, ...]}}``, each point
-    ``{"ref", "at", <figure key>: value}``, oldest first."""
+    ``since``: ``{"configs": {config_id: label}, "points": {config_id: [point, ...]}, "builds": [ref, ...]}``, each point
+    ``{"ref", "at", "version", <figure key>: value}``, oldest first."""
     rows = ConfigSummary.objects.filter(machine_class=machine_class)
     if since is not None:
         rows = rows.filter(ordered_at__gte=since)
     if config_ids is not None:
         rows = rows.filter(config_id__in=config_ids)
     rows = rows.order_by("ordered_at", "build_id").values(
-        "config_id", "ordered_at", "build__git_sha", "build__local_label", "cases", "passed",
+        "config_id", "ordered_at", "build__git_sha", "build__local_label", "build__torch_version", "cases", "passed",
         *(f.key for f in FIGURES if f.key != "pass_rate"),
     )
     configs = {c.id: c for c in Config.objects.all()}
     points: dict[int, list[dict]] = {}
+    builds: dict[str, None] = {}  # every build's ref, in build order
     for row in rows:
         ref = ref_for(git_sha=row["build__git_sha"], local_label=row["build__local_label"])
-        point = {"ref": ref, "at": row["ordered_at"]}
+        point = {"ref": ref, "at": row["ordered_at"], "version": row["build__torch_version"]}
         for figure in FIGURES:
             point[figure.key] = figure_value(row, figure)
         points.setdefault(row["config_id"], []).append(point)
+        builds.setdefault(ref)
     ordered = sorted(points, key=lambda c: config_label(configs[c]))
-    return {"configs": {c: config_label(configs[c]) for c in ordered}, "points": {c: points[c] for c in ordered}}
+    return {"configs": {c: config_label(configs[c]) for c in ordered}, "points": {c: points[c] for c in ordered},
+            "builds": list(builds)}
 

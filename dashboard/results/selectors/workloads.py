@@ -59,6 +59,7 @@ class Point:
     bands: dict  # metric name -> (low, high)
     host_probe_ms: float | None = None  # the runner's host probe (median), GPU results
     compiled_host_share: float | None = None  # host enqueue over device time, compiled side
+    version: str = ""  # the build's torch version
 
 
 @dataclass
@@ -98,7 +99,7 @@ def series_history(*, series: Series) -> SeriesHistory:
         .order_by("build__ordered_at", "build_id", "id")
         .annotate(host_probe=HOST_PROBE_MS, host_share=COMPILED_HOST_SHARE)
         .values(
-            "id", "run_id", "build_id", "build__git_sha", "build__local_label", "build__ordered_at", "status",
+            "id", "run_id", "build_id", "build__git_sha", "build__local_label", "build__ordered_at", "build__torch_version", "status",
             "speedup_noise", "eager_latency_ms", "samples", "graph_breaks", "recompiles", "host_probe",
             "host_share", *metric_names,
         )
@@ -121,7 +122,7 @@ def series_history(*, series: Series) -> SeriesHistory:
             ref=ref_for(git_sha=row["build__git_sha"], local_label=row["build__local_label"]),
             at=row["build__ordered_at"], status=row["status"], values={m: row[m] for m in metric_names},
             speedup_noise=row["speedup_noise"], eager_latency_ms=row["eager_latency_ms"], bands=bands,
-            host_probe_ms=row["host_probe"], compiled_host_share=row["host_share"],
+            host_probe_ms=row["host_probe"], compiled_host_share=row["host_share"], version=row["build__torch_version"],
         )
         history.points.append(point)
         _note_reasons(seen, point, row["graph_breaks"], row["recompiles"])

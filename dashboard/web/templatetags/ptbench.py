@@ -50,6 +50,16 @@ def change(value, kind: str = "relative") -> str:
 
 
 @register.filter
+def shown(value) -> str:
+    """A before/after value: a number to 4 significant digits, a status as it is, None as "–"."""
+    if value is None or value == "":
+        return "–"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.4g}"
+    return str(value)
+
+
+@register.filter
 def build_ref(build) -> str:
     return _build_ref(build)
 

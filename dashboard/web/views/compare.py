@@ -11,8 +11,10 @@ from dashboard.results.selectors.builds import (
     machine_class_list,
 )
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_ref
+from dashboard.results.selectors.compare_tables import compare_tables
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS, builds_compare, compare_rows_select, compare_summary
 from dashboard.web import params
+from dashboard.web.export import export_format, table_response
 
 PAGE_SIZE = 200
 FILTER_LABELS = {"all": "all", "regressed": "regressed", "improved": "improved", "new_failures": "new failures",
@@ -42,6 +44,7 @@ def compare(request):
     sort = params.choice(request, "sort", SORT_KEYS, "")
     direction = params.choice(request, "dir", ("asc", "desc"), "asc")
     page = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
+    fmt = export_format(request)
     context = {"classes": classes, "machine_class": machine_class, "metrics": METRICS, "metric": METRICS_BY_NAME[metric],
                "threshold": threshold, "only": only, "filters": FILTERS, "sort": sort, "dir": direction}
     if machine_class is None:
@@ -57,6 +60,9 @@ def compare(request):
         base=base_summary.build, head=head_summary.build, machine_class=machine_class, metric=metric, threshold=threshold / 100
     )
     rows = compare_rows_select(rows=comparison.rows, only=only, sort=sort, descending=direction == "desc")
+    if fmt != "html":
+        return table_response(fmt=fmt, filename=f"compare-{machine_class}-{build_ref(base_summary.build)}-{build_ref(head_summary.build)}",
+                              tables=compare_tables(comparison=comparison, rows=rows))
     pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
     if page > pages:
         raise params.BadParameter("page", f"{page} is past the last page ({pages})")

@@ -8,12 +8,15 @@
   if (!spec) return;
   var plotConfig = { responsive: true, displaylogo: false, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
   var BAND = "rgba(31, 119, 180, 0.18)";
+  // One colour per configuration on every subplot of the overview, as its one legend says.
+  var PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 
   function base(extra) {
     return Object.assign({
-      margin: { t: 34, r: 12, b: 40, l: 56 },
+      margin: { t: 56, r: 12, b: 40, l: 56 },
       hovermode: "closest",
-      legend: { orientation: "h", y: -0.18 },
+      // Above the plot, right of the title: the build names under the x axis are long and slanted.
+      legend: { orientation: "h", x: 1, xanchor: "right", y: 1.02, yanchor: "bottom" },
       font: { size: 11 }
     }, extra);
   }
@@ -22,6 +25,11 @@
       el.setAttribute("data-drawn", "true");
       return el;
     });
+  }
+  // Builds are categories in build order (the server sends them oldest first): one point per
+  // build, never a vertical line when builds share a date.
+  function buildAxis(order) {
+    return { type: "category", categoryorder: "array", categoryarray: order, automargin: true, tickangle: -30 };
   }
   function goCompare(ref) {
     if (!ref || !spec.compare_url) return;
@@ -34,18 +42,19 @@
     var el = document.getElementById("overview-trends");
     if (!el) return;
     var traces = [];
-    var layout = base({ grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.35 }, annotations: [], height: 260 * Math.ceil(spec.charts.length / 2) + 80 });
+    var layout = base({ margin: { t: 90, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 0.995, yanchor: "top", yref: "container" }, grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.35 }, annotations: [], height: 260 * Math.ceil(spec.charts.length / 2) + 80 });
     spec.charts.forEach(function (chart, c) {
       var axis = c === 0 ? "" : String(c + 1);
       spec.series.forEach(function (s, i) {
         traces.push({
           type: "scatter", mode: "lines+markers", name: s.name, legendgroup: s.name, showlegend: c === 0,
-          x: s.x, y: chart.y[i], customdata: s.refs, xaxis: "x" + axis, yaxis: "y" + axis,
-          marker: { size: 4 }, line: { width: 1.4 },
-          hovertemplate: "%{y" + (chart.percent ? ":.1%" : ":.4g") + "}<br>build %{customdata}<br>%{x}<extra>%{fullData.name}</extra>"
+          x: s.x, y: chart.y[i], customdata: s.refs, text: s.hover, xaxis: "x" + axis, yaxis: "y" + axis,
+          marker: { size: 4, color: PALETTE[i % PALETTE.length] }, line: { width: 1.4, color: PALETTE[i % PALETTE.length] },
+          hovertemplate: "%{y" + (chart.percent ? ":.1%" : ":.4g") + "}<br>%{text}<extra>%{fullData.name}</extra>"
         });
       });
-      layout["yaxis" + axis] = chart.percent ? { tickformat: ".0%" } : {};
+      layout["xaxis" + axis] = buildAxis(spec.builds);
+      layout["yaxis" + axis] = Object.assign({ title: { text: chart.unit, font: { size: 10 } } }, chart.percent ? { tickformat: ".0%" } : {});
       layout.annotations.push({ text: "<b>" + chart.title + "</b>", xref: "x" + axis + " domain", yref: "y" + axis + " domain", x: 0, y: 1.12, showarrow: false, xanchor: "left" });
     });
     draw(el, traces, layout).then(function () {
@@ -66,8 +75,8 @@
         }
         traces.push({
           type: "scatter", mode: "lines+markers", name: line.name, legendgroup: line.name, x: spec.x, y: line.y,
-          customdata: spec.refs, marker: { size: 4 }, line: { width: 1.5 },
-          hovertemplate: "%{y:.4g}<br>build %{customdata}<br>%{x}<extra>%{fullData.name}</extra>"
+          customdata: spec.refs, text: spec.hover, marker: { size: 4 }, line: { width: 1.5 },
+          hovertemplate: "%{y:.4g}<br>%{text}<extra>%{fullData.name}</extra>"
         });
       });
       if (chart.id === "series-speedup") {
@@ -95,7 +104,7 @@
           hovertemplate: "%{text}<br>build %{customdata}<extra></extra>" });
       }
       var extras = chart.markers.length + (chart.host ? chart.host.length : 0);
-      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 } }, showlegend: chart.lines.length > 1 || extras > 0 })).then(function () {
+      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x), yaxis: { title: { text: chart.unit } }, showlegend: chart.lines.length > 1 || extras > 0 })).then(function () {
         el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
       });
     });
@@ -106,18 +115,19 @@
     var line = document.getElementById("dynamic-geomean");
     if (line) {
       draw(line, [
-        { type: "scatter", mode: "lines+markers", name: "geomean gap (unbacked / backed speedup)", x: spec.x, y: spec.gap, customdata: spec.refs, hovertemplate: "%{y:.3f}<br>build %{customdata}<extra></extra>" },
-        { type: "scatter", mode: "lines+markers", name: "geomean compile-time ratio (unbacked / backed)", x: spec.x, y: spec.compile, customdata: spec.refs, hovertemplate: "%{y:.3f}<br>build %{customdata}<extra></extra>" }
-      ], base({ title: { text: "suite geomean over builds", font: { size: 13 } },
+        { type: "scatter", mode: "lines+markers", name: "geomean gap (unbacked / backed speedup)", x: spec.x, y: spec.gap, customdata: spec.refs, text: spec.hover, hovertemplate: "%{y:.3f}<br>%{text}<extra></extra>" },
+        { type: "scatter", mode: "lines+markers", name: "geomean compile-time ratio (unbacked / backed)", x: spec.x, y: spec.compile, customdata: spec.refs, text: spec.hover, hovertemplate: "%{y:.3f}<br>%{text}<extra></extra>" }
+      ], base({ title: { text: "suite geomean over builds", font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x), yaxis: { title: { text: spec.unit } },
         shapes: [{ type: "rect", xref: "paper", x0: 0, x1: 1, y0: 0.95, y1: 1.05, fillcolor: "rgba(0,0,0,0.06)", line: { width: 0 } }] }));
     }
     var heat = document.getElementById("dynamic-heatmap");
     if (heat && spec.workloads.length) {
       draw(heat, [{
         type: "heatmap", x: spec.x, y: spec.workloads, z: spec.z, zmid: 1, colorscale: "RdBu", reversescale: true,
-        colorbar: { title: { text: "gap" } }, hovertemplate: "%{y}<br>%{x}<br>gap %{z:.3f}<extra></extra>", hoverongaps: false
+        text: spec.workloads.map(function () { return spec.hover; }),
+        colorbar: { title: { text: "gap<br>" + spec.unit } }, hovertemplate: "%{y}<br>%{text}<br>gap %{z:.3f}<extra></extra>", hoverongaps: false
       }], base({ title: { text: "unbacked gap per workload (1 = no gap; red: unbacked slower); click a cell to show that build", font: { size: 13 } },
-        height: Math.max(320, 22 * spec.workloads.length + 120), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
+        xaxis: buildAxis(spec.x), height: Math.max(320, 22 * spec.workloads.length + 120), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
         heat.on("plotly_click", function (event) {
           var column = event.points[0].pointIndex[1];
           var params = new URLSearchParams(window.location.search);

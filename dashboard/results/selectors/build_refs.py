@@ -1,0 +1,76 @@
+"""The one place a build named by a person is found: pages, ``/compare/``, the API, the CLI.
+
+A ref is any of:
+
+- a sha prefix of 7 to 40 hex digits, alone or with ``+<local_label>`` (``cf30153``,
+  ``70d99e998b49+cu130``, the full sha); in a query string ``+`` decodes to a space, so
+  ``70d99e998b49 cu130`` means the same;
+- a build's label as pages show it (``torch 2.13.0``, ``nightly 2026-11-21``).
+
+A bare prefix names the one build it matches, or the plain build (no local label) among several
+builds of that sha. Unknown and ambiguous refs raise ``NotFound`` / ``Ambiguous`` whose message
+lists the candidates ("did you mean cf30153c4c13+cpu?") and what settles it.
+"""
+from __future__ import annotations
+
+import re
+
+from dashboard.results.models import Build
+from dashboard.results.selectors.common import Ambiguous, NotFound, ref_for
+
+_SHA_REF = re.compile(r"(?P<sha>[0-9a-f]{7,40}|unknown)(?:[+ ](?P<label>\S{1,100}))?")
+MAX_CANDIDATES = 5
+
+
+def _refs(builds) -> str:
+    refs = [ref_for(git_sha=b.git_sha, local_label=b.local_label) for b in builds[:MAX_CANDIDATES]]
+    more = f" (and {len(builds) - MAX_CANDIDATES} more)" if len(builds) > MAX_CANDIDATES else ""
+    return (" or ".join(refs) if len(refs) <= 2 else ", ".join(refs[:-1]) + " or " + refs[-1]) + more
+
+
+def _by_sha(ref: str, sha: str, label: str | None) -> Build:
+    builds = Build.objects.filter(git_sha=sha) if sha == "unknown" else Build.objects.filter(git_sha__startswith=sha)
+    matches = list(builds.order_by("-ordered_at", "-id")[:50])
+    if label is not None:
+        labelled = [b for b in matches if b.local_label == label]
+        if len(labelled) == 1:
+            return labelled[0]
+        if labelled:
+            raise Ambiguous(f"{ref!r} names {len(labelled)} builds: {_refs(labelled)}; give more digits of the sha")
+        if matches:
+            raise NotFound(f"no build {ref!r}: did you mean {_refs(matches)}?")
+        raise NotFound(f"no build {ref!r}: no stored build's sha starts with {sha}")
+    if len(matches) == 1:
+        return matches[0]
+    plain = [b for b in matches if not b.local_label]
+    if len(plain) == 1 and len({b.git_sha for b in matches}) == 1:
+        return plain[0]
+    if matches:
+        raise Ambiguous(f"{ref!r} names {len(matches)} builds: did you mean {_refs(matches)}? "
+                        "give the +local_label or more digits of the sha")
+    raise NotFound(f"no build {ref!r}: no stored build's sha starts with {sha}")
+
+
+def build_resolve(*, ref: str) -> Build:
+    """The build ``ref`` names (see the module's doc). Raises ``ValueError`` for a ref that cannot
+    name a build, ``NotFound`` or ``Ambiguous`` (with candidates)."""
+    text = (ref or "").strip()
+    if not text or len(text) > 200:
+        raise ValueError("expected a git sha prefix of 7 to 40 hex digits, optionally +local_label "
+                         "(e.g. 70d99e998b49+cu130), or a build's label")
+    by_label = list(Build.objects.filter(label__iexact=text).order_by("-ordered_at", "-id")[:50])
+    if len(by_label) == 1:
+        return by_label[0]
+    if by_label:
+        raise Ambiguous(f"the label {text!r} names {len(by_label)} builds: did you mean {_refs(by_label)}? give the sha")
+    sha_ref = _SHA_REF.fullmatch(_lower_sha(text))
+    if sha_ref is None:
+        raise NotFound(f"no build {text!r}: not a build label, nor a git sha prefix of 7 to 40 hex digits "
+                       "(optionally +local_label, e.g. 70d99e998b49+cu130)")
+    return _by_sha(text, sha_ref["sha"], sha_ref["label"])
+
+
+def _lower_sha(text: str) -> str:
+    """``CF30153+CU130`` -> ``cf30153+CU130``: the sha is case-blind, a local label is not."""
+    sha, sep, label = re.split(r"([+ ])", text, maxsplit=1) if re.search(r"[+ ]", text) else (text, "", "")
+    return sha.lower() + sep + label
