@@ -7,7 +7,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('dispatch', '0002_stale_case_sweep'),
-        ('results', '0004_variants_build_overrides'),
+        ('results', '0005_variants_build_overrides'),
     ]
 
     operations = [

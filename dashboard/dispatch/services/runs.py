@@ -78,9 +78,9 @@ def _request_command(*, build: Build, machine_class: str, suite: str, matrix) ->
 
 
 def _spec_dict(spec, overrides: Overrides) -> dict:
-    """The runner's ``CaseSpec`` as a message carries it; a variant's with its ``config`` and ``env``."""
+    """The runner's ``CaseSpec`` as a message carries it; a variant's with its ``config_overrides`` and ``env_overrides``."""
     fields = {f: getattr(spec, f) for f in ("workload", "compile_mode", "shape_regime", "dtype", "device", "backend", "size")}
-    return {**fields, "config": dict(overrides.config), "env": dict(overrides.env)} if overrides else fields
+    return {**fields, "config_overrides": dict(overrides.config), "env_overrides": dict(overrides.env)} if overrides else fields
 
 
 def variant_repro(repro: str, overrides: Overrides) -> str:

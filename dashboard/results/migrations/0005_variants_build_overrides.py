@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('results', '0003_run_matrix'),
+        ('results', '0004_morning_build_dates'),
     ]
 
     operations = [
