@@ -450,6 +450,7 @@ class VerdictQuerySerializer(Strict):
     machine_class = machine_class_field(required=False, help_text="default: the build's machine class when it has one")
     baseline = build_ref_field(required=False, help_text="default: the previous build on the same machine class")
     fail_on_regression = serializers.BooleanField(default=False, help_text="answer 409 (same body) when regressed: curl --fail gates on it")
+    fail_on_suspect = serializers.BooleanField(default=False, help_text="answer 409 (same body) when suspect too")
 
 
 class HostSlowedSerializer(serializers.Serializer):
@@ -464,7 +465,7 @@ class VerdictRegressionSerializer(serializers.Serializer):
     config = serializers.CharField()
     metric = serializers.CharField()
     finding = serializers.CharField()
-    kind = serializers.CharField(help_text="regression (counted); suspect (listed, not counted: host_slowed says why)")
+    kind = serializers.CharField(help_text="regression; suspect (moved, not confirmed: the message says what would confirm it)")
     before = serializers.FloatField(allow_null=True, required=False)
     after = serializers.FloatField(allow_null=True, required=False)
     magnitude = serializers.FloatField(allow_null=True, required=False)
@@ -478,8 +479,9 @@ class VerdictRegressionSerializer(serializers.Serializer):
 
 
 class VerdictSerializer(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=["pass", "regressed"])
-    reason = serializers.CharField(help_text="machine-readable: no_regressions, regressions_found, no_baseline, no_results, detection_pending")
+    verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending"])
+    reason = serializers.CharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
+                                   "no_baseline, no_results, detection_pending")
     build = serializers.CharField(help_text=BUILD_REF_HELP)
     baseline = serializers.CharField(allow_null=True)
     machine_class = serializers.CharField()

@@ -48,9 +48,10 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
             new_runs = new.samples.get(metric) or [[v] for v in new.run_values.get(metric, [])]
             if not old_runs or not new_runs:
                 continue
-            runs = noise.get((sid, metric), [])
-            history = [statistics.median(r) for r in runs]
-            model = noise_estimate(metric, history, runs, prior=priors.get(metric))
+            by_build = noise.get((sid, metric), [])
+            runs = [r for _, r in by_build]
+            model = noise_estimate(metric, [statistics.median(r) for r in runs], runs, prior=priors.get(metric))
+            history = [statistics.median(r) for b, r in by_build if b != baseline.id]  # the baseline is old_runs
             decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd, history=history)
             if decision.decision == "regression" and -decision.magnitude >= MIN_CHANGE:
                 message = (f"{metric} {decision.before:.4g} -> {decision.after:.4g} ({decision.relative_change:+.1%}, "
@@ -69,8 +70,8 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
 
 
 def _noise_by_series(*, baseline: Build, machine_class: str, series_ids: list[int]) -> dict[tuple[int, str], list]:
-    """Each series' run values per build (a list per build) over the last NOISE_BUILDS builds up to
-    the baseline, in build order."""
+    """Each series' ``(build id, run values)`` over the last NOISE_BUILDS builds up to the baseline,
+    in build order."""
     builds = list(
         BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=baseline.ordered_at)
         .order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:NOISE_BUILDS]
@@ -83,4 +84,4 @@ def _noise_by_series(*, baseline: Build, machine_class: str, series_ids: list[in
         for metric, value in zip(TRACKED_METRICS, metrics):
             if value is not None and value > 0:
                 values.setdefault((series_id, metric), {}).setdefault(build_id, []).append(float(value))
-    return {key: [v for _, v in sorted(by_build.items(), key=lambda item: order[item[0]])] for key, by_build in values.items()}
+    return {key: sorted(by_build.items(), key=lambda item: order[item[0]]) for key, by_build in values.items()}

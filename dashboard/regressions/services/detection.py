@@ -135,7 +135,7 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     Two bad builds in a row are a regression; one is a suspect, re-measured where a worker can,
     decided by the next build where none can (``remeasurement_decide_by_next_build``)."""
     values = [p.values.get(metric) for p in points]
-    noise = point_noise(points, metric, prior=prior)
+    noise = point_noise(points[:-2], metric, prior=prior)  # the noise known before a change of 1-2 builds
     found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric],
                         min_before=DetectorConfig().min_before)
     if found is None:

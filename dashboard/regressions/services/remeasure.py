@@ -55,7 +55,8 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
     series, config = request.series, request.series.config
     builds = [request.build, request.baseline_build]
     if not remeasurement_runnable(request):
-        log.info("re-measurement %s: no worker of %s has both builds; waiting for re-runs", remeasurement_id, series.machine_class)
+        log.info("re-measurement %s: no worker of %s has both builds; re-runs or the next build decide it",
+                 remeasurement_id, series.machine_class)
         return []
     run_ids = []
     for build in builds:
