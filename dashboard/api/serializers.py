@@ -313,13 +313,22 @@ class PointSerializer(serializers.Serializer):
     result = serializers.IntegerField()
     status = serializers.CharField()
     value = serializers.FloatField(allow_null=True)
-    low = serializers.FloatField(allow_null=True, help_text="noise band, where the samples give one")
+    low = serializers.FloatField(allow_null=True, help_text="noise band: where another run of this build falls 95% of "
+                                 "the time (run-to-run noise model), or the run's own band if wider")
     high = serializers.FloatField(allow_null=True)
+
+
+class NoiseSerializer(serializers.Serializer):
+    sd = serializers.FloatField(help_text="relative run-to-run sd (sd of the log)")
+    source = serializers.ChoiceField(choices=["series", "class", "default"],
+                                     help_text="the series' own replicates, the machine class's prior, or the default")
+    dof = serializers.IntegerField(help_text="the series' own degrees of freedom")
 
 
 class SeriesPointsPageSerializer(serializers.Serializer):
     series = SeriesSerializer()
     metric = MetricInfoSerializer()
+    noise = NoiseSerializer(allow_null=True, help_text="the run-to-run noise the +- and detection use")
     count = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
     previous = serializers.URLField(allow_null=True)

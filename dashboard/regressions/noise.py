@@ -46,3 +46,19 @@ def point_noise(points: list[Point], metric: str, *, prior: float | None = None,
     ses = [within_run_se([x for run in p.samples.get(metric, []) for x in run]) for p in points if p.samples.get(metric)]
     ses = [se for se in ses if math.isfinite(se)]
     return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
+
+
+def series_noise_get(*, series, metric: str) -> NoiseEstimate | None:
+    """The noise model of ``metric`` on ``series`` over its whole stored history (None for a metric
+    detection does not track). Steps detection alerted on are breaks, not noise."""
+    from dashboard.regressions.history import series_points  # noqa: PLC0415
+    from dashboard.regressions.models import Regression  # noqa: PLC0415
+
+    if metric not in TRACKED_METRICS:
+        return None
+    points = series_points(series_id=series.id)
+    starts = set(Regression.objects.filter(series=series, metric=metric, finding=Regression.Finding.CHANGE_POINT)
+                 .exclude(status=Regression.Status.INVALID).values_list("first_bad_build_id", flat=True))
+    breaks = [i for i, p in enumerate(points) if p.build_id in starts]
+    prior = class_priors(machine_class=series.machine_class).get(metric)
+    return point_noise(points, metric, prior=prior, breaks=breaks)

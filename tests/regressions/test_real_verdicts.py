@@ -122,3 +122,17 @@ def test_ci_verdict_exit_codes(answer, fail_on_suspect, code, capsys):
     args = argparse.Namespace(build="b", machine_class=None, baseline=None, json=False, timeout=0.01, interval=0.01,
                               fail_on_suspect=fail_on_suspect)
     assert ci.command_verdict(_Client(verdict), args) == code
+
+
+@pytest.mark.django_db
+def test_api_plus_minus_is_the_series_run_to_run_noise_on_real_runs(client):
+    from dashboard.results.models import Series
+
+    replay(load_builds([real("g2", 1), real("g2", 2)] * 2 + [real("g2", 1)]))
+    series = Series.objects.get(workload__name="llama_decode")
+    page = client.get(f"/api/v1/series/{series.signature}/?metric=compile_time_cold_s").json()
+    assert page["noise"]["source"] == "series" and page["noise"]["dof"] == 4
+    assert 0.04 < page["noise"]["sd"] < 0.10  # 18.82 vs 17.35 s run to run, shrunk toward the 10% default
+    values = [p["value"] for p in page["results"]]
+    for point in page["results"]:  # each run of the build falls inside every other run's interval
+        assert all(point["low"] <= v <= point["high"] for v in values)
