@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 from bench.real_verdicts import load_builds, planted, replay
 from dashboard.regressions.models import Regression, Remeasurement
@@ -104,6 +105,8 @@ def test_detection_not_run_is_pending_never_pass():
     assert (build_verdict(build=build, machine_class="gpu-h200").verdict,
             build_verdict(build=build, machine_class="gpu-h200").reason) == ("pending", "detection_pending")
     assert build_verdict(build=build, machine_class="gpu-h100").verdict == "pending"  # no results there
+    gate = Client().get(f"/api/v1/verdict/?build={build.git_sha[:12]}%2B{build.local_label}&fail_on_regression=true")
+    assert gate.status_code == 409 and gate.json()["verdict"] == "pending"  # a gate never passes without an answer
 
 
 class _Client:

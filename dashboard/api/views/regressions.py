@@ -83,7 +83,8 @@ class VerdictView(ApiView):
         "not yet confirmed (each entry says what would confirm it); `pending`: no results or detection has not run. "
         "`reason` is machine-readable: no_regressions, regressions_found, suspects_found, no_baseline, no_results, "
         "detection_pending. With `fail_on_regression=true` a regressed build is answered 409 (same body), so "
-        "`curl --fail` gates on it; `fail_on_suspect=true` does the same for a suspect one.",
+        "`curl --fail` gates on it; `fail_on_suspect=true` does the same for a suspect one; with either, a pending "
+        "verdict is 409 too (no answer is not a pass).",
         parameters=[VerdictQuerySerializer],
         responses={200: VerdictSerializer, 409: VerdictSerializer, **READ_ERRORS}, tags=["verdict"],
     )
@@ -99,6 +100,7 @@ class VerdictView(ApiView):
             "baseline": build_ref(verdict.baseline) if verdict.baseline else None, "machine_class": verdict.machine_class,
             "regressions": VerdictSerializer().fields["regressions"].to_representation(verdict.regressions),
         }
+        gating = q["fail_on_regression"] or q["fail_on_suspect"]
         failed = (verdict.verdict == "regressed" and q["fail_on_regression"]) or (
-            verdict.verdict == "suspect" and q["fail_on_suspect"])
+            verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict == "pending" and gating)
         return Response(data, status=409 if failed else 200)
