@@ -11,7 +11,7 @@ worker is registered, so a re-measurement cannot run (documents posted from outs
 build decides it. ``--with-earlier N`` replays only the last N history builds (a series' first
 week). ``--plant`` multiplies a metric of a workload in the ``--then`` builds (a planted change on
 real documents, until recorded variant builds exist). Prints per build: our default verdict (against the previous build), the named-baseline
-verdict against the first replayed build, and for comparison the HUD's rule (speedup < 0.95x or
+verdict against the build before (the two builds' runs compared directly), and for comparison the HUD's rule (speedup < 0.95x or
 compile time > 1.15x the median of up to 10 builds before, on 2 builds in a row) and Perfherder's
 t-test (``bench/detection_baselines.py``), each as regressed / pass.
 
@@ -88,7 +88,7 @@ def replay(builds: list[tuple[str, list[dict]]], *, keep_sha: bool = False, star
         build = Run.objects.get(pk=run_ids[0]).build
         stored.append(build)
         default = build_verdict(build=build, machine_class=machine_class)
-        named = build_verdict(build=build, machine_class=machine_class, baseline=stored[0]) if len(stored) > 1 else None
+        named = build_verdict(build=build, machine_class=machine_class, baseline=stored[-2]) if len(stored) > 1 else None
         rows.append({"build": i + 1, "name": name, "machine_class": machine_class, "build_id": build.id,
                      "default": default.verdict, "default_reason": default.reason,
                      "named": named.verdict if named else "-",

@@ -116,9 +116,11 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
     found = [regression_as_dict(r) for r in regression_list(status="open", machine_class=machine_class,
                                                             kind=Regression.Kind.REGRESSION).filter(
         Q(first_bad_build=build) | Q(raised_build=build))]
-    found += [remeasurement_as_suspect(r) for r in Remeasurement.objects.filter(
+    regressed = {(f["workload"], f["config"], f["metric"]) for f in found}
+    suspects = [remeasurement_as_suspect(r) for r in Remeasurement.objects.filter(
         build=build, series__machine_class=machine_class, status=Remeasurement.Status.PENDING,
     ).select_related("series__workload", "series__config", "baseline_build")]
+    found += [s for s in suspects if (s["workload"], s["config"], s["metric"]) not in regressed]  # already counted
     return _verdict_of(found, build, baseline, machine_class)
 
 

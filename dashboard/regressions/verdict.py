@@ -51,8 +51,9 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
             by_build = noise.get((sid, metric), [])
             runs = [r for _, r in by_build]
             model = noise_estimate(metric, [statistics.median(r) for r in runs], runs, prior=priors.get(metric))
-            history = [statistics.median(r) for b, r in by_build if b != baseline.id]  # the baseline is old_runs
-            decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd, history=history)
+            # the history gives the noise only: joined to the old side, it would stand in for a
+            # baseline that is itself a changed build (two runs of one variant build then differ)
+            decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd)
             if decision.decision == "regression" and -decision.magnitude >= MIN_CHANGE:
                 message = (f"{metric} {decision.before:.4g} -> {decision.after:.4g} ({decision.relative_change:+.1%}, "
                            f"z {decision.z:.1f}; run-to-run noise {model.sd:.2%} from the {model.source})")

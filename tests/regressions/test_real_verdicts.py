@@ -48,6 +48,8 @@ def test_first_week_real_compile_time_regression_is_suspect_then_regressed():
     rows = replay(history + then)
     assert [r["default"] for r in rows] == ["pass"] * 4 + ["suspect", "regressed"], rows
     assert rows[4]["findings"] == ["llama_decode compile_time_cold_s suspect"]
+    assert rows[5]["named"] == "pass"  # two runs of one (changed) build against each other
+    assert rows[5]["hud"] == "regressed"
     regression = Regression.objects.get(kind="regression")
     assert (regression.metric, regression.details["rule"], regression.first_bad_build_id) == (
         "compile_time_cold_s", "short_history", rows[4]["build_id"])
