@@ -4,11 +4,12 @@
     python -m runner ci submit  --url URL run.json [more.json ...]          store run documents
     python -m runner ci request --url URL --build REF --machine-class C      request a run, print its id
     python -m runner ci wait    --url URL (--run ID | --build REF)           until the run(s) finish
-    python -m runner ci verdict --url URL --build REF [--baseline REF]       exit 1 when regressed
+    python -m runner ci verdict --url URL --build REF [--baseline REF]       exit 1 regressed, 4 suspect
 
 ``--url`` defaults to $PTBENCH_URL; writes send the token in $PTBENCH_API_TOKEN (or ``--token``).
-Exit status: 0 pass / done, 1 regressed (verdict) or a run failed or was cancelled (wait),
-2 usage, 3 no answer (HTTP error, unreachable, a verdict that stays pending, a wait that timed out).
+Exit status: 0 pass / done, 1 regressed (verdict; also suspect with ``--fail-on-suspect``) or a run
+failed or was cancelled (wait), 2 usage, 3 no answer (HTTP error, unreachable, a verdict that stays
+pending, a wait that timed out), 4 suspect (verdict: moved, not yet confirmed).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import urllib.request
 from typing import Sequence
 
 API_PREFIX = "/api/v1"
-EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, EXIT_NO_ANSWER = 0, 1, 2, 3
+EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_SUSPECT = 0, 1, 2, 3, 4
 FINAL_RUN_STATUSES = ("completed", "failed", "cancelled")
 USER_AGENT = "ptbench-ci/1"
 
@@ -206,15 +207,18 @@ def command_verdict(client: Client, args) -> int:
         except ApiError as error:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_NO_ANSWER
-        if verdict.get("reason") != "detection_pending" or time.monotonic() >= deadline:
+        if verdict.get("verdict") != "pending" or time.monotonic() >= deadline:
             break
         print("detection has not finished for this build yet; waiting", file=sys.stderr, flush=True)
         time.sleep(min(args.interval, max(0.0, deadline - time.monotonic())))
     print(json.dumps(verdict, indent=1) if args.json else format_verdict(verdict))
-    if verdict.get("reason") == "detection_pending":
-        print(f"error: detection still pending after {args.timeout:.0f} s: no verdict", file=sys.stderr)
+    answer = verdict.get("verdict")
+    if answer == "pending" or answer not in ("pass", "regressed", "suspect"):
+        print(f"error: no verdict ({verdict.get('reason')}) after {args.timeout:.0f} s", file=sys.stderr)
         return EXIT_NO_ANSWER
-    return EXIT_REGRESSED if verdict.get("verdict") == "regressed" else EXIT_OK
+    if answer == "suspect":
+        return EXIT_REGRESSED if args.fail_on_suspect else EXIT_SUSPECT
+    return EXIT_REGRESSED if answer == "regressed" else EXIT_OK
 
 
 # --- arguments --------------------------------------------------------------------------------------
@@ -258,12 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
     wait.add_argument("--timeout", type=_positive, default=6 * 3600.0, help="seconds (default 6 h)")
     wait.add_argument("--interval", type=_positive, default=15.0, help="seconds between polls")
 
-    verdict = commands.add_parser("verdict", help="pass or regressed against the baseline; exit 1 when regressed")
+    verdict = commands.add_parser("verdict", help="pass / regressed / suspect / pending against the baseline; "
+                                  "exit 0 pass, 1 regressed, 4 suspect, 3 pending")
     common(verdict)
     verdict.add_argument("--build", required=True, help="<git sha>[+local_label]")
     verdict.add_argument("--machine-class", help="default: the build's machine class when it has one")
     verdict.add_argument("--baseline", help="default: the previous build on the same machine class")
     verdict.add_argument("--json", action="store_true", help="print the API's answer as JSON")
+    verdict.add_argument("--fail-on-suspect", action="store_true", help="exit 1 (not 4) when the verdict is suspect")
     verdict.add_argument("--timeout", type=_positive, default=600.0, help="seconds to wait while detection is pending")
     verdict.add_argument("--interval", type=_positive, default=10.0)
     return parser

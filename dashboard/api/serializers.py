@@ -367,13 +367,22 @@ class PointSerializer(serializers.Serializer):
     result = serializers.IntegerField()
     status = serializers.CharField()
     value = serializers.FloatField(allow_null=True)
-    low = serializers.FloatField(allow_null=True, help_text="noise band, where the samples give one")
+    low = serializers.FloatField(allow_null=True, help_text="noise band: where another run of this build falls 95% of "
+                                 "the time (run-to-run noise model), or the run's own band if wider")
     high = serializers.FloatField(allow_null=True)
+
+
+class NoiseSerializer(serializers.Serializer):
+    sd = serializers.FloatField(help_text="relative run-to-run sd (sd of the log)")
+    source = serializers.ChoiceField(choices=["series", "class", "default"],
+                                     help_text="the series' own replicates, the machine class's prior, or the default")
+    dof = serializers.IntegerField(help_text="the series' own degrees of freedom")
 
 
 class SeriesPointsPageSerializer(serializers.Serializer):
     series = SeriesSerializer()
     metric = MetricInfoSerializer()
+    noise = NoiseSerializer(allow_null=True, help_text="the run-to-run noise the +- and detection use")
     count = serializers.IntegerField()
     next = serializers.URLField(allow_null=True)
     previous = serializers.URLField(allow_null=True)
@@ -514,6 +523,7 @@ class VerdictQuerySerializer(Strict):
     machine_class = machine_class_field(required=False, help_text="default: the build's machine class when it has one")
     baseline = build_ref_field(required=False, help_text="default: the previous build on the same machine class")
     fail_on_regression = serializers.BooleanField(default=False, help_text="answer 409 (same body) when regressed: curl --fail gates on it")
+    fail_on_suspect = serializers.BooleanField(default=False, help_text="answer 409 (same body) when suspect too")
 
 
 class HostSlowedSerializer(serializers.Serializer):
@@ -528,7 +538,7 @@ class VerdictRegressionSerializer(serializers.Serializer):
     config = serializers.CharField()
     metric = serializers.CharField()
     finding = serializers.CharField()
-    kind = serializers.CharField(help_text="regression (counted); suspect (listed, not counted: host_slowed says why)")
+    kind = serializers.CharField(help_text="regression; suspect (moved, not confirmed: the message says what would confirm it)")
     before = serializers.FloatField(allow_null=True, required=False)
     after = serializers.FloatField(allow_null=True, required=False)
     magnitude = serializers.FloatField(allow_null=True, required=False)
@@ -542,8 +552,9 @@ class VerdictRegressionSerializer(serializers.Serializer):
 
 
 class VerdictSerializer(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=["pass", "regressed"])
-    reason = serializers.CharField(help_text="machine-readable: no_regressions, regressions_found, no_baseline, no_results, detection_pending")
+    verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending"])
+    reason = serializers.CharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
+                                   "no_baseline, no_results, detection_pending")
     build = serializers.CharField(help_text=BUILD_REF_HELP)
     baseline = serializers.CharField(allow_null=True)
     machine_class = serializers.CharField()

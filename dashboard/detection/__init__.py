@@ -34,6 +34,18 @@ that case on the new and the previous build and call ``confirm_with_remeasuremen
 new_samples, direction, between_run_sigma=suspect.noise, history=...)`` -> ``Confirmation`` with
 ``decision`` 'regression' | 'improvement' | 'no_change' | 'inconclusive', magnitude and confidence.
 
+Run-to-run noise and short histories (``replicates.py``)
+-------------------------------------------------------
+``noise_estimate(metric, values, runs, breaks=, prior=, floor=) -> NoiseEstimate(sd, source, dof)``:
+the run-to-run sd of one series and metric from its own replicates (consecutive-build differences
+not across a known change, repeated runs of one build), shrunk toward a prior; with fewer than
+``MIN_SERIES_DOF`` degrees of freedom the class prior (``class_prior`` over the series of a machine
+class), else ``DEFAULT_NOISE`` (speedup/latency/memory 2%, compile time 10%); source 'series' |
+'class' | 'default'. ``early_check(values, direction=, sd=, floor=)``: with fewer than ``min_before``
+builds before a change, the newest builds against the median of the ones before: worse by the
+metric's floor (``FLOORS``: 5%, compile time 15%) and by ``K_NOISE`` (3) sd: 'suspect' on the first
+bad build, 'regressed' from the second.
+
 Deterministic metrics (``deterministic.py``)
 --------------------------------------------
 ``compare_cases(previous, current) -> list[Finding]``: status that starts failing or changes,
@@ -73,10 +85,16 @@ strongest non-passing split did not help measurably. Perfherder's t-test, the HU
 from .api import detect, replay_online
 from .confirm import Confirmation, confirm_with_remeasurement
 from .deterministic import Finding, compare_cases, dynamic_gap
+from .replicates import (
+    DEFAULT_NOISE, FLOORS, K_NOISE, EarlyChange, NoiseEstimate, class_prior, early_check, is_worse, noise_estimate,
+    series_noise,
+)
 from .noise import between_build_noise, noise_summary, speedup_replicates, within_run_se
 from .types import HIGHER_IS_BETTER, LOWER_IS_BETTER, METRIC_DIRECTIONS, ChangePoint, DetectorConfig
 
 __all__ = [
+    "DEFAULT_NOISE", "FLOORS", "K_NOISE", "EarlyChange", "NoiseEstimate", "class_prior", "early_check", "is_worse",
+    "noise_estimate", "series_noise",
     "ChangePoint", "Confirmation", "DetectorConfig", "Finding", "HIGHER_IS_BETTER", "LOWER_IS_BETTER",
     "METRIC_DIRECTIONS", "between_build_noise", "compare_cases", "confirm_with_remeasurement", "detect",
     "dynamic_gap", "noise_summary", "replay_online", "speedup_replicates", "within_run_se",

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from dashboard.regressions.board import shown_values
 from dashboard.regressions.models import Regression, Remeasurement
@@ -66,8 +66,8 @@ def regression_as_dict(regression: Regression) -> dict:
 
 @dataclass
 class Verdict:
-    verdict: str  # "pass" | "regressed"
-    reason: str  # no_regressions | regressions_found | no_baseline | no_results | detection_pending
+    verdict: str  # "pass" | "regressed" | "suspect" | "pending"
+    reason: str  # no_regressions | regressions_found | suspects_found | no_baseline | no_results | detection_pending
     build: Build
     baseline: Build | None
     machine_class: str
@@ -90,29 +90,67 @@ def _build_ref(build: Build) -> dict:
 
 
 def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = None) -> Verdict:
-    """Did ``build`` regress on ``machine_class``?
+    """Did ``build`` regress on ``machine_class``? ``pass``, ``regressed``, ``suspect`` (moved, not
+    yet confirmed: the findings and what would confirm them) or ``pending`` (no results on the class,
+    or detection has not run): never a silent pass.
 
     Against the previous build (no ``baseline``): the open regressions detection found first at this
-    build (invalid, fixed and won't-fix ones do not fail a build). Against a named baseline: the
-    cases of both builds compared directly (see ``verdict_against``).
+    build or confirmed at it (a second bad build; invalid, fixed and won't-fix ones do not fail a
+    build), else the pending re-measurements of this build. A series' first build is its baseline
+    (its first build on the class: ``no_baseline``). Against a named baseline: the cases of both
+    builds compared directly with the run-to-run noise model (see ``verdict_against``).
     """
     from dashboard.regressions.services.detection import previous_build  # noqa: PLC0415 (read-only helper)
     from dashboard.regressions.verdict import verdict_against  # noqa: PLC0415
 
     runs = Run.objects.filter(build=build, machine__machine_class=machine_class)
     if not Result.objects.filter(run__in=runs).exists():
-        return Verdict("pass", "no_results", build, baseline, machine_class)
+        return Verdict("pending", "no_results", build, baseline, machine_class)
     if baseline is not None:
         found = verdict_against(build=build, baseline=baseline, machine_class=machine_class)
-        regressed = any(f["kind"] == "regression" for f in found)
-        return Verdict("regressed" if regressed else "pass", "regressions_found" if regressed else "no_regressions",
-                       build, baseline, machine_class, found)
+        return _verdict_of(found, build, baseline, machine_class)
     baseline = previous_build(build=build, machine_class=machine_class)
     if baseline is None:
         return Verdict("pass", "no_baseline", build, None, machine_class)
     if runs.filter(alert_summary__isnull=True).exists():
-        return Verdict("pass", "detection_pending", build, baseline, machine_class)
-    found = [regression_as_dict(r) for r in regression_list(
-        status="open", build=build, machine_class=machine_class, kind=Regression.Kind.REGRESSION)]
-    return Verdict("regressed" if found else "pass", "regressions_found" if found else "no_regressions",
-                   build, baseline, machine_class, found)
+        return Verdict("pending", "detection_pending", build, baseline, machine_class)
+    found = [regression_as_dict(r) for r in regression_list(status="open", machine_class=machine_class,
+                                                            kind=Regression.Kind.REGRESSION).filter(
+        Q(first_bad_build=build) | Q(raised_build=build))]
+    regressed = {(f["workload"], f["config"], f["metric"]) for f in found}
+    suspects = [remeasurement_as_suspect(r) for r in Remeasurement.objects.filter(
+        build=build, series__machine_class=machine_class, status=Remeasurement.Status.PENDING,
+    ).select_related("series__workload", "series__config", "baseline_build")]
+    found += [s for s in suspects if (s["workload"], s["config"], s["metric"]) not in regressed]  # already counted
+    return _verdict_of(found, build, baseline, machine_class)
+
+
+def _verdict_of(found: list[dict], build, baseline, machine_class) -> Verdict:
+    if any(f["kind"] == "regression" for f in found):
+        return Verdict("regressed", "regressions_found", build, baseline, machine_class, found)
+    if any(f["kind"] == "suspect" for f in found):
+        return Verdict("suspect", "suspects_found", build, baseline, machine_class, found)
+    return Verdict("pass", "no_regressions", build, baseline, machine_class, found)
+
+
+def remeasurement_as_suspect(request: Remeasurement) -> dict:
+    """A pending re-measurement as a verdict entry: the suspect change and what would confirm it."""
+    from dashboard.regressions.services.remeasure import remeasurement_runnable  # noqa: PLC0415 (a read)
+
+    suspect = request.suspect or {}
+    if remeasurement_runnable(request):
+        confirm = (f"re-runs of this build and of {request.baseline_build} on {request.series.machine_class} "
+                   "decide it (queued)")
+    else:
+        confirm = (f"no worker of {request.series.machine_class} can re-measure both builds: the next build "
+                   "decides it (a second bad build confirms it)")
+    change = ""
+    if suspect.get("before") is not None and suspect.get("after") is not None:
+        change = f" {suspect['before']:.4g} -> {suspect['after']:.4g} ({suspect.get('relative_change', 0):+.1%})"
+    return {
+        "id": None, "workload": request.series.workload.name, "config": str(request.series.config),
+        "machine_class": request.series.machine_class, "metric": request.metric, "finding": "change_point",
+        "kind": "suspect", "before": suspect.get("before"), "after": suspect.get("after"),
+        "magnitude": suspect.get("magnitude"), "confidence": suspect.get("confidence"), "status": request.status,
+        "message": f"suspect: {request.metric}{change}; {confirm}",
+    }

@@ -1,8 +1,10 @@
 """The verdict against a named baseline: the two builds' cases compared directly, case by case.
 
 Deterministic findings come from ``compare_cases``; a noisy metric counts as regressed when the
-combined runs of both builds say so (``confirm_with_remeasurement``, with each series' own
-build-to-build noise over the ``NOISE_BUILDS`` builds up to the baseline) and the change is at least
+combined runs of both builds say so (``confirm_with_remeasurement``, with the run-to-run noise model
+of each series and metric over the ``NOISE_BUILDS`` builds up to the baseline: its own replicates,
+else the machine class's prior, else the metric's default, ``dashboard.regressions.noise``; compile
+time and memory have no within-run noise, so two runs of one build pass) and the change is at least
 ``MIN_CHANGE``; a host-bound case whose new runs had a slowed host is listed as a suspect, not
 counted (``history.host_slowdown``). Any two builds can be compared (a release against the previous
 one, a PR against main). Three queries whatever the suite's size: both builds' results, the noise
@@ -10,10 +12,12 @@ history, the names.
 """
 from __future__ import annotations
 
-import math
 
-from dashboard.detection import between_build_noise, compare_cases, confirm_with_remeasurement
+import statistics
+
+from dashboard.detection import compare_cases, confirm_with_remeasurement, noise_estimate
 from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
+from dashboard.regressions.noise import class_priors
 from dashboard.results.host import HOST_SENSITIVE_METRICS
 from dashboard.results.models import Build, BuildSummary, Result, Series
 
@@ -27,6 +31,7 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
     if not common:
         return []
     noise = _noise_by_series(baseline=baseline, machine_class=machine_class, series_ids=list(common))
+    priors = class_priors(machine_class=machine_class, upto=baseline)
     names = {s.id: s for s in Series.objects.filter(pk__in=common).select_related("workload", "config")}
     found: list[dict] = []
     for sid, by_build in sorted(common.items(), key=lambda item: (names[item[0]].workload.name, str(names[item[0]].config))):
@@ -43,12 +48,15 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
             new_runs = new.samples.get(metric) or [[v] for v in new.run_values.get(metric, [])]
             if not old_runs or not new_runs:
                 continue
-            history = noise.get((sid, metric), [])
-            sigma = between_build_noise(history)
-            decision = confirm_with_remeasurement(old_runs, new_runs, direction,
-                                                  between_run_sigma=sigma if math.isfinite(sigma) else None, history=history)
+            by_build = noise.get((sid, metric), [])
+            runs = [r for _, r in by_build]
+            model = noise_estimate(metric, [statistics.median(r) for r in runs], runs, prior=priors.get(metric))
+            # the history gives the noise only: joined to the old side, it would stand in for a
+            # baseline that is itself a changed build (two runs of one variant build then differ)
+            decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd)
             if decision.decision == "regression" and -decision.magnitude >= MIN_CHANGE:
-                message = f"{metric} {decision.before:.4g} -> {decision.after:.4g} ({decision.relative_change:+.1%}, z {decision.z:.1f})"
+                message = (f"{metric} {decision.before:.4g} -> {decision.after:.4g} ({decision.relative_change:+.1%}, "
+                           f"z {decision.z:.1f}; run-to-run noise {model.sd:.2%} from the {model.source})")
                 slowed = host if metric in HOST_SENSITIVE_METRICS else None
                 if slowed:  # reported, not counted: the host, not the build, may explain it
                     message += (f"; not counted: host-bound, and the host ran {slowed['slowdown']:.2f}x slower "
@@ -63,7 +71,8 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
 
 
 def _noise_by_series(*, baseline: Build, machine_class: str, series_ids: list[int]) -> dict[tuple[int, str], list]:
-    """Each series' values over the last NOISE_BUILDS builds up to the baseline, in build order."""
+    """Each series' ``(build id, run values)`` over the last NOISE_BUILDS builds up to the baseline,
+    in build order."""
     builds = list(
         BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=baseline.ordered_at)
         .order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:NOISE_BUILDS]
@@ -71,9 +80,9 @@ def _noise_by_series(*, baseline: Build, machine_class: str, series_ids: list[in
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
     rows = Result.objects.filter(series_id__in=series_ids, build_id__in=builds, status=Result.Status.PASS).values_list(
         "series_id", "build_id", *TRACKED_METRICS)
-    values: dict[tuple[int, str], dict[int, float]] = {}
+    values: dict[tuple[int, str], dict[int, list[float]]] = {}
     for series_id, build_id, *metrics in rows:
         for metric, value in zip(TRACKED_METRICS, metrics):
             if value is not None and value > 0:
-                values.setdefault((series_id, metric), {})[build_id] = value
-    return {key: [v for _, v in sorted(by_build.items(), key=lambda item: order[item[0]])] for key, by_build in values.items()}
+                values.setdefault((series_id, metric), {}).setdefault(build_id, []).append(float(value))
+    return {key: sorted(by_build.items(), key=lambda item: order[item[0]]) for key, by_build in values.items()}

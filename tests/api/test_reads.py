@@ -1,6 +1,8 @@
 """Results, series and compare: filters, pages, round trips against what was ingested."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from dashboard.results.models import Result, Series
@@ -66,7 +68,10 @@ def test_series_list_and_points(api):
     assert points["metric"] == {"name": "speedup", "label": "speedup", "unit": "x", "higher_is_better": True}
     assert points["series"]["workload"] == "mlp_loop" and points["count"] == 3
     assert [(p["build"], p["value"]) for p in points["results"]] == [(ref_for_day(1), 1.5), (ref_for_day(2), 1.5), (ref_for_day(3), 1.2)]
-    assert points["results"][2]["low"] == pytest.approx(1.2 * 0.98) and points["results"][2]["high"] == pytest.approx(1.2 * 1.02)
+    # The +- is the run-to-run noise model (three builds: the 2% default), wider than the run's own 2% band.
+    assert points["noise"] == {"sd": 0.02, "source": "default", "dof": 0}
+    half = math.exp(1.96 * math.sqrt(2) * 0.02)
+    assert points["results"][2]["low"] == pytest.approx(1.2 / half) and points["results"][2]["high"] == pytest.approx(1.2 * half)
     latency = api.get(f"/api/v1/series/{cpu['signature']}/?metric=compiled_latency_ms&page_size=2").json()
     assert latency["count"] == 3 and len(latency["results"]) == 2 and latency["results"][0]["value"] == 2.0
     assert latency["results"][0]["low"] <= 2.0 <= latency["results"][0]["high"]

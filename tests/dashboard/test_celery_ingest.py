@@ -49,7 +49,11 @@ def test_the_worker_runs_detection_after_an_ingest(ingest_worker):
     """Ingest enqueues regression detection on the 'analysis' queue once its transaction commits."""
     from dashboard.regressions.models import AlertSummary, Regression
 
+    baseline = make_document(git_sha="a" * 40)  # a series' first build is its baseline: failures there are not regressions
+    baseline["build"]["commit_time"] = "2026-11-01T00:00:00+00:00"
+    ingest_run_document.apply_async(args=[baseline]).get(timeout=90)
     document = make_document()
+    document["build"]["commit_time"] = "2026-11-02T00:00:00+00:00"
     failing = document["results"][0]
     failing.update(status="compile_error", error={"type": "InductorError", "message": "boom"})
     ingest_run_document.apply_async(args=[document]).get(timeout=90)

@@ -169,3 +169,25 @@ def test_the_host_gate_does_not_hide_a_real_drop(probe_after, share):
     detect_all(runs)
     regression = Regression.objects.get(finding="change_point", metric="speedup")
     assert regression.kind == "regression" and regression.first_bad_build_id == runs[14].build_id
+
+
+def test_an_unrunnable_re_measurement_is_decided_by_the_next_build():
+    from dashboard.regressions.selectors import build_verdict
+
+    runs = speedup_history([1.25] * 14 + [1.20, 1.25])
+    detect_all(runs[:15])
+    request = Remeasurement.objects.get(metric="speedup")  # no worker of the class: it cannot run
+    assert build_verdict(build=runs[14].build, machine_class="cpu").verdict == "suspect"
+    detect_all(runs[15:])
+    request.refresh_from_db()
+    assert request.status == "rejected" and request.decision["decided_by"] == "next_build"
+    assert build_verdict(build=runs[14].build, machine_class="cpu").verdict == "pass"
+
+
+def test_the_second_bad_build_is_regressed_too():
+    from dashboard.regressions.selectors import build_verdict
+
+    runs = speedup_history([1.25] * 14 + [1.20, 1.20])
+    detect_all(runs)
+    assert Regression.objects.get(metric="speedup", kind="regression").first_bad_build_id == runs[14].build_id
+    assert [build_verdict(build=r.build, machine_class="cpu").verdict for r in runs[13:]] == ["pass", "regressed", "regressed"]

@@ -78,10 +78,13 @@ class RegressionTriageView(ApiView):
 
 class VerdictView(ApiView):
     @extend_schema(
-        operation_id="verdict", summary="Did this build regress? pass / regressed, with the list and a reason",
-        description="Against the previous build on the same machine class, or a named `baseline`. `reason` is "
-        "machine-readable: no_regressions, regressions_found, no_baseline, no_results, detection_pending. With "
-        "`fail_on_regression=true` a regressed build is answered 409 (same body), so `curl --fail` gates on it.",
+        operation_id="verdict", summary="Did this build regress? pass / regressed / suspect / pending, with the list and a reason",
+        description="Against the previous build on the same machine class, or a named `baseline`. `suspect`: moved, "
+        "not yet confirmed (each entry says what would confirm it); `pending`: no results or detection has not run. "
+        "`reason` is machine-readable: no_regressions, regressions_found, suspects_found, no_baseline, no_results, "
+        "detection_pending. With `fail_on_regression=true` a regressed build is answered 409 (same body), so "
+        "`curl --fail` gates on it; `fail_on_suspect=true` does the same for a suspect one; with either, a pending "
+        "verdict is 409 too (no answer is not a pass).",
         parameters=[VerdictQuerySerializer],
         responses={200: VerdictSerializer, 409: VerdictSerializer, **READ_ERRORS}, tags=["verdict"],
     )
@@ -97,5 +100,7 @@ class VerdictView(ApiView):
             "baseline": build_ref(verdict.baseline) if verdict.baseline else None, "machine_class": verdict.machine_class,
             "regressions": VerdictSerializer().fields["regressions"].to_representation(verdict.regressions),
         }
-        regressed = verdict.verdict == "regressed"
-        return Response(data, status=409 if regressed and q["fail_on_regression"] else 200)
+        gating = q["fail_on_regression"] or q["fail_on_suspect"]
+        failed = (verdict.verdict == "regressed" and q["fail_on_regression"]) or (
+            verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict == "pending" and gating)
+        return Response(data, status=409 if failed else 200)

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import math
+
+from django.apps import apps
 from drf_spectacular.utils import extend_schema
 
 from dashboard.api import selectors
@@ -28,8 +31,10 @@ class SeriesListView(ApiView):
 class SeriesPointsView(ApiView):
     @extend_schema(operation_id="series_points", summary="One metric of a series over builds: the data behind a trend chart",
                    description="One point per build, oldest first (a build measured twice: the result stored last). "
-                   "`low`/`high`: the noise band where the samples give one (speedup: its own noise; latency: the "
-                   "median's interval).",
+                   "`noise`: the run-to-run noise of this series and metric (`sd`, relative; `source`: series, class or "
+                   "default; null for an untracked metric), the noise detection and the verdict use. `low`/`high`: "
+                   "where another run of the same build falls 95% of the time (value x exp(+-1.96 sqrt(2) sd)), "
+                   "widened to the run's own band (speedup: its own noise; latency: the median's interval).",
                    parameters=[SeriesPointsQuerySerializer], responses={200: SeriesPointsPageSerializer, **READ_ERRORS},
                    tags=["series"])
     def get(self, request, signature: str):
@@ -43,17 +48,30 @@ class SeriesPointsView(ApiView):
         if points:
             since = range_since(newest=points[-1].at, range_key=options["range"])
             points = [p for p in points if since is None or p.at >= since]
-        rows = [_point(p, metric.name) for p in points]
+        noise = _noise(series, metric.name)
+        rows = [_point(p, metric.name, noise) for p in points]
         return self.page(request, rows, PointSerializer, series=SeriesSerializer(series).data, metric={
-            "name": metric.name, "label": metric.label, "unit": metric.unit, "higher_is_better": metric.higher_is_better})
+            "name": metric.name, "label": metric.label, "unit": metric.unit, "higher_is_better": metric.higher_is_better},
+            noise=noise.to_dict() if noise else None)
 
 
-def _point(point, metric: str) -> dict:
+def _noise(series, metric: str):
+    if not apps.is_installed("dashboard.regressions"):
+        return None
+    from dashboard.regressions.noise import series_noise_get  # noqa: PLC0415 (optional app)
+
+    return series_noise_get(series=series, metric=metric)
+
+
+def _point(point, metric: str, noise=None) -> dict:
     value = point.values.get(metric)
     low = high = None
     if metric == "speedup" and value is not None and point.speedup_noise is not None:
         low, high = value * (1 - point.speedup_noise), value * (1 + point.speedup_noise)
     elif metric in point.bands:
         low, high = point.bands[metric]
+    if noise is not None and value is not None:
+        half = math.exp(1.96 * math.sqrt(2.0) * noise.sd)
+        low, high = min(low if low is not None else value, value / half), max(high if high is not None else value, value * half)
     return {"build": point.ref, "at": point.at, "run": point.run_id, "result": point.result_id, "status": point.status,
             "value": value, "low": low, "high": high}

@@ -11,10 +11,15 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from dashboard.detection import compare_cases, detect, dynamic_gap
+from dashboard.detection import FLOORS, ChangePoint, DetectorConfig, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
-from dashboard.regressions.services.remeasure import remeasurement_decide, remeasurement_request
+from dashboard.regressions.noise import class_priors, point_noise
+from dashboard.regressions.services.remeasure import (
+    remeasurement_decide,
+    remeasurement_decide_by_next_build,
+    remeasurement_request,
+)
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS
 from dashboard.results.models import Build, Run, Series
 from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
@@ -51,25 +56,27 @@ def detection_run(*, run_id) -> DetectionOutcome:
         )
         series_list = list(Series.objects.filter(results__run=run).select_related("config", "workload").distinct())
         cache: dict[int, list[Point] | None] = {}  # one read of each series' history per pass
+        priors = class_priors(machine_class=machine_class, upto=run.build)
         for series in series_list:
             points = _points_upto(series=series, build_id=run.build_id, cache=cache)
             if points is None:
                 continue
             outcome.series_checked += 1
-            _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome)
+            _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome, priors=priors)
         _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
     return outcome
 
 
-def _series_detect(*, series: Series, points: list[Point], run: Run, summary: AlertSummary, outcome: DetectionOutcome) -> None:
+def _series_detect(*, series: Series, points: list[Point], run: Run, summary: AlertSummary, outcome: DetectionOutcome,
+                   priors) -> None:
     """One series' findings, in a savepoint: a series whose data the detector cannot handle is
     logged and skipped, never the end of the others' detection. A database error still ends the pass
     (the task is retried)."""
     try:
         with transaction.atomic():
-            _noisy_findings(series=series, points=points, summary=summary, outcome=outcome)
+            _noisy_findings(series=series, points=points, summary=summary, outcome=outcome, priors=priors)
             _deterministic_findings(series=series, points=points, summary=summary, outcome=outcome)
-            _decide_pending(series=series, run=run)
+            _decide_pending(series=series, points=points, summary=summary, priors=priors)
     except DatabaseError:
         raise
     except Exception:  # noqa: BLE001 (any fault of one series' data)
@@ -113,9 +120,13 @@ def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summ
     return regression
 
 
-def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummary, outcome: DetectionOutcome) -> None:
+def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummary, outcome: DetectionOutcome,
+                    priors: dict[str, float]) -> None:
     for metric, direction in TRACKED_METRICS.items():
         values = [p.values.get(metric) for p in points]
+        if sum(v is not None for v in values) < 2:
+            continue
+        _short_history(series=series, metric=metric, points=points, summary=summary, outcome=outcome, prior=priors.get(metric))
         if sum(v is not None for v in values) < 3:
             continue
         samples = [_pooled(p.samples.get(metric)) for p in points]
@@ -137,6 +148,38 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
             )
 
 
+def _short_history(*, series, metric: str, points: list[Point], summary, outcome, prior: float | None) -> None:
+    """The short-history rule (``early_check``): fewer builds before a change than the detector needs.
+    Two bad builds in a row are a regression; one is a suspect, re-measured where a worker can,
+    decided by the next build where none can (``remeasurement_decide_by_next_build``)."""
+    values = [p.values.get(metric) for p in points]
+    noise = point_noise(points[:-2], metric, prior=prior)  # the noise known before a change of 1-2 builds
+    found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric],
+                        min_before=DetectorConfig().min_before)
+    if found is None:
+        return
+    cp = ChangePoint(first_bad=found.first_bad, last_good=found.last_good, raised_at=len(points) - 1, kind="regression",
+                     relative_change=found.relative_change, magnitude=found.magnitude, before=found.before,
+                     after=found.after, z=found.z, confidence=0.0, state="suspect", noise=noise.sd)
+    if found.state == "suspect":
+        request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp,
+                                        extra={"rule": "short_history", "floor": FLOORS[metric], "noise_source": noise.source})
+        if request is not None:
+            outcome.remeasurements.append(request.id)
+        return
+    _record(
+        series=series, metric=metric, finding=Regression.Finding.CHANGE_POINT, kind=Regression.Kind.REGRESSION,
+        first_bad=points[found.first_bad].build_id, last_good=points[found.last_good].build_id,
+        raised=points[-1].build_id, summary=summary, outcome=outcome, magnitude=found.magnitude, confidence=None,
+        before_value=found.before, after_value=found.after,
+        details={"message": f"{metric} {found.before:.4g} -> {found.after:.4g} ({found.relative_change:+.1%}) on "
+                 f"{found.bad_builds} builds in a row, past the {FLOORS[metric]:.0%} floor and {abs(found.z):.1f} x the "
+                 f"run-to-run noise ({noise.sd:.2%}, {noise.source}); short history",
+                 "rule": "short_history", "z": found.z, "noise": noise.sd, "noise_source": noise.source,
+                 "delay": found.bad_builds},
+    )
+
+
 def host_slowed(points: list[Point], cp) -> dict | None:
     """``host_slowdown`` of the change's new builds against the points before it."""
     return host_slowdown(points[: cp.first_bad][-HOST_REFERENCE_RUNS:], points[cp.first_bad : cp.raised_at + 1])
@@ -153,7 +196,9 @@ def _change_message(metric: str, cp) -> str:
 
 def _deterministic_findings(*, series, points: list[Point], summary, outcome) -> None:
     current = points[-1]
-    previous = points[-2] if len(points) >= 2 else None
+    if len(points) < 2:
+        return  # a series' first build is its baseline: its failures are baseline state, not regressions
+    previous = points[-2]
     for finding in compare_cases(previous.case if previous else None, current.case):
         _record(
             series=series, metric=_FINDING_METRIC.get(finding.kind, "status"), finding=finding.kind,
@@ -196,8 +241,8 @@ def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, 
         u_points = {p.build_id: p for p in (_points_upto(series=unbacked, build_id=build_id, cache=cache) or [])}
         b_points = {p.build_id: p for p in (_points_upto(series=backed, build_id=build_id, cache=cache) or [])}
         builds = [b for b in u_points if b in b_points]  # both in build order (dicts keep it)
-        if not builds or builds[-1] != build_id:
-            continue
+        if len(builds) < 2 or builds[-1] != build_id:
+            continue  # the first build with both is the baseline
         found = dynamic_gap([b_points[b].values.get("speedup") for b in builds],
                             [u_points[b].values.get("speedup") for b in builds], threshold=DYNAMIC_GAP_THRESHOLD)
         for finding in found:
@@ -211,6 +256,8 @@ def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, 
             )
 
 
-def _decide_pending(*, series: Series, run: Run) -> None:
+def _decide_pending(*, series: Series, points: list[Point], summary: AlertSummary, priors: dict[str, float]) -> None:
     for request in Remeasurement.objects.filter(series=series, status=Remeasurement.Status.PENDING):
-        remeasurement_decide(remeasurement_id=request.id)
+        if remeasurement_decide(remeasurement_id=request.id).status == Remeasurement.Status.PENDING:
+            remeasurement_decide_by_next_build(remeasurement_id=request.id, points=points, summary=summary,
+                                               prior=priors.get(request.metric))

@@ -3,7 +3,10 @@ and the build before; the decision is taken on the combined runs of both builds.
 
 ``remeasurement_request`` records the request and hands it to ``remeasurement_dispatch`` once the
 transaction commits; ``remeasurement_decide`` runs after each detection pass on the series and
-decides as soon as both builds have at least two runs.
+decides as soon as both builds have at least two runs. A re-measurement that no worker can run (no
+worker of the class has both builds, e.g. documents posted from outside) never waits forever:
+``remeasurement_decide_by_next_build`` decides it on the next build of the series (a second bad
+build confirms it, a good one rejects it).
 """
 from __future__ import annotations
 
@@ -14,23 +17,26 @@ import statistics
 from django.db import transaction
 from django.utils import timezone
 
-from dashboard.detection import confirm_with_remeasurement
-from dashboard.regressions.history import TRACKED_METRICS, Point, series_points
+from dashboard.detection import K_NOISE, confirm_with_remeasurement, is_worse
+from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
+from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS
 
 log = logging.getLogger(__name__)
 MIN_RUNS = 2  # per build: the original run and at least one re-run
 
 
-def remeasurement_request(*, series, metric: str, points: list[Point], suspect, host: dict | None = None) -> Remeasurement | None:
+def remeasurement_request(*, series, metric: str, points: list[Point], suspect, host: dict | None = None,
+                          extra: dict | None = None) -> Remeasurement | None:
     """Re-measure the newest build against the last good one. ``host``: set when the change is held
-    back because the host was slowed (``detection.host_slowed``); kept with the suspect for the page."""
+    back because the host was slowed (``detection.host_slowed``); kept with the suspect for the page.
+    ``extra``: kept with the suspect too (the short-history rule's floor and noise source)."""
     if suspect.last_good is None:
         return None
     request, created = Remeasurement.objects.get_or_create(
         series=series, metric=metric, build_id=points[-1].build_id,
         defaults={"baseline_build_id": points[suspect.last_good].build_id,
-                  "suspect": {**suspect.to_dict(), **({"host_slowed": host} if host else {})}},
+                  "suspect": {**suspect.to_dict(), **({"host_slowed": host} if host else {}), **(extra or {})}},
     )
     if created:
         transaction.on_commit(lambda: remeasurement_dispatch(remeasurement_id=request.id))
@@ -42,17 +48,15 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
     workers of the series' machine class (``dashboard.dispatch``). Only where a worker of the class
     has reported both builds; otherwise the request waits on /regressions/ and is decided as soon as
     re-runs of both builds are ingested by any means (CLI, API). Returns the requested run ids."""
-    from dashboard.dispatch.models import BuildEnvironment
     from dashboard.dispatch.services import run_request
     from dashboard.results.models import Result
 
     request = Remeasurement.objects.select_related("series__workload", "series__config").get(pk=remeasurement_id)
     series, config = request.series, request.series.config
     builds = [request.build, request.baseline_build]
-    available = set(BuildEnvironment.objects.filter(machine_class=series.machine_class, build__in=builds)
-                    .values_list("build_id", flat=True))
-    if available != {b.id for b in builds}:
-        log.info("re-measurement %s: no worker of %s has both builds; waiting for re-runs", remeasurement_id, series.machine_class)
+    if not remeasurement_runnable(request):
+        log.info("re-measurement %s: no worker of %s has both builds; re-runs or the next build decide it",
+                 remeasurement_id, series.machine_class)
         return []
     run_ids = []
     for build in builds:
@@ -63,6 +67,72 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
                           dtypes=[config.dtype], notes=f"re-measurement {request.id} of {request.metric}")
         run_ids.append(str(run.id))
     return run_ids
+
+
+def remeasurement_runnable(request: Remeasurement) -> bool:
+    """Whether a runner worker of the series' machine class has reported both builds."""
+    from dashboard.dispatch.models import BuildEnvironment
+
+    available = set(BuildEnvironment.objects.filter(
+        machine_class=request.series.machine_class, build_id__in=[request.build_id, request.baseline_build_id],
+    ).values_list("build_id", flat=True))
+    return available == {request.build_id, request.baseline_build_id}
+
+
+def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Point], summary, prior: float | None = None,
+                                       before: int = 8) -> Remeasurement:
+    """Decide a pending re-measurement that no worker can run on the series' next build (``points``
+    in build order, up to the newest): worse than the median of the ``before`` builds up to the
+    baseline by ``K_NOISE`` x the run-to-run noise (and the suspect's floor, if it had one) confirms
+    it as a regression first bad at the suspect build, raised at the next one; otherwise it is
+    rejected. Nothing happens before a next build with a value exists, where a worker can run it, or
+    while the next build of a host-sensitive metric ran on a slowed host too."""
+    from dashboard.regressions.noise import point_noise  # noqa: PLC0415 (reads; avoids an import cycle)
+
+    with transaction.atomic():
+        request = Remeasurement.objects.select_for_update().select_related("series").get(pk=remeasurement_id)
+        if request.status != Remeasurement.Status.PENDING or remeasurement_runnable(request):
+            return request
+        ids = [p.build_id for p in points]
+        if request.build_id not in ids or request.baseline_build_id not in ids:
+            return request
+        metric, direction = request.metric, TRACKED_METRICS[request.metric]
+        later = [p for p in points[ids.index(request.build_id) + 1:] if p.values.get(metric)]
+        if not later:
+            return request
+        nxt = later[0]
+        history = [p for p in points[: ids.index(request.baseline_build_id) + 1] if p.values.get(metric)][-before:]
+        if metric in HOST_SENSITIVE_METRICS and host_slowdown(history[-HOST_REFERENCE_RUNS:], [nxt]) is not None:
+            return request  # the next build ran on a slowed host too: it cannot tell; re-runs on one host can
+        baseline = statistics.median(p.values[metric] for p in history)
+        noise = point_noise(points[: ids.index(request.baseline_build_id) + 1], metric, prior=prior)
+        sd = max(noise.sd, request.suspect.get("noise") or 0.0)
+        floor = request.suspect.get("floor") or 0.0
+        value = nxt.values[metric]
+        bad = is_worse(value, baseline, direction=direction, sd=sd, floor=floor)
+        rel = value / baseline - 1.0
+        request.decision = {"decided_by": "next_build", "next_build_id": nxt.build_id, "before": baseline,
+                            "after": value, "relative_change": rel, "noise": sd, "noise_source": noise.source,
+                            "k": K_NOISE, "floor": floor, "decision": "regression" if bad else "no_change"}
+        request.decided_at = timezone.now()
+        request.status = Remeasurement.Status.CONFIRMED if bad else Remeasurement.Status.REJECTED
+        if bad:
+            suspect = request.suspect
+            request.regression, _ = Regression.objects.get_or_create(
+                series=request.series, metric=metric, finding=Regression.Finding.CHANGE_POINT,
+                first_bad_build_id=request.build_id,
+                defaults={
+                    "kind": Regression.Kind.REGRESSION, "last_good_build_id": request.baseline_build_id,
+                    "raised_build_id": nxt.build_id, "magnitude": suspect.get("magnitude"), "confidence": None,
+                    "before_value": baseline, "after_value": value, "summary": summary,
+                    "details": {"message": f"{metric} {baseline:.4g} -> {suspect.get('after', value):.4g} and "
+                                f"{value:.4g} ({rel:+.1%}) on the next build: no worker could re-measure it, a "
+                                f"second bad build confirms it (past {K_NOISE:g} x noise {sd:.2%})",
+                                "confirmed_by": "next_build", "noise": sd, "noise_source": noise.source},
+                },
+            )
+        request.save()
+        return request
 
 
 def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:

@@ -1,0 +1,163 @@
+"""Run-to-run noise from real replicates, and the short-history rule (issue #15 items 1 and 3). Pure.
+
+Run-to-run noise of one series and metric (``series_noise``): the robust spread of its
+consecutive-build log differences (over / sqrt(2); differences that cross a known change are left
+out) pooled with the spread of repeated runs of one build (re-runs, re-measurements). Compile time
+and memory are measured once per run, so this is their only noise; for speedup and latency it is
+several times the within-run bootstrap (``speedup_noise``) on real GPU data. ``noise_estimate``
+picks, in order: the series' own estimate (at least ``MIN_SERIES_DOF`` degrees of freedom, shrunk
+toward the prior), a prior per machine class and metric pooled from the series of that class
+(``class_prior``), else ``DEFAULT_NOISE``. All sds are relative (sd of the log).
+
+Short history (``early_check``): with fewer earlier builds than the change-point detector needs
+(``min_before``), the newest builds are compared with the median of the builds before them: worse by
+at least the metric's floor (``FLOORS``, the HUD bot's) and by ``K_NOISE`` x the noise. One bad
+build is a ``suspect``; two bad builds in a row are ``regressed``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Sequence
+
+import numpy as np
+
+from .noise import MAD_TO_SD
+from .types import direction_sign
+
+#: Conservative run-to-run sd per metric before anything is known of a series or its class.
+DEFAULT_NOISE = {
+    "speedup": 0.02, "compiled_latency_ms": 0.02, "eager_latency_ms": 0.02,
+    "compile_time_cold_s": 0.10, "compile_time_warm_s": 0.10,
+    "compiled_peak_memory_bytes": 0.02, "eager_peak_memory_bytes": 0.02,
+}
+#: Smallest relative change the short-history rule calls bad (as the HUD's bot: 5% / 15% / 5%).
+FLOORS = {
+    "speedup": 0.05, "compiled_latency_ms": 0.05, "eager_latency_ms": 0.05,
+    "compile_time_cold_s": 0.15, "compile_time_warm_s": 0.15,
+    "compiled_peak_memory_bytes": 0.05, "eager_peak_memory_bytes": 0.05,
+}
+K_NOISE = 3.0  # a change must also be this many run-to-run sds
+MIN_SERIES_DOF = 4  # degrees of freedom before a series' own estimate is used
+PRIOR_DOF = 2.0  # weight of the prior when a series' own estimate is shrunk toward it
+MIN_CLASS_SERIES = 2  # series with their own estimate before a class prior exists
+WINSOR = 3.0  # squared residuals are capped at this many core (MAD) sds
+
+
+@dataclass(frozen=True)
+class NoiseEstimate:
+    sd: float  # relative run-to-run sd (sd of the log)
+    source: str  # 'series' | 'class' | 'default'
+    dof: int = 0  # the series' own degrees of freedom (0 for a prior)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "sd": round(float(self.sd), 6)}
+
+
+def _residuals(values: Sequence[float | None], runs: Sequence[Sequence[float]] | None, breaks: Sequence[int]) -> np.ndarray:
+    """Residuals that each have the run-to-run sd: consecutive log differences / sqrt(2) (not across
+    a break: a break index is the first point of a new level) and repeated runs about their mean."""
+    out: list[float] = []
+    prev = None  # (index, log value)
+    cut = set(breaks)
+    for i, v in enumerate(values):
+        if v is None or not math.isfinite(v) or v <= 0:
+            continue
+        lv = math.log(v)
+        if prev is not None and not any(prev[0] < b <= i for b in cut):
+            out.append((lv - prev[1]) / math.sqrt(2.0))
+        prev = (i, lv)
+    for build_runs in runs or []:
+        logs = [math.log(x) for x in build_runs or [] if x is not None and math.isfinite(x) and x > 0]
+        if len(logs) >= 2:
+            mean = sum(logs) / len(logs)
+            scale = math.sqrt(len(logs) / (len(logs) - 1))
+            out.extend((x - mean) * scale for x in logs[:-1])  # n - 1 degrees of freedom
+    return np.asarray(out, dtype=float)
+
+
+def series_noise(values: Sequence[float | None], runs: Sequence[Sequence[float]] | None = None,
+                 breaks: Sequence[int] = ()) -> tuple[float, int]:
+    """(sd, degrees of freedom) of a series' run-to-run noise: the winsorised RMS of its residuals
+    (``_residuals``); ``runs``: per build, the values of its repeated runs; ``breaks``: indices of
+    first bad points of known changes. (nan, 0) with no residual."""
+    r = _residuals(values, runs, breaks)
+    if r.size == 0:
+        return math.nan, 0
+    core = MAD_TO_SD * float(np.median(np.abs(r)))
+    cap = WINSOR * core
+    return math.sqrt(float(np.mean(np.minimum(r * r, cap * cap)))), int(r.size)
+
+
+def class_prior(estimates: Sequence[tuple[float, int]]) -> float:
+    """The prior of a machine class and metric: median sd of its series that have their own estimate
+    (nan when fewer than ``MIN_CLASS_SERIES``)."""
+    sds = [sd for sd, dof in estimates if dof >= MIN_SERIES_DOF and math.isfinite(sd)]
+    return float(np.median(sds)) if len(sds) >= MIN_CLASS_SERIES else math.nan
+
+
+def noise_estimate(metric: str, values: Sequence[float | None], runs: Sequence[Sequence[float]] | None = None, *,
+                   breaks: Sequence[int] = (), prior: float | None = None, floor: float | None = None) -> NoiseEstimate:
+    """The run-to-run noise used for ``metric`` of one series (see the module docstring). ``prior``:
+    the class prior (nan/None: none); ``floor``: a within-run standard error the sd never goes below."""
+    base = (NoiseEstimate(prior, "class") if prior is not None and math.isfinite(prior) and prior > 0
+            else NoiseEstimate(DEFAULT_NOISE.get(metric, 0.02), "default"))
+    sd, dof = series_noise(values, runs, breaks)
+    out = base
+    if dof >= MIN_SERIES_DOF:
+        out = NoiseEstimate(math.sqrt((dof * sd * sd + PRIOR_DOF * base.sd ** 2) / (dof + PRIOR_DOF)), "series", dof)
+    if floor is not None and math.isfinite(floor) and floor > out.sd:
+        out = NoiseEstimate(floor, out.source, out.dof)
+    return out
+
+
+@dataclass(frozen=True)
+class EarlyChange:
+    """A change found by the short-history rule: ``state`` 'regressed' (two or more bad builds in a
+    row) or 'suspect' (the newest build only); indices into the series."""
+
+    state: str
+    first_bad: int
+    last_good: int
+    before: float  # median of the builds before the change
+    after: float  # median of the bad builds
+    relative_change: float
+    magnitude: float  # signed by goodness: negative is worse
+    z: float  # log change over the noise sd, signed like magnitude
+    bad_builds: int
+
+
+def is_worse(value: float, baseline: float, *, direction: str, sd: float, floor: float, k: float = K_NOISE) -> bool:
+    """``value`` worse than ``baseline`` by at least ``floor`` (relative) and ``k`` x ``sd`` (log)."""
+    sign = direction_sign(direction)
+    magnitude = sign * (value / baseline - 1.0)
+    return magnitude <= -floor and abs(math.log(value / baseline)) >= k * sd
+
+
+def early_check(values: Sequence[float | None], *, direction: str, sd: float, floor: float, k: float = K_NOISE,
+                min_before: int = 8) -> EarlyChange | None:
+    """The short-history rule on the newest build of ``values`` (None: no value). Only where fewer
+    than ``min_before`` valid builds precede the change (past that the change-point detector
+    decides); the first build is the baseline and is never bad."""
+    idx = [i for i, v in enumerate(values) if v is not None and math.isfinite(v) and v > 0]
+    if len(idx) < 2 or idx[-1] != len(values) - 1:
+        return None
+    found = None
+    for run in range(1, len(idx)):  # the longest trailing run of builds all worse than the ones before
+        base_idx, bad_idx = idx[:-run], idx[-run:]
+        if len(base_idx) >= min_before:
+            continue
+        base = float(np.median([values[i] for i in base_idx]))
+        if not all(is_worse(values[i], base, direction=direction, sd=sd, floor=floor, k=k) for i in bad_idx):
+            break
+        found = (base_idx, bad_idx, base)
+    if found is None:
+        return None
+    base_idx, bad_idx, base = found
+    after = float(np.median([values[i] for i in bad_idx]))
+    rel = after / base - 1.0
+    sign = direction_sign(direction)
+    return EarlyChange(state="regressed" if len(bad_idx) >= 2 else "suspect", first_bad=bad_idx[0],
+                       last_good=base_idx[-1], before=base, after=after, relative_change=rel,
+                       magnitude=sign * rel, z=sign * math.log(after / base) / sd if sd > 0 else -math.inf,
+                       bad_builds=len(bad_idx))

@@ -1,0 +1,64 @@
+"""Reads for the run-to-run noise model (issue #15 item 1): one series' estimate from its points, and
+the prior per machine class and metric pooled from every series of the class
+(``dashboard.detection.replicates``). Detection, both verdicts and the API's +- all use these.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+from dashboard.detection import NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
+from dashboard.regressions.history import TRACKED_METRICS, Point
+from dashboard.results.models import BuildSummary, Result
+
+PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
+
+
+def class_priors(*, machine_class: str, upto=None) -> dict[str, float]:
+    """Per metric, the median run-to-run sd of the class's series with enough history (nan: none),
+    over the newest ``PRIOR_BUILDS`` builds of the class (up to the build ``upto`` when given).
+    Builds are points; runs of one build are repeated runs."""
+    summaries = BuildSummary.objects.filter(machine_class=machine_class)
+    if upto is not None:
+        summaries = summaries.filter(ordered_at__lte=upto.ordered_at)
+    builds = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:PRIOR_BUILDS])
+    order = {build_id: i for i, build_id in enumerate(reversed(builds))}
+    rows = Result.objects.filter(series__machine_class=machine_class, build_id__in=builds, status=Result.Status.PASS
+                                 ).values_list("series_id", "build_id", *TRACKED_METRICS)
+    runs: dict[tuple[str, int], dict[int, list[float]]] = {}
+    for series_id, build_id, *metrics in rows:
+        for metric, value in zip(TRACKED_METRICS, metrics):
+            if value is not None and value > 0:
+                runs.setdefault((metric, series_id), {}).setdefault(build_id, []).append(float(value))
+    per_metric: dict[str, list[tuple[float, int]]] = {}
+    for (metric, _), by_build in runs.items():
+        ordered = [by_build[b] for b in sorted(by_build, key=order.__getitem__)]
+        per_metric.setdefault(metric, []).append(
+            series_noise([statistics.median(r) for r in ordered], runs=ordered))
+    return {metric: class_prior(per_metric.get(metric, [])) for metric in TRACKED_METRICS}
+
+
+def point_noise(points: list[Point], metric: str, *, prior: float | None = None, breaks=()) -> NoiseEstimate:
+    """The noise model of one series and metric from its points (build order): consecutive builds,
+    repeated runs of a build, floored at the median within-run standard error of its samples."""
+    values = [p.values.get(metric) for p in points]
+    runs = [p.run_values.get(metric) or [] for p in points]
+    ses = [within_run_se([x for run in p.samples.get(metric, []) for x in run]) for p in points if p.samples.get(metric)]
+    ses = [se for se in ses if math.isfinite(se)]
+    return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
+
+
+def series_noise_get(*, series, metric: str) -> NoiseEstimate | None:
+    """The noise model of ``metric`` on ``series`` over its whole stored history (None for a metric
+    detection does not track). Steps detection alerted on are breaks, not noise."""
+    from dashboard.regressions.history import series_points  # noqa: PLC0415
+    from dashboard.regressions.models import Regression  # noqa: PLC0415
+
+    if metric not in TRACKED_METRICS:
+        return None
+    points = series_points(series_id=series.id)
+    starts = set(Regression.objects.filter(series=series, metric=metric, finding=Regression.Finding.CHANGE_POINT)
+                 .exclude(status=Regression.Status.INVALID).values_list("first_bad_build_id", flat=True))
+    breaks = [i for i, p in enumerate(points) if p.build_id in starts]
+    prior = class_priors(machine_class=series.machine_class).get(metric)
+    return point_noise(points, metric, prior=prior, breaks=breaks)

@@ -1,0 +1,56 @@
+"""Run-to-run noise from replicates and the short-history rule (dashboard.detection.replicates)."""
+import math
+import random
+
+from dashboard.detection import DEFAULT_NOISE, early_check, noise_estimate, series_noise
+
+LOWER, HIGHER = "lower_is_better", "higher_is_better"
+
+
+def test_series_noise_matches_the_run_to_run_sd_and_ignores_a_known_step():
+    rng = random.Random(3)
+    values = [10 * math.exp(rng.gauss(0, 0.05)) for _ in range(60)]
+    sd, dof = series_noise(values)
+    assert 0.04 < sd < 0.06 and dof == 59
+    stepped = values[:30] + [v * 1.5 for v in values[30:]]
+    sd_step, dof_step = series_noise(stepped, breaks=[30])
+    assert dof_step == 58 and abs(sd_step / sd - 1) < 0.05
+    assert series_noise(stepped)[0] < 1.1 * sd  # unknown, the one step difference is winsorised
+
+
+def test_repeated_runs_of_one_build_count_as_replicates():
+    sd, dof = series_noise([10.0], runs=[[10.0, 11.0, 9.0, 10.5, 9.5]])
+    assert dof == 4 and 0.05 < sd < 0.12
+
+
+def test_noise_source_series_then_class_then_default():
+    assert noise_estimate("compile_time_cold_s", [10, 11]).source == "default"
+    assert noise_estimate("compile_time_cold_s", [10, 11]).sd == DEFAULT_NOISE["compile_time_cold_s"]
+    assert noise_estimate("speedup", [1.0, 1.01], prior=0.004) .source == "class"
+    own = noise_estimate("speedup", [1.0, 1.01, 0.99, 1.0, 1.02, 1.0], prior=0.004)
+    assert own.source == "series" and own.dof == 5 and own.sd > 0.004
+    assert noise_estimate("speedup", [1.0] * 8).sd < 0.01  # shrunk toward the 2% default
+    assert noise_estimate("speedup", [1.0] * 8, floor=0.03).sd == 0.03  # within-run floor
+
+
+def test_first_week_suspect_then_regressed_compile_time():
+    history = [17.9, 18.6, 16.8, 17.4]  # four earlier builds
+    assert early_check(history + [26.9], direction=LOWER, sd=0.1, floor=0.15).state == "suspect"
+    second = early_check(history + [26.9, 27.0], direction=LOWER, sd=0.1, floor=0.15)
+    assert (second.state, second.first_bad, second.last_good, second.bad_builds) == ("regressed", 4, 3, 2)
+    assert second.magnitude < -0.4
+
+
+def test_first_week_needs_both_the_floor_and_k_noise():
+    base = [1.30, 1.31, 1.30]
+    assert early_check(base + [1.26, 1.26], direction=HIGHER, sd=0.001, floor=0.05) is None  # 3% < 5% floor
+    assert early_check(base + [1.20, 1.20], direction=HIGHER, sd=0.04, floor=0.05) is None  # 8% < 3 x 4%
+    assert early_check(base + [1.20, 1.20], direction=HIGHER, sd=0.01, floor=0.05).state == "regressed"
+    assert early_check(base + [1.45, 1.45], direction=HIGHER, sd=0.01, floor=0.05) is None  # improvement
+
+
+def test_first_build_is_the_baseline_and_long_histories_are_left_to_the_detector():
+    assert early_check([10.0], direction=LOWER, sd=0.1, floor=0.15) is None
+    assert early_check([10.0] * 8 + [20.0], direction=LOWER, sd=0.1, floor=0.15) is None
+    assert early_check([10.0] * 7 + [20.0, 20.0], direction=LOWER, sd=0.1, floor=0.15).state == "regressed"
+    assert early_check([10.0, 20.0, None], direction=LOWER, sd=0.1, floor=0.15) is None  # no newest value
