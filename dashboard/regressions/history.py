@@ -16,6 +16,7 @@ from dashboard.results.host import (
     slowed,
 )
 from dashboard.results.models import Result
+from dashboard.results.variants import PLAIN_BUILD
 
 # The noisy metrics detection watches, with their direction (higher or lower is better).
 TRACKED_METRICS = {
@@ -55,7 +56,7 @@ def metric_samples(metric: str, samples: dict) -> list[float] | None:
 def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset()) -> list[Point]:
     """Every build with a result on the series, oldest first. ``excluded``: (metric, build id) pairs
     triaged as invalid: their value is dropped so they never enter a baseline again."""
-    rows = Result.objects.filter(series_id=series_id).order_by("build__ordered_at", "build_id", "run__ingested_at")
+    rows = Result.objects.filter(PLAIN_BUILD, series_id=series_id).order_by("build__ordered_at", "build_id", "run__ingested_at")
     points = points_from_rows(_with_host(rows).values(*_ROW_FIELDS))
     for point in points:
         for metric in TRACKED_METRICS:

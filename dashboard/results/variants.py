@@ -5,8 +5,15 @@ A variant is its own ``Build``: the base's torch version and git sha, ``local_la
 """
 from __future__ import annotations
 
+from django.db.models import Q
+
 from contract.variants import InvalidOverride, Overrides, variant_label
 from runner.document import DocumentError, InvalidDocument
+
+
+# Rows of plain builds only: a variant's results are its own series' points on its A/B page and run
+# pages, never points of its base build's trends or of the history detection reads.
+PLAIN_BUILD = Q(build__overrides={})
 
 
 def overrides_stored(build) -> Overrides:

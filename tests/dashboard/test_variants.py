@@ -120,9 +120,13 @@ def test_a_variants_cases_carry_its_overrides_in_spec_and_repro():
         workload, compile_mode, shape_regime, dtype, device, backend, size = "mlp_loop", "default", "static", "float32", "cpu", "inductor", "tiny"
 
     overrides = Overrides.build({"inductor.max_autotune": True}, {"TORCHINDUCTOR_FREEZING": "1"})
-    assert _spec_dict(Spec(), overrides)["config"] == {"inductor.max_autotune": True}
-    assert _spec_dict(Spec(), overrides)["env"] == {"TORCHINDUCTOR_FREEZING": "1"}
-    assert "config" not in _spec_dict(Spec(), Overrides())
+    assert _spec_dict(Spec(), overrides)["config_overrides"] == {"inductor.max_autotune": True}
+    assert _spec_dict(Spec(), overrides)["env_overrides"] == {"TORCHINDUCTOR_FREEZING": "1"}
+    assert "config_overrides" not in _spec_dict(Spec(), Overrides())
+    # The runner's case spec takes exactly these fields (a message's spec becomes a CaseSpec).
+    from runner.engine.spec import CaseSpec
+    spec = CaseSpec(**_spec_dict(Spec(), overrides))
+    assert spec.config_overrides == {"inductor.max_autotune": True}
     assert variant_repro("python -m runner run", overrides).endswith(
         "--config inductor.max_autotune=true --env TORCHINDUCTOR_FREEZING=1")
 
@@ -189,3 +193,19 @@ def test_schedule_run_schedules_a_nightly_variant_and_refuses_a_bad_key():
     tasks = PeriodicTask.objects.filter(task="dispatch.scheduled_run").order_by("name")
     assert tasks.count() == 2  # the variant's nightly does not replace its base's
     assert '"config": {"inductor.max_autotune": true}' in tasks.last().kwargs
+
+
+def test_a_variant_never_becomes_a_point_of_its_base_builds_trends_or_detection_history():
+    from dashboard.regressions.history import series_points
+    from dashboard.results.models import Result, Series
+    from dashboard.results.selectors.workloads import series_history, workload_latest
+
+    run_ingest(document=make_document(results=[make_result()]), detect=False)
+    run_ingest(document=variant_document(results=[make_result(speedup=0.5)]), detect=False)
+    series = Series.objects.get()
+    assert Result.objects.filter(series=series).count() == 2  # both stored, on the same series
+    base = Build.objects.get(overrides={})
+    assert [p.build_id for p in series_points(series_id=series.id)] == [base.id]
+    history = series_history(series=series)
+    assert {point.build_id for point in history.points} == {base.id}
+    assert [r.build_id for r in workload_latest(workload=series.workload, machine_class=series.machine_class)] == [base.id]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from dashboard.results.aggregates import geomean
 from dashboard.results.models import BuildSummary, Result, Series
 from dashboard.results.selectors.common import ref_for
+from dashboard.results.variants import PLAIN_BUILD
 
 GAP_HIGHLIGHT = 0.05  # a ratio further than this from 1 is highlighted
 
@@ -96,7 +97,7 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
             config__shape_regime__in=("backed", "unbacked"),
         ).values("id", "workload__name", "config__shape_regime")
     }
-    summaries = BuildSummary.objects.filter(machine_class=machine_class)
+    summaries = BuildSummary.objects.filter(PLAIN_BUILD, machine_class=machine_class)
     if build_ids is not None:
         summaries = summaries.filter(build_id__in=build_ids)
     elif since is not None:

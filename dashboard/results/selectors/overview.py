@@ -10,6 +10,7 @@ from dashboard.results.models import BuildSummary, Config, ConfigSummary
 from dashboard.results.selectors.builds import build_summary_latest, build_summary_previous, machine_class_list
 from dashboard.results.selectors.common import config_label, ref_for
 from dashboard.results.selectors.regressions import open_regression_counts
+from dashboard.results.variants import PLAIN_BUILD
 
 
 FIGURES = OVERVIEW_FIGURES
@@ -113,7 +114,7 @@ def overview_trend(*, machine_class: str, since: dt.datetime | None, config_ids:
     """The suite-level figures of every configuration of a machine class over builds since
     ``since``: ``{"configs": {config_id: label}, "points": {config_id: [point, ...]}, "builds": [ref, ...]}``, each point
     ``{"ref", "at", "version", <figure key>: value}``, oldest first."""
-    rows = ConfigSummary.objects.filter(machine_class=machine_class)
+    rows = ConfigSummary.objects.filter(PLAIN_BUILD, machine_class=machine_class)
     if since is not None:
         rows = rows.filter(ordered_at__gte=since)
     if config_ids is not None:

@@ -13,6 +13,7 @@ from dashboard.results.aggregates import median_interval
 from dashboard.results.host import COMPILED_HOST_SHARE, HOST_PROBE_MS
 from dashboard.results.models import Config, Result, Series, Workload
 from dashboard.results.selectors.common import METRICS, NotFound, ref_for
+from dashboard.results.variants import PLAIN_BUILD
 
 
 def workload_get(*, name: str) -> Workload:
@@ -36,7 +37,7 @@ def workload_latest(*, workload: Workload, machine_class: str) -> list[Result]:
         order_by=[F("build__ordered_at").desc(), F("build_id").desc(), F("id").desc()],
     )
     rows = (
-        Result.objects.filter(series__workload=workload, series__machine_class=machine_class)
+        Result.objects.filter(PLAIN_BUILD, series__workload=workload, series__machine_class=machine_class)
         .annotate(newest=newest)
         .filter(newest=1)
         .select_related("config", "build", "run")
@@ -95,7 +96,7 @@ def series_history(*, series: Series) -> SeriesHistory:
     result stored last when a build ran twice)."""
     metric_names = [m.name for m in METRICS]
     rows = (
-        Result.objects.filter(series=series)
+        Result.objects.filter(PLAIN_BUILD, series=series)
         .order_by("build__ordered_at", "build_id", "id")
         .annotate(host_probe=HOST_PROBE_MS, host_share=COMPILED_HOST_SHARE)
         .values(
