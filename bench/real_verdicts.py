@@ -77,6 +77,8 @@ def replay(builds: list[tuple[str, list[dict]]], *, keep_sha: bool = False, star
             doc["run"]["id"] = str(uuid.uuid4())
             if not keep_sha:
                 doc["build"]["git_sha"] = sha
+            if doc["build"].pop("overrides", None):  # a recorded variant replayed as a plain nightly
+                doc["build"]["local_label"] = doc["build"].get("local_label", "").split(".")[0]
             doc["build"]["commit_time"] = (dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
                                            + dt.timedelta(days=start_day - 1 + i)).isoformat()
             doc["build"]["label"] = f"replay {i + 1}: {name}"
@@ -95,6 +97,53 @@ def replay(builds: list[tuple[str, list[dict]]], *, keep_sha: bool = False, star
                      "findings": [f"{r['workload']} {r['metric']} {r['kind']}" for r in default.regressions]})
     _baselines(rows, [b.id for b in stored], Build)
     return rows
+
+
+def named_pairs(build_ids: list[int]) -> list[tuple[int, int, str]]:
+    """The named-baseline verdict of every later build against every earlier one: (i, j, verdict)."""
+    from dashboard.regressions.selectors import build_verdict
+    from dashboard.results.models import Build
+
+    builds = [Build.objects.get(pk=b) for b in build_ids]
+    out = []
+    for j, build in enumerate(builds):
+        machine_class = build.runs.values_list("machine__machine_class", flat=True).first()
+        for i in range(j):
+            out.append((i + 1, j + 1, build_verdict(build=build, machine_class=machine_class, baseline=builds[i]).verdict))
+    return out
+
+
+CHANGE_METRICS = {"speedup": 1, "compiled_latency_ms": -1, "compile_time_cold_s": -1}
+
+
+def planted_changes(history: list[tuple[str, list[dict]]], then: list[tuple[str, list[dict]]]) -> str:
+    """Per workload and metric: the history's median and run-to-run sd, each later build's change
+    against that median, and whether it is past 3x the sd (what the targets require to be caught)."""
+    import statistics
+
+    def values(builds):
+        table: dict[tuple[str, str], list[float]] = {}
+        for _, documents in builds:
+            per_build: dict[tuple[str, str], list[float]] = {}
+            for document in documents:
+                for result in document["results"]:
+                    for metric in CHANGE_METRICS:
+                        value = result["metrics"].get(metric)
+                        if result["status"] == "pass" and value:
+                            per_build.setdefault((result["workload"], metric), []).append(value)
+            for key, vals in per_build.items():
+                table.setdefault(key, []).append(statistics.median(vals))
+        return table
+
+    before, after = values(history), values(then)
+    lines = [f"{'workload':18} {'metric':20} {'history median':>14} {'sd':>6}  later builds: change (x sd)"]
+    for key in sorted(before):
+        hist = before[key]
+        median = statistics.median(hist)
+        sd = statistics.stdev(hist) / statistics.mean(hist) if len(hist) > 1 else float("nan")
+        changes = [f"{100 * (v / median - 1):+6.1f}% ({abs(v / median - 1) / sd:4.1f})" for v in after.get(key, [])]
+        lines.append(f"{key[0]:18} {key[1]:20} {median:14.4g} {100 * sd:5.2f}%  " + "  ".join(changes))
+    return "\n".join(lines)
 
 
 def _baselines(rows: list[dict], build_ids: list[int], Build) -> None:
@@ -143,6 +192,8 @@ def main(argv=None) -> int:
     parser.add_argument("--keep-sha", action="store_true", help="keep the documents' git shas (repeated runs of one build)")
     parser.add_argument("--plant", help="METRIC:WORKLOAD:FACTOR applied to the --then builds")
     parser.add_argument("--database-url", help="default: a throwaway SQLite in PTBENCH_DATA_DIR or a temporary directory")
+    parser.add_argument("--all-pairs", action="store_true",
+                        help="also the named-baseline verdict of every history build against every earlier one")
     args = parser.parse_args(argv)
     history = args.history[-args.with_earlier:] if args.with_earlier else args.history
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
@@ -159,10 +210,18 @@ def main(argv=None) -> int:
         if args.plant:
             metric, workload, factor = args.plant.split(":")
             then = planted(then, metric, workload, float(factor))
-        rows = replay(load_builds(history) + then, keep_sha=args.keep_sha)
+        history_builds = load_builds(history)
+        rows = replay(history_builds + then, keep_sha=args.keep_sha)
+        pairs = named_pairs([r["build_id"] for r in rows[: len(history_builds)]]) if args.all_pairs else []
     finally:
         teardown_databases(old, verbosity=0)
     print(format_rows(rows))
+    if pairs:
+        failed = [f"{i}->{j}: {v}" for i, j, v in pairs if v != "pass"]
+        print(f"\nnamed-baseline verdicts between history builds: {len(pairs) - len(failed)} of {len(pairs)} pairs pass"
+              + (f"; not pass: {', '.join(failed)}" if failed else ""))
+    if then:
+        print("\n" + planted_changes(history_builds, then))
     return 0
 
 
