@@ -490,7 +490,7 @@ class VerdictRegressionSerializer(serializers.Serializer):
 
 
 class VerdictSerializer(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=["pass", "regressed"])
+    verdict = serializers.ChoiceField(choices=["pass", "regressed", "pending"], help_text="pending: detection has not gone over every run of the build yet")
     reason = serializers.CharField(help_text="machine-readable: no_regressions, regressions_found, no_baseline, no_results, detection_pending")
     build = serializers.CharField(help_text=BUILD_REF_HELP)
     baseline = serializers.CharField(allow_null=True)

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
+from dashboard.durable import send_after_commit
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, field_path, load_document
@@ -69,7 +70,7 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
             prepare(doc)
         outcome = _store(doc)
         if outcome.results_created and detect and settings.DETECT_AFTER_INGEST:
-            transaction.on_commit(lambda: detection_enqueue(run_id=outcome.run_id))
+            send_after_commit(lambda: detection_enqueue(run_id=outcome.run_id), what=f"detection of run {outcome.run_id}")
     return outcome
 
 

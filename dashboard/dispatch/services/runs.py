@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.dispatch import broker
+from dashboard.durable import send_after_commit
 from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, run_plan
 from dashboard.results.models import Build, Machine, Run
@@ -53,7 +54,8 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
                 )
                 for case in planned.plan.cases
             )
-            transaction.on_commit(lambda: run_enqueue_cases(run_id=run.id))
+            # Redis down: the run is stored all the same and the stale-case sweep sends its cases.
+            send_after_commit(lambda: run_enqueue_cases(run_id=run.id), what=f"the cases of run {run.id}")
         build_summary_refresh(build_id=build.id, machine_class=machine_class)
     return run
 
@@ -124,8 +126,8 @@ def run_cases_cancel(*, run: Run) -> int:
     task_ids = [t for t in open_cases.values_list("task_id", flat=True) if t]
     count = open_cases.update(state=CaseTask.State.CANCELLED, finished_at=timezone.now())
     run_id = str(run.id)
-    transaction.on_commit(lambda: broker.run_cancelled_flag_set(run_id=run_id))
-    transaction.on_commit(lambda: broker.tasks_revoke(task_ids=task_ids))
+    send_after_commit(lambda: broker.run_cancelled_flag_set(run_id=run_id), what=f"the cancel flag of run {run_id}")
+    send_after_commit(lambda: broker.tasks_revoke(task_ids=task_ids), what=f"revokes of run {run_id}")
     return count
 
 
@@ -146,5 +148,5 @@ def run_finish_if_done(*, run: Run) -> bool:
         from dashboard.results.services import detection_enqueue
 
         run_id = str(run.id)
-        transaction.on_commit(lambda: detection_enqueue(run_id=run_id))
+        send_after_commit(lambda: detection_enqueue(run_id=run_id), what=f"detection of run {run_id}")
     return True

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.detection import confirm_with_remeasurement
+from dashboard.durable import send_after_commit
 from dashboard.regressions.history import TRACKED_METRICS, Point, series_points
 from dashboard.regressions.models import Regression, Remeasurement
 
@@ -33,7 +34,7 @@ def remeasurement_request(*, series, metric: str, points: list[Point], suspect, 
                   "suspect": {**suspect.to_dict(), **({"host_slowed": host} if host else {})}},
     )
     if created:
-        transaction.on_commit(lambda: remeasurement_dispatch(remeasurement_id=request.id))
+        send_after_commit(lambda: remeasurement_dispatch(remeasurement_id=request.id), what=f"re-measurement {request.id}")
     return request
 
 
