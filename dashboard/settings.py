@@ -218,6 +218,9 @@ EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10.0)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="ptbench@localhost")
 ALERTS_HTTP_TIMEOUT_S = env.float("ALERTS_HTTP_TIMEOUT_S", default=10.0)  # Slack webhook POST
+# Webhooks on loopback or private addresses are refused (a subscription would let a user probe the
+# dashboard's own network); allow them for a local recorder (tests) or a Slack relay inside the network.
+ALERTS_ALLOW_PRIVATE_WEBHOOKS = env.bool("ALERTS_ALLOW_PRIVATE_WEBHOOKS", default=False)
 # A failed delivery worth retrying waits these many seconds before each further try (so at most
 # 1 + len tries). One past PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT is handed out again while it waits:
 # its copies find the try made (send_delivery's attempts_before) and do nothing.

@@ -95,3 +95,22 @@ def test_the_case_process_refuses_a_module_it_may_not_import(monkeypatch, tmp_pa
     record = run_case(spec, ResultFile(tmp_path / "result.json"))
     assert record.status == "eager_error" and "only catalog names" in record.error["message"]
     assert calls == []
+
+
+@pytest.mark.parametrize("name", ["../../admin/x", "..", "a b", "a/b"])
+def test_a_workload_name_that_is_not_a_url_segment_is_refused_at_ingest(writer, name):
+    """``../../admin/x`` used to be stored, and its workload link led to ``/admin/x/``."""
+    import json
+
+    from dashboard.results.models import Workload
+    from tests.documents import make_document
+
+    document = make_document()
+    old = document["workloads"][0]["name"]
+    document["workloads"][0]["name"] = name
+    for result in document["results"]:
+        if result["workload"] == old:
+            result["workload"] = name
+    response = writer.post("/api/v1/runs/submit/", json.dumps(document), content_type="application/json")
+    assert response.status_code == 400 and "workloads[0].name" in fields(response)
+    assert not Run.objects.exists() and not Workload.objects.exists()
