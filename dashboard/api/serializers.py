@@ -38,6 +38,25 @@ class StrictRegexField(serializers.RegexField):
         return super().to_internal_value(_string_only(data))
 
 
+class WhoField(StrictCharField):
+    """Who did a write (``requested_by``, ``status_changed_by``). A dashboard account's user name
+    (a staff member) is shown only to a reader who holds a token or is signed in; anyone else
+    reads ``staff``. CI systems (``api:<name>``) and labels (``schedule``) are shown to all."""
+
+    def to_representation(self, value):
+        value = super().to_representation(value)
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if not value or (user is not None and user.is_authenticated):
+            return value
+        cache = self.context.setdefault("_accounts", {})
+        if value not in cache:
+            from dashboard.api.selectors import account_names  # noqa: PLC0415
+
+            cache[value] = bool(account_names(names=[value]))
+        return "staff" if cache[value] else value
+
+
 def machine_class_field(**kwargs):
     kwargs.setdefault("help_text", "e.g. cpu, gpu-h100")
     return StrictRegexField(MACHINE_CLASS_PATTERN, max_length=64, **kwargs)
@@ -177,7 +196,7 @@ class RunSerializer(serializers.Serializer):
     build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     machine = MachineSerializer()
     suite = StrictCharField()
-    requested_by = StrictCharField()
+    requested_by = WhoField()
     command = StrictCharField()
     notes = StrictCharField()
     synthetic = serializers.BooleanField()
@@ -430,7 +449,7 @@ class RegressionSerializer(serializers.Serializer):
     message = serializers.SerializerMethodField()
     reasons = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=REGRESSION_STATUSES)
-    status_changed_by = StrictCharField()
+    status_changed_by = WhoField()
     status_changed_at = serializers.DateTimeField(allow_null=True)
     note = StrictCharField()
     created_at = serializers.DateTimeField()

@@ -54,7 +54,7 @@ class RunListView(ApiView):
             run = services.run_request(build=build, requested_by=actor(request), **data)
         except MatrixError as exc:
             raise FieldError(exc.field, exc.message) from None
-        return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id))).data, status=status.HTTP_201_CREATED)
+        return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id)), context={"request": request}).data, status=status.HTTP_201_CREATED)
 
 
 class _RunsWithProgress(RunSerializer):
@@ -70,7 +70,7 @@ class RunDetailView(ApiView):
     @extend_schema(operation_id="runs_retrieve", summary="A run's status and progress", parameters=[RUN_ID],
                    responses={200: RunSerializer, **READ_ERRORS}, tags=["runs"])
     def get(self, request, run_id):
-        return Response(RunSerializer(_with_progress(_run(run_id))).data)
+        return Response(RunSerializer(_with_progress(_run(run_id)), context={"request": request}).data)
 
 
 class RunCancelView(ApiView):
@@ -79,7 +79,7 @@ class RunCancelView(ApiView):
     def post(self, request, run_id):
         _run(run_id)
         run = services.run_cancel(run_id=run_id, cancelled_by=actor(request))
-        return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id))).data)
+        return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id)), context={"request": request}).data)
 
 
 class RunSubmitView(ApiView):
@@ -106,5 +106,5 @@ class RunSubmitView(ApiView):
         if content_type != "application/json":
             raise FieldError("Content-Type", f"{content_type or '(none)'!r}: send the run document as application/json", 415)
         outcome, run = services.run_submit(body=request.body, submitted_by=actor(request), complete=options["complete"])
-        data = {**outcome.as_dict(), "run": RunSerializer(_with_progress(run)).data}
+        data = {**outcome.as_dict(), "run": RunSerializer(_with_progress(run), context={"request": request}).data}
         return Response(data, status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK)
