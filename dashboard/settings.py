@@ -6,6 +6,7 @@ Production sets ``DJANGO_DEBUG=false``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_
 ``manage.py check --deploy`` is clean.
 """
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 
@@ -48,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "dashboard.middleware.GuardMiddleware",  # NUL in a parameter: 400; database down: 503
+    "dashboard.middleware.LoginThrottleMiddleware",  # too many failed sign-ins: 429 (dashboard.throttle)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -152,6 +154,21 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1,
 }
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"  # schedules edited in the admin
+
+# Sign-in throttling (dashboard.throttle): this many failures within the window, from one address or
+# for one user name, and sign-in answers 429 until the window has passed. Counts are kept in Redis
+# (database 2 of the broker's server) when the broker is Redis, so every web process shares them.
+LOGIN_THROTTLE_FAILURES = env.int("LOGIN_THROTTLE_FAILURES", default=5)
+LOGIN_THROTTLE_WINDOW_S = env.int("LOGIN_THROTTLE_WINDOW_S", default=300)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                 "LOCATION": urlsplit(CELERY_BROKER_URL)._replace(path="/2").geturl(),
+                 "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2}}
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
+}
+
 # The detection sweep (beat, regressions.sweep) sends detection for runs stored this long ago and
 # never detected (their message lost), and the alerts of runs detected and never planned.
 DETECTION_SWEEP_GRACE_S = env.int("DETECTION_SWEEP_GRACE_S", default=120)
