@@ -169,9 +169,13 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
 }
 
-# The detection sweep (beat, regressions.sweep) sends detection for runs stored this long ago and
-# never detected (their message lost), and the alerts of runs detected and never planned.
+# The detection sweep (beat, regressions.sweep, every two minutes) sends detection for runs stored
+# this long ago and never detected (their message lost), the alerts of runs detected and never
+# planned, deliveries never tried. Beat's database scheduler installs this entry when it starts.
 DETECTION_SWEEP_GRACE_S = env.int("DETECTION_SWEEP_GRACE_S", default=120)
+CELERY_BEAT_SCHEDULE = {
+    "regressions: detect runs never detected": {"task": "regressions.sweep", "schedule": 120.0, "options": {"queue": "analysis"}},
+}
 
 # --- Dispatch of requested runs to the runner workers (issue #4) ---------------------------------
 # Per-case subprocess limit of a requested run (each of the cold and warm phases), unless the request

@@ -110,3 +110,14 @@ def test_a_killed_dashboard_workers_ingest_is_taken_up_again_within_the_dashboar
     assert stolen.returncode == -9 and "took" in stolen.stdout, stolen.stderr[-2000:]
     dashboard_worker(PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT="5", PTBENCH_RESTORE_INTERVAL_S="1")
     wait_for(lambda: Run.objects.filter(id=document["run"]["id"]).exists(), timeout=90, what="the lost ingest")
+
+
+def test_beat_installs_the_detection_sweep():
+    from django_celery_beat.models import PeriodicTask
+    from django_celery_beat.schedulers import DatabaseScheduler
+
+    from dashboard.celery import app
+
+    DatabaseScheduler(app=app)
+    task = PeriodicTask.objects.get(task="regressions.sweep")
+    assert (task.interval.every, task.interval.period, task.queue) == (120, "seconds", "analysis") and task.enabled
