@@ -60,8 +60,13 @@ def test_requesting_a_run_while_redis_is_down_stores_it_once_and_the_sweep_sends
     ref = writer.post("/api/v1/builds/", {"torch_version": "2.13.0+cpu", "git_sha": SHA_NEW}, format="json").json()["ref"]
     body = {"build": ref, "machine_class": "cpu", "suite": "tiny", "workloads": [QUICK], "modes": ["default"], "regimes": ["static"]}
     redis_server.stop()
-    answer = writer.post("/api/v1/runs/", body, format="json")
+    answer = writer.post("/api/v1/runs/", body, format="json", HTTP_IDEMPOTENCY_KEY="ci-job-7/attempt")
     assert answer.status_code == 201, answer.content[:300]
+    # The client's retry (its answer lost) with the same key: the same run, not a second one.
+    again = writer.post("/api/v1/runs/", body, format="json", HTTP_IDEMPOTENCY_KEY="ci-job-7/attempt")
+    assert again.status_code == 200 and again.json()["id"] == answer.json()["id"]
+    bad = writer.post("/api/v1/runs/", body, format="json", HTTP_IDEMPOTENCY_KEY="k" * 101)
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "Idempotency-Key"
     run = Run.objects.get()
     assert CaseTask.objects.filter(run=run, sends=0).count() == run.cases_expected >= 1
     redis_server.start()
