@@ -9,9 +9,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.dispatch import broker
-from dashboard.durable import send_after_commit
 from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, run_plan
+from dashboard.durable import send_after_commit
 from dashboard.results.models import Build, Machine, Run
 from dashboard.results.summaries import build_summary_refresh
 from runner.queues import machine_class_problem
