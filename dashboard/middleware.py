@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
+from django.urls import reverse
+
+from dashboard.throttle import client_ip, login_retry_after
 
 DATABASE_DOWN = (OperationalError, InterfaceError)
 RETRY_AFTER_S = 30
@@ -43,3 +46,19 @@ class GuardMiddleware:
         if isinstance(exception, DATABASE_DOWN):
             return error(request, 503, None, DATABASE_DOWN_MESSAGE, headers={"Retry-After": str(RETRY_AFTER_S)})
         return None
+
+
+class LoginThrottleMiddleware:
+    """A sign-in (POST to the admin's login page) from an address or for a user name that failed
+    too often lately: 429 with ``Retry-After`` (``dashboard.throttle``), the password not checked."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.method == "POST" and request.path == reverse("admin:login"):
+            wait = login_retry_after(ip=client_ip(request), username=request.POST.get("username", ""))
+            if wait is not None:
+                return error(request, 429, "username", f"too many failed sign-ins; try again in {wait} s",
+                             headers={"Retry-After": str(wait)})
+        return self.get_response(request)

@@ -6,6 +6,7 @@ Production sets ``DJANGO_DEBUG=false``, ``DJANGO_SECRET_KEY``, ``DJANGO_ALLOWED_
 ``manage.py check --deploy`` is clean.
 """
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 
@@ -48,6 +49,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "dashboard.middleware.GuardMiddleware",  # NUL in a parameter: 400; database down: 503
+    "dashboard.middleware.LoginThrottleMiddleware",  # too many failed sign-ins: 429 (dashboard.throttle)
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -136,14 +138,44 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# Redis hands a task that a lost worker held to another after this long. It must outlast the
-# longest case, and every client of the broker must agree (runner workers read the same variable).
+# Redis hands a case that a lost GPU worker held to another after PTBENCH_VISIBILITY_TIMEOUT: it
+# must outlast the longest case (runner workers read the same variable; the stale-case sweep waits
+# past it). The dashboard's own short tasks (queues ingest, analysis, alerts) are handed over after
+# PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT instead: this app keeps its unacknowledged messages under keys
+# of its own ("dashboard_unacked*"), so neither side's restore ever hands over the other's tasks.
+PTBENCH_VISIBILITY_TIMEOUT = env.int("PTBENCH_VISIBILITY_TIMEOUT", default=7200)
+PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT = env.int("PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT", default=60)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("PTBENCH_VISIBILITY_TIMEOUT", default=7200),
+    "visibility_timeout": PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT,
+    "unacked_key": "dashboard_unacked",
+    "unacked_index_key": "dashboard_unacked_index",
+    "unacked_mutex_key": "dashboard_unacked_mutex",
     "unacked_restore_interval": env.int("PTBENCH_RESTORE_INTERVAL_S", default=10),
     "unacked_restore_throttle": 1,
 }
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"  # schedules edited in the admin
+
+# Sign-in throttling (dashboard.throttle): this many failures within the window, from one address or
+# for one user name, and sign-in answers 429 until the window has passed. Counts are kept in Redis
+# (database 2 of the broker's server) when the broker is Redis, so every web process shares them.
+LOGIN_THROTTLE_FAILURES = env.int("LOGIN_THROTTLE_FAILURES", default=5)
+LOGIN_THROTTLE_WINDOW_S = env.int("LOGIN_THROTTLE_WINDOW_S", default=300)
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                 "LOCATION": urlsplit(CELERY_BROKER_URL)._replace(path="/2").geturl(),
+                 "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2}}
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
+}
+
+# The detection sweep (beat, regressions.sweep, every two minutes) sends detection for runs stored
+# this long ago and never detected (their message lost), the alerts of runs detected and never
+# planned, deliveries never tried. Beat's database scheduler installs this entry when it starts.
+DETECTION_SWEEP_GRACE_S = env.int("DETECTION_SWEEP_GRACE_S", default=120)
+CELERY_BEAT_SCHEDULE = {
+    "regressions: detect runs never detected": {"task": "regressions.sweep", "schedule": 120.0, "options": {"queue": "analysis"}},
+}
 
 # --- Dispatch of requested runs to the runner workers (issue #4) ---------------------------------
 # Per-case subprocess limit of a requested run (each of the cold and warm phases), unless the request
@@ -207,8 +239,12 @@ EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10.0)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="ptbench@localhost")
 ALERTS_HTTP_TIMEOUT_S = env.float("ALERTS_HTTP_TIMEOUT_S", default=10.0)  # Slack webhook POST
+# Webhooks on loopback or private addresses are refused (a subscription would let a user probe the
+# dashboard's own network); allow them for a local recorder (tests) or a Slack relay inside the network.
+ALERTS_ALLOW_PRIVATE_WEBHOOKS = env.bool("ALERTS_ALLOW_PRIVATE_WEBHOOKS", default=False)
 # A failed delivery worth retrying waits these many seconds before each further try (so at most
-# 1 + len tries). Keep them under the broker's visibility timeout, or a waiting retry is redelivered.
+# 1 + len tries). One past PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT is handed out again while it waits:
+# its copies find the try made (send_delivery's attempts_before) and do nothing.
 ALERTS_RETRY_COUNTDOWNS_S = env.list("ALERTS_RETRY_COUNTDOWNS_S", cast=float, default=[30.0, 120.0, 480.0, 1920.0])
 
 # --- Security (production: DEBUG off) -------------------------------------------------------------

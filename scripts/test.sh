@@ -33,7 +33,7 @@ echo "== PostgreSQL on 127.0.0.1:$pg_port, Redis on 127.0.0.1:$redis_port"
 "${as_pg_user[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w -o \
   "-c listen_addresses=127.0.0.1 -p $pg_port -k $work -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=100" \
   start >/dev/null
-redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no --daemonize yes \
+redis-server --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly yes --daemonize yes \
   --pidfile "$work/redis.pid" --dir "$work" --logfile "$work/redis.log"
 
 export DATABASE_URL="postgres://ptbench@127.0.0.1:$pg_port/ptbench"

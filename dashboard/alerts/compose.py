@@ -190,7 +190,7 @@ def _run_slack(alert: RunAlert, subscription: Subscription) -> dict:
     if alert.more:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"... and {alert.more} more: {_link(alert.regressions_url, 'all findings')}"}})
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"ptbench subscription {slack_escape(subscription.name)}"}]})
-    fallback = f"{alert.headline}. {alert.compare_url or alert.regressions_url}"
+    fallback = f"{slack_escape(alert.headline)}. {alert.compare_url or alert.regressions_url}"
     return {"text": fallback, "blocks": blocks}
 
 
@@ -200,7 +200,7 @@ def test_message(*, subscription: Subscription) -> Message:
     text = (f"This is a test alert from ptbench for the subscription {subscription.name!r} ({subscription.channel}).\n"
             f"Filters: {filters_summary(subscription)}.\nSubscriptions and deliveries: {page}\n")
     html = render_to_string("alerts/test_email.html", {"subscription": subscription, "filters": filters_summary(subscription), "alerts_url": page})
-    slack = {"text": f"ptbench test alert for {subscription.name}", "blocks": [
+    slack = {"text": f"ptbench test alert for {slack_escape(subscription.name)}", "blocks": [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"*ptbench test alert* for the subscription *{slack_escape(subscription.name)}*.\n"
                                                                 f"Filters: {slack_escape(filters_summary(subscription))}.\n{_link(page, 'subscriptions and deliveries')}"}},
     ]}

@@ -16,6 +16,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator, URLVali
 from django.db import models
 
 from dashboard.alerts.matching import BOTH, BREAKAGE, SLOWDOWN
+from dashboard.alerts.transport import webhook_address_problem
 from dashboard.regressions.history import TRACKED_METRICS
 from dashboard.regressions.models import Regression
 from dashboard.results.models import Run
@@ -113,6 +114,8 @@ class Subscription(models.Model):
                 URLValidator(schemes=["https", "http"])(target)
             except ValidationError:
                 raise ValidationError({"target": "a Slack incoming-webhook URL (https://hooks.slack.com/services/...)"}) from None
+            if problem := webhook_address_problem(target, unresolved_ok=True):
+                raise ValidationError({"target": problem})
 
 
 class Delivery(models.Model):

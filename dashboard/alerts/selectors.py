@@ -27,11 +27,14 @@ def target_masked(subscription: Subscription, *, show_addresses: bool) -> str:
     return ", ".join(addresses) if show_addresses else f"{len(addresses)} address{'es' if len(addresses) != 1 else ''}"
 
 
-def delivery_outcome(delivery: Delivery) -> str:
-    """``sent to <subscription> in 12 ms`` or ``... failed (timeout): no answer within 10 s``."""
+def delivery_outcome(delivery: Delivery, *, echo_body: bool = True) -> str:
+    """``sent to <subscription> in 12 ms`` or ``... failed (timeout): no answer within 10 s``.
+    ``echo_body=False`` (the web page's test button): an HTTP error is named by its status alone,
+    never with the body the server answered (a webhook must not make the dashboard a fetcher)."""
     attempt = delivery.attempts.order_by("-number").first()
     took = f" in {attempt.duration_ms} ms" if attempt else ""
     if delivery.status == Delivery.Status.SENT:
         return f"{delivery.kind} alert sent to {delivery.subscription}{took}"
     outcome = f" ({attempt.get_outcome_display()})" if attempt else ""
-    return f"{delivery.kind} alert to {delivery.subscription} {delivery.status}{outcome}: {delivery.last_error}"
+    error = f"HTTP {attempt.http_status}" if attempt and attempt.http_status and not echo_body else delivery.last_error
+    return f"{delivery.kind} alert to {delivery.subscription} {delivery.status}{outcome}: {error}"

@@ -21,6 +21,7 @@ from dashboard.alerts.compose import message_for_delivery
 from dashboard.alerts.matching import subscription_wants
 from dashboard.alerts.models import Delivery, DeliveryAttempt, Subscription, email_addresses
 from dashboard.alerts.transport import SendFailure, email_send, slack_post
+from dashboard.durable import send_after_commit, send_logged
 from dashboard.regressions.models import AlertSummary, Regression
 from dashboard.results.models import Run
 
@@ -59,7 +60,7 @@ def delivery_plan_run(*, run_id) -> list[int]:
             if new:
                 delivery.regressions.set(wanted)
                 created.append(delivery.id)
-        transaction.on_commit(lambda: _enqueue(created))
+        send_after_commit(lambda: _enqueue(created), what=f"deliveries {created}")
     return created
 
 
@@ -79,18 +80,22 @@ def _enqueue(delivery_ids: list[int]) -> None:
         send_delivery.delay(delivery_id)
 
 
-def delivery_send(*, delivery_id: int, last_try: bool = True) -> Delivery:
+def delivery_send(*, delivery_id: int, last_try: bool = True, attempts_before: int | None = None) -> Delivery | None:
     """One try to send a pending (or retrying) delivery, recorded as a ``DeliveryAttempt``.
 
     The delivery's row stays locked while it is sent, so two workers holding the same task (a
     redelivery) never both send it; a delivery already sent or given up on is left alone. A failure
     worth retrying leaves it ``retrying`` unless ``last_try``; anything else makes it ``failed``.
+    ``attempts_before``: the attempts a retry expects to find; with more, another copy of it (the
+    broker handed it out again) made this try already, and the answer is None.
     """
     with transaction.atomic():
         delivery = (Delivery.objects.select_for_update(of=("self",))
                     .select_related("subscription", "run__build", "run__machine").get(pk=delivery_id))
         if delivery.status not in (Delivery.Status.PENDING, Delivery.Status.RETRYING):
             return delivery
+        if attempts_before is not None and delivery.attempts.count() != attempts_before:
+            return None
         started, clock = timezone.now(), time.monotonic()
         failure = None
         try:
@@ -132,7 +137,7 @@ def delivery_resend(*, delivery_ids: list[int]) -> list[int]:
         ids = list(Delivery.objects.select_for_update().filter(pk__in=delivery_ids, status=Delivery.Status.FAILED)
                    .values_list("id", flat=True))
         Delivery.objects.filter(pk__in=ids).update(status=Delivery.Status.PENDING)
-        transaction.on_commit(lambda: _enqueue(ids))
+        send_after_commit(lambda: _enqueue(ids), what=f"deliveries {ids}")
     return ids
 
 
@@ -157,3 +162,19 @@ def subscription_create(*, name: str, channel: str, target: str, machine_classes
     subscription.full_clean()
     subscription.save()
     return subscription
+
+
+def alerts_sweep(*, before, limit: int = 200) -> dict:
+    """For the detection sweep: plan the alerts of runs detected before ``before`` and never
+    planned, and send deliveries created before it and never tried (their messages were lost).
+    Planning and sending are idempotent (row locks, ``notified_at``, the delivery's status)."""
+    from dashboard.alerts.tasks import plan_run, send_delivery  # noqa: PLC0415 (tasks import this module)
+
+    run_ids = [str(i) for i in AlertSummary.objects.filter(notified_at__isnull=True, created_at__lt=before)
+               .exclude(run__status__in=UNFINISHED).order_by("created_at").values_list("run_id", flat=True)[:limit]]
+    delivery_ids = list(Delivery.objects.filter(status=Delivery.Status.PENDING, created_at__lt=before, attempts__isnull=True)
+                        .order_by("created_at").values_list("id", flat=True)[:limit])
+    return {
+        "plans": sum(send_logged(lambda r=r: plan_run.delay(r), what=f"the alerts of run {r}") for r in run_ids),
+        "deliveries": sum(send_logged(lambda d=d: send_delivery.delay(d), what=f"delivery {d}") for d in delivery_ids),
+    }

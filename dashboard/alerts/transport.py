@@ -4,11 +4,14 @@ environment), Slack through an incoming webhook (JSON POST with a timeout). Each
 from __future__ import annotations
 
 import http.client
+import ipaddress
 import json
 import smtplib
+import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
@@ -52,9 +55,33 @@ def _recipients(refused: dict) -> str:
                      for address, (code, msg) in refused.items())
 
 
+def webhook_address_problem(url: str, *, unresolved_ok: bool) -> str | None:
+    """Why the dashboard may not POST to ``url``: its host is, or resolves to, an address of this
+    machine or of a private network (loopback, private, link-local, reserved), which a webhook
+    would let a signed-in user probe. ``ALERTS_ALLOW_PRIVATE_WEBHOOKS`` allows them (a local
+    recorder). A host that does not resolve is a problem only unless ``unresolved_ok``."""
+    if settings.ALERTS_ALLOW_PRIVATE_WEBHOOKS:
+        return None
+    host = urlsplit(url).hostname
+    if not host:
+        return "the URL has no host"
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
+    except (OSError, UnicodeError):
+        return None if unresolved_ok else f"{host} does not resolve"
+    for address in sorted(addresses):
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_reserved or ip.is_multicast or ip.is_unspecified:
+            return f"{host} is a loopback or private address ({ip}); webhooks must be public"
+    return None
+
+
 def slack_post(*, url: str, payload: dict) -> None:
     """POST the Block Kit payload; Slack answers 200 ``ok``. 429 and 5xx are worth a retry, other
-    4xx (a revoked or mistyped webhook, a payload Slack refuses) are not."""
+    4xx (a revoked or mistyped webhook, a payload Slack refuses) are not. A webhook on a private
+    address (``webhook_address_problem``, checked again now: DNS may have changed) is refused."""
+    if problem := webhook_address_problem(url, unresolved_ok=True):
+        raise SendFailure("connection_error", f"refused: {problem}", retryable=False)
     request = urllib.request.Request(url, data=json.dumps(payload).encode(), method="POST",
                                      headers={"Content-Type": "application/json; charset=utf-8"})
     timeout = settings.ALERTS_HTTP_TIMEOUT_S

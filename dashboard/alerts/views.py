@@ -66,7 +66,7 @@ def subscription_test(request):
     except Subscription.DoesNotExist:
         return _bad_form(request, {"subscription": [f"no subscription {form.cleaned_data['subscription']}"]}, status=404)
     level = messages.SUCCESS if delivery.status == Delivery.Status.SENT else messages.ERROR
-    messages.add_message(request, level, delivery_outcome(delivery))
+    messages.add_message(request, level, delivery_outcome(delivery, echo_body=False))
     return redirect("alerts:page")
 
 

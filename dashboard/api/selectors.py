@@ -105,3 +105,11 @@ def series_list(*, workload: str | None = None, compile_mode: str | None = None,
 
 def series_get(*, signature: str) -> Series:
     return Series.objects.select_related("workload", "config").get(signature=signature)
+
+
+def account_names(*, names) -> set[str]:
+    """Those of ``names`` that are user names of dashboard accounts (staff), not CI systems."""
+    from django.contrib.auth import get_user_model  # noqa: PLC0415
+
+    wanted = {n for n in names if n}
+    return set(get_user_model().objects.filter(username__in=wanted).values_list("username", flat=True)) if wanted else set()

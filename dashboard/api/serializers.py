@@ -22,14 +22,51 @@ REGRESSION_FINDINGS = ["change_point", "started_failing", "status_changed", "new
 METRIC_CHOICES = [m.name for m in METRICS]
 
 
+def _string_only(data):
+    """DRF's CharField turns a number into its text (``git_sha: 1234567`` became "1234567"): a
+    JSON value that is not a string is refused instead, naming its type."""
+    if not isinstance(data, str):
+        raise serializers.ValidationError(f"expected a string, got {type(data).__name__}")
+    return data
+
+
+class StrictCharField(serializers.CharField):
+    def to_internal_value(self, data):
+        return super().to_internal_value(_string_only(data))
+
+
+class StrictRegexField(serializers.RegexField):
+    def to_internal_value(self, data):
+        return super().to_internal_value(_string_only(data))
+
+
+class WhoField(StrictCharField):
+    """Who did a write (``requested_by``, ``status_changed_by``). A dashboard account's user name
+    (a staff member) is shown only to a reader who holds a token or is signed in; anyone else
+    reads ``staff``. CI systems (``api:<name>``) and labels (``schedule``) are shown to all."""
+
+    def to_representation(self, value):
+        value = super().to_representation(value)
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if not value or (user is not None and user.is_authenticated):
+            return value
+        cache = self.context.setdefault("_accounts", {})
+        if value not in cache:
+            from dashboard.api.selectors import account_names  # noqa: PLC0415
+
+            cache[value] = bool(account_names(names=[value]))
+        return "staff" if cache[value] else value
+
+
 def machine_class_field(**kwargs):
     kwargs.setdefault("help_text", "e.g. cpu, gpu-h100")
-    return serializers.RegexField(MACHINE_CLASS_PATTERN, max_length=64, **kwargs)
+    return StrictRegexField(MACHINE_CLASS_PATTERN, max_length=64, **kwargs)
 
 
 def build_ref_field(**kwargs):
     kwargs["help_text"] = f"{kwargs['help_text']}; {BUILD_REF_HELP}" if "help_text" in kwargs else BUILD_REF_HELP
-    return serializers.CharField(max_length=160, **kwargs)
+    return StrictCharField(max_length=160, **kwargs)
 
 
 class Strict(serializers.Serializer):
@@ -51,13 +88,13 @@ class Strict(serializers.Serializer):
 
 # --- errors (documented on every operation) --------------------------------------------------------
 class ErrorItemSerializer(serializers.Serializer):
-    field = serializers.CharField(allow_null=True, help_text="body path (results[3].status), parameter, header, 'body', or null")
-    message = serializers.CharField()
+    field = StrictCharField(allow_null=True, help_text="body path (results[3].status), parameter, header, 'body', or null")
+    message = StrictCharField()
 
 
 class ErrorSerializer(serializers.Serializer):
     status = serializers.IntegerField()
-    detail = serializers.CharField(help_text="the first error's message")
+    detail = StrictCharField(help_text="the first error's message")
     errors = ErrorItemSerializer(many=True)
 
 
@@ -98,16 +135,16 @@ class BuildSerializer(serializers.Serializer):
     """A build as lists show it (without its environment)."""
 
     ref = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
-    git_sha = serializers.CharField()
-    local_label = serializers.CharField()
-    torch_version = serializers.CharField()
-    label = serializers.CharField()
+    git_sha = StrictCharField()
+    local_label = StrictCharField()
+    torch_version = StrictCharField()
+    label = StrictCharField()
     name = serializers.SerializerMethodField(help_text="the name shown on pages")
     commit_time = serializers.DateTimeField(allow_null=True)
     ordered_at = serializers.DateTimeField(help_text="builds are ordered by this: the commit time, else a nightly's or known release's date, else the start of its first run")
-    triton_version = serializers.CharField()
-    cuda_version = serializers.CharField()
-    python_version = serializers.CharField()
+    triton_version = StrictCharField()
+    cuda_version = StrictCharField()
+    python_version = StrictCharField()
     created_at = serializers.DateTimeField()
     machine_classes = serializers.SerializerMethodField(help_text="the machine classes it has runs on")
     overrides = serializers.DictField(help_text='a variant\'s {"config": {...}, "env": {...}}; empty for a plain build')
@@ -135,9 +172,9 @@ class BuildDetailSerializer(BuildSerializer):
 
 class BuildFilterSerializer(Strict):
     machine_class = machine_class_field(required=False)
-    torch_version = serializers.CharField(max_length=64, required=False)
-    git_sha = serializers.RegexField(r"^[0-9a-f]{1,40}$", required=False, help_text="a prefix of the git sha")
-    local_label = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    torch_version = StrictCharField(max_length=64, required=False)
+    git_sha = StrictRegexField(r"^[0-9a-f]{1,40}$", required=False, help_text="a prefix of the git sha")
+    local_label = StrictCharField(max_length=100, required=False, allow_blank=True)
     since = serializers.DateTimeField(required=False, help_text="ordered_at at or after")
     until = serializers.DateTimeField(required=False, help_text="ordered_at at or before")
 
@@ -146,15 +183,15 @@ class BuildRegisterSerializer(OverridesInput):
     """The ``build`` object of a run document; with ``config``/``env``, its variant (the local
     label derived from the given one and the overrides)."""
 
-    torch_version = serializers.CharField(max_length=64)
-    git_sha = serializers.RegexField(SHA_PATTERN, max_length=40, help_text="torch.version.git_version (7-40 hex digits) or 'unknown'")
-    local_label = serializers.CharField(max_length=100, required=False, allow_blank=True, default="",
+    torch_version = StrictCharField(max_length=64)
+    git_sha = StrictRegexField(SHA_PATTERN, max_length=40, help_text="torch.version.git_version (7-40 hex digits) or 'unknown'")
+    local_label = StrictCharField(max_length=100, required=False, allow_blank=True, default="",
                                         help_text="tells apart builds of one sha (a local patch, another toolchain)")
-    label = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    label = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     commit_time = serializers.DateTimeField(required=False, allow_null=True, default=None)
-    triton_version = serializers.CharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
-    cuda_version = serializers.CharField(max_length=32, required=False, allow_null=True, allow_blank=True, default=None)
-    python_version = serializers.CharField(max_length=32, required=False, allow_null=True, allow_blank=True, default=None)
+    triton_version = StrictCharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
+    cuda_version = StrictCharField(max_length=32, required=False, allow_null=True, allow_blank=True, default=None)
+    python_version = StrictCharField(max_length=32, required=False, allow_null=True, allow_blank=True, default=None)
     environment = serializers.DictField(required=False, default=dict)
 
     def validate_environment(self, value: dict) -> dict:
@@ -181,9 +218,9 @@ class BuildRegisterSerializer(OverridesInput):
 
 # --- runs ------------------------------------------------------------------------------------------
 class MachineSerializer(serializers.Serializer):
-    hostname = serializers.CharField()
-    machine_class = serializers.CharField()
-    gpu_name = serializers.CharField()
+    hostname = StrictCharField()
+    machine_class = StrictCharField()
+    gpu_name = StrictCharField()
 
 
 class ProgressSerializer(serializers.Serializer):
@@ -199,10 +236,10 @@ class RunSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Run.Status.values)
     build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     machine = MachineSerializer()
-    suite = serializers.CharField()
-    requested_by = serializers.CharField()
-    command = serializers.CharField()
-    notes = serializers.CharField()
+    suite = StrictCharField()
+    requested_by = WhoField()
+    command = StrictCharField()
+    notes = StrictCharField()
     synthetic = serializers.BooleanField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -227,22 +264,22 @@ class RunFilterSerializer(Strict):
     build = build_ref_field(required=False)
     machine_class = machine_class_field(required=False)
     status = serializers.ChoiceField(choices=Run.Status.values, required=False)
-    suite = serializers.CharField(max_length=64, required=False)
+    suite = StrictCharField(max_length=64, required=False)
 
 
 class RunRequestSerializer(OverridesInput):
     build = build_ref_field()
     machine_class = machine_class_field()
-    suite = serializers.CharField(max_length=64, default="full", help_text="workload size: full (GPU) or tiny (CPU)")
+    suite = StrictCharField(max_length=64, default="full", help_text="workload size: full (GPU) or tiny (CPU)")
     cases_expected = serializers.IntegerField(
         min_value=1, max_value=1_000_000, required=False, allow_null=True, default=None,
         help_text="for a run that an outside runner submits (implies dispatch=false); the workers' plan sets it otherwise")
-    hostname = serializers.CharField(max_length=255, required=False, allow_blank=True, default="",
+    hostname = StrictCharField(max_length=255, required=False, allow_blank=True, default="",
                                      help_text="a particular machine; default: any machine of the class")
-    notes = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    notes = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
     dispatch = serializers.BooleanField(default=True, help_text="queue the cases on the class's runner workers; false: "
                                         "an outside runner submits the run's document under its id")
-    workloads = serializers.ListField(child=serializers.CharField(max_length=200), required=False, allow_null=True,
+    workloads = serializers.ListField(child=StrictCharField(max_length=200), required=False, allow_null=True,
                                       default=None, max_length=200, help_text="default: the whole suite")
     modes = serializers.ListField(child=serializers.ChoiceField(COMPILE_MODES), required=False, allow_null=True, default=None,
                                   max_length=4, help_text="default: all four on a GPU class, default on cpu")
@@ -277,10 +314,10 @@ class SubmitQuerySerializer(Strict):
 
 # --- results ---------------------------------------------------------------------------------------
 class ConfigSerializer(serializers.Serializer):
-    compile_mode = serializers.CharField()
-    shape_regime = serializers.CharField()
-    dtype = serializers.CharField()
-    device = serializers.CharField()
+    compile_mode = StrictCharField()
+    shape_regime = StrictCharField()
+    dtype = StrictCharField()
+    device = StrictCharField()
 
 
 RESULT_METRICS = (*METRIC_NAMES, "memory_compression")
@@ -294,16 +331,16 @@ class ResultSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     run = serializers.UUIDField(source="run_id")
     build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
-    workload = serializers.CharField(source="workload.name")
+    workload = StrictCharField(source="workload.name")
     config = ConfigSerializer()
-    machine_class = serializers.CharField(source="series.machine_class")
-    series = serializers.CharField(source="series.signature", help_text="the series' signature")
+    machine_class = StrictCharField(source="series.machine_class")
+    series = StrictCharField(source="series.signature", help_text="the series' signature")
     status = serializers.ChoiceField(choices=Result.Status.values)
     metrics = serializers.SerializerMethodField()
     graph_breaks = serializers.ListField(child=serializers.DictField())
     recompiles = serializers.ListField(child=serializers.DictField())
     error = serializers.DictField(allow_null=True)
-    repro = serializers.CharField(help_text="the command line that reruns this case")
+    repro = StrictCharField(help_text="the command line that reruns this case")
     duration_s = serializers.FloatField(allow_null=True)
 
     def get_build(self, result) -> str:
@@ -321,26 +358,26 @@ class ResultDetailSerializer(ResultSerializer):
 class ResultFilterSerializer(Strict):
     build = build_ref_field(required=False)
     run = serializers.UUIDField(required=False)
-    workload = serializers.CharField(max_length=200, required=False)
+    workload = StrictCharField(max_length=200, required=False)
     compile_mode = serializers.ChoiceField(choices=COMPILE_MODES, required=False)
     shape_regime = serializers.ChoiceField(choices=SHAPE_REGIMES, required=False)
     dtype = serializers.ChoiceField(choices=DTYPES, required=False)
     device = serializers.ChoiceField(choices=DEVICES, required=False)
     machine_class = machine_class_field(required=False)
     status = serializers.ChoiceField(choices=Result.Status.values, required=False)
-    series = serializers.RegexField(r"^[0-9a-f]{40}$", required=False, help_text="a series signature")
+    series = StrictRegexField(r"^[0-9a-f]{40}$", required=False, help_text="a series signature")
 
 
 # --- series ----------------------------------------------------------------------------------------
 class SeriesSerializer(serializers.Serializer):
-    signature = serializers.CharField(help_text="the series' stable identity (workload x config x machine class)")
-    workload = serializers.CharField(source="workload.name")
+    signature = StrictCharField(help_text="the series' stable identity (workload x config x machine class)")
+    workload = StrictCharField(source="workload.name")
     config = ConfigSerializer()
-    machine_class = serializers.CharField()
+    machine_class = StrictCharField()
 
 
 class SeriesFilterSerializer(Strict):
-    workload = serializers.CharField(max_length=200, required=False)
+    workload = StrictCharField(max_length=200, required=False)
     compile_mode = serializers.ChoiceField(choices=COMPILE_MODES, required=False)
     shape_regime = serializers.ChoiceField(choices=SHAPE_REGIMES, required=False)
     dtype = serializers.ChoiceField(choices=DTYPES, required=False)
@@ -354,18 +391,18 @@ class SeriesPointsQuerySerializer(Strict):
 
 
 class MetricInfoSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    label = serializers.CharField()
-    unit = serializers.CharField()
+    name = StrictCharField()
+    label = StrictCharField()
+    unit = StrictCharField()
     higher_is_better = serializers.BooleanField()
 
 
 class PointSerializer(serializers.Serializer):
-    build = serializers.CharField(help_text=BUILD_REF_HELP)
+    build = StrictCharField(help_text=BUILD_REF_HELP)
     at = serializers.DateTimeField(help_text="the build's ordered_at")
     run = serializers.UUIDField()
     result = serializers.IntegerField()
-    status = serializers.CharField()
+    status = StrictCharField()
     value = serializers.FloatField(allow_null=True)
     low = serializers.FloatField(allow_null=True, help_text="noise band: where another run of this build falls 95% of "
                                  "the time (run-to-run noise model), or the run's own band if wider")
@@ -405,14 +442,14 @@ class ChangeSerializer(serializers.Serializer):
     old = serializers.FloatField(allow_null=True)
     new = serializers.FloatField(allow_null=True)
     change = serializers.FloatField(allow_null=True, help_text="relative: new / old - 1")
-    tone = serializers.CharField(help_text="better, worse or empty")
+    tone = StrictCharField(help_text="better, worse or empty")
 
 
 class CompareRowSerializer(serializers.Serializer):
-    workload = serializers.CharField()
+    workload = StrictCharField()
     config = ConfigSerializer(source="cfg")
-    base_status = serializers.CharField()
-    head_status = serializers.CharField()
+    base_status = StrictCharField()
+    head_status = StrictCharField()
     base_result = serializers.IntegerField(source="base_result_id")
     head_result = serializers.IntegerField(source="head_result_id")
     flags = serializers.SerializerMethodField(help_text="regressed, improved, new_failures, new_graph_breaks")
@@ -423,17 +460,17 @@ class CompareRowSerializer(serializers.Serializer):
 
 
 class OneSidedSerializer(serializers.Serializer):
-    workload = serializers.CharField()
-    config = serializers.CharField()
-    status = serializers.CharField()
+    workload = StrictCharField()
+    config = StrictCharField()
+    status = StrictCharField()
     result = serializers.IntegerField(source="result_id")
 
 
 class ComparePageSerializer(serializers.Serializer):
-    base = serializers.CharField()
-    head = serializers.CharField()
-    machine_class = serializers.CharField()
-    metric = serializers.CharField()
+    base = StrictCharField()
+    head = StrictCharField()
+    machine_class = StrictCharField()
+    metric = StrictCharField()
     threshold = serializers.FloatField(help_text="percent")
     common = serializers.IntegerField(help_text="cases present in both builds")
     summary = serializers.DictField(child=ChangeSerializer(), help_text="geomean (totals for counts) over the rows kept")
@@ -451,7 +488,7 @@ class RegressionSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     series = SeriesSerializer()
-    metric = serializers.CharField()
+    metric = StrictCharField()
     finding = serializers.ChoiceField(choices=REGRESSION_FINDINGS)
     kind = serializers.ChoiceField(choices=["regression", "improvement"])
     first_bad_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
@@ -463,9 +500,9 @@ class RegressionSerializer(serializers.Serializer):
     message = serializers.SerializerMethodField()
     reasons = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=REGRESSION_STATUSES)
-    status_changed_by = serializers.CharField()
+    status_changed_by = WhoField()
     status_changed_at = serializers.DateTimeField(allow_null=True)
-    note = serializers.CharField()
+    note = StrictCharField()
     created_at = serializers.DateTimeField()
 
     def get_before(self, r) -> float | None:
@@ -498,16 +535,16 @@ class RegressionFilterSerializer(Strict):
     status = serializers.ChoiceField(choices=REGRESSION_STATUS_FILTERS, required=False,
                                      help_text="open = untriaged, acknowledged or investigating")
     build = build_ref_field(required=False, help_text="the first bad build")
-    workload = serializers.CharField(max_length=200, required=False)
+    workload = StrictCharField(max_length=200, required=False)
     machine_class = machine_class_field(required=False)
     kind = serializers.ChoiceField(choices=["regression", "improvement"], required=False)
-    metric = serializers.CharField(max_length=64, required=False)
+    metric = StrictCharField(max_length=64, required=False)
     finding = serializers.ChoiceField(choices=REGRESSION_FINDINGS, required=False)
 
 
 class TriageSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=REGRESSION_STATUSES)
-    note = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    note = StrictCharField(max_length=4000, required=False, allow_blank=True, default="")
 
 
 class BulkTriageSerializer(TriageSerializer):
@@ -534,18 +571,18 @@ class HostSlowedSerializer(serializers.Serializer):
 
 class VerdictRegressionSerializer(serializers.Serializer):
     id = serializers.IntegerField(required=False, allow_null=True, help_text="the stored regression, when there is one")
-    workload = serializers.CharField()
-    config = serializers.CharField()
-    metric = serializers.CharField()
-    finding = serializers.CharField()
-    kind = serializers.CharField(help_text="regression; suspect (moved, not confirmed: the message says what would confirm it)")
+    workload = StrictCharField()
+    config = StrictCharField()
+    metric = StrictCharField()
+    finding = StrictCharField()
+    kind = StrictCharField(help_text="regression; suspect (moved, not confirmed: the message says what would confirm it)")
     before = serializers.FloatField(allow_null=True, required=False)
     after = serializers.FloatField(allow_null=True, required=False)
     magnitude = serializers.FloatField(allow_null=True, required=False)
     confidence = serializers.FloatField(allow_null=True, required=False)
-    message = serializers.CharField(allow_blank=True, required=False)
-    reasons = serializers.ListField(child=serializers.CharField(allow_blank=True), required=False)
-    status = serializers.CharField(required=False, help_text="the stored regression's triage status")
+    message = StrictCharField(allow_blank=True, required=False)
+    reasons = serializers.ListField(child=StrictCharField(allow_blank=True), required=False)
+    status = StrictCharField(required=False, help_text="the stored regression's triage status")
     host_slowed = HostSlowedSerializer(required=False, help_text=(
         "a host-bound case whose new runs were timed on a slowed host: the host probe (a fixed piece of "
         "Python work) before and after, and their ratio"))
@@ -553,9 +590,9 @@ class VerdictRegressionSerializer(serializers.Serializer):
 
 class VerdictSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending"])
-    reason = serializers.CharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
+    reason = StrictCharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
                                    "no_baseline, no_results, detection_pending")
-    build = serializers.CharField(help_text=BUILD_REF_HELP)
-    baseline = serializers.CharField(allow_null=True)
-    machine_class = serializers.CharField()
+    build = StrictCharField(help_text=BUILD_REF_HELP)
+    baseline = StrictCharField(allow_null=True)
+    machine_class = StrictCharField()
     regressions = VerdictRegressionSerializer(many=True)

@@ -12,7 +12,7 @@ import secrets
 import uuid
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from dashboard.api.models import ApiToken
@@ -87,20 +87,32 @@ def build_register(*, data: dict) -> tuple[Build, bool]:
 # --- runs ------------------------------------------------------------------------------------------
 def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, cases_expected: int | None = None,
                 hostname: str = "", notes: str = "", dispatch: bool = True, workloads=None, modes=None, regimes=None,
-                dtypes=None, timeout_s: float | None = None, overrides=None) -> Run:
+                dtypes=None, timeout_s: float | None = None, overrides=None, idempotency_key: str = "") -> tuple[Run, bool]:
     """A pending run of ``build`` on a machine of ``machine_class``; its cases go to the runner
     workers of the class (``dashboard.dispatch``), or, with ``dispatch=False``, it waits for an
     outside runner to submit its document; with ``overrides`` (``contract.variants.Overrides``),
-    a run of ``build``'s variant. Raises ``MatrixError`` naming the bad field."""
+    a run of ``build``'s variant. Raises ``MatrixError`` naming the bad field.
+    With an ``idempotency_key`` that this requester sent before, the run that request created is
+    answered instead (created: False), whatever the rest of the request says."""
     from dashboard.dispatch.services import run_request as dispatch_run_request
 
+    def earlier() -> Run | None:
+        return Run.objects.filter(requested_by=requested_by, idempotency_key=idempotency_key).first() if idempotency_key else None
+
+    if (run := earlier()) is not None:
+        return run, False
     if overrides:  # a run of the variant of ``build`` (created when new)
         build = variant_get_or_create(base=build, overrides=overrides)
-    return dispatch_run_request(
-        build=build, machine_class=machine_class, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
-        regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
-        dispatch=dispatch, cases_expected=cases_expected,
-    )
+    try:
+        return dispatch_run_request(
+            build=build, machine_class=machine_class, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
+            regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
+            dispatch=dispatch, cases_expected=cases_expected, idempotency_key=idempotency_key,
+        ), True
+    except IntegrityError:
+        if (run := earlier()) is None:  # not a concurrent request with the same key
+            raise
+        return run, False
 
 
 def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:

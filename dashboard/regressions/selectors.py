@@ -3,13 +3,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from dashboard.regressions.board import shown_values
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Result, Run
 
 OPEN_STATUSES = (Regression.Status.UNTRIAGED, Regression.Status.ACKNOWLEDGED, Regression.Status.INVESTIGATING)
+
+
+def runs_detection_pending(*, runs: QuerySet[Run] | None = None) -> QuerySet[Run]:
+    """Runs whose detection has not completed: stored results, no alert summary yet (detection
+    writes its summary in the same transaction as its findings). A dispatched run still measuring
+    is among them; the sweep leaves those to ``run_finish_if_done``."""
+    runs = Run.objects.all() if runs is None else runs
+    # A variant's runs are never detected (an experiment, not a point of the series): never pending.
+    return runs.filter(Exists(Result.objects.filter(run=OuterRef("pk"))), alert_summary__isnull=True, build__overrides={})
+
+
+def run_detection_pending(*, build: Build, machine_class: str) -> bool:
+    """Whether some run of ``build`` on ``machine_class`` has results that detection has not gone
+    over yet: its verdict is ``pending`` until it has (the sweep makes sure it will)."""
+    runs = Run.objects.filter(build=build, machine__machine_class=machine_class)
+    return runs_detection_pending(runs=runs).exists()
 
 
 def regression_list(*, status=None, build=None, workload=None, machine_class=None, kind=None, metric=None,
@@ -112,7 +128,7 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
     baseline = previous_build(build=build, machine_class=machine_class)
     if baseline is None:
         return Verdict("pass", "no_baseline", build, None, machine_class)
-    if runs.filter(alert_summary__isnull=True).exists():
+    if run_detection_pending(build=build, machine_class=machine_class):
         return Verdict("pending", "detection_pending", build, baseline, machine_class)
     found = [regression_as_dict(r) for r in regression_list(status="open", machine_class=machine_class,
                                                             kind=Regression.Kind.REGRESSION).filter(

@@ -2,10 +2,12 @@
 from celery import shared_task
 from django.apps import apps
 
+from dashboard.durable import DB_RETRY, send_logged
 from dashboard.regressions.services import detection_run
+from dashboard.regressions.services.sweep import detection_sweep
 
 
-@shared_task(name="regressions.detect_run", queue="analysis", acks_late=True)
+@shared_task(name="regressions.detect_run", queue="analysis", acks_late=True, **DB_RETRY)
 def detect_run(run_id: str) -> dict:
     """Detection over one ingested run; idempotent, so a redelivered task creates nothing twice.
     Then the run's alerts are planned (queue ``alerts``; a run's alerts go out once)."""
@@ -13,5 +15,12 @@ def detect_run(run_id: str) -> dict:
     if apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.tasks import plan_run  # noqa: PLC0415 (optional app)
 
-        plan_run.delay(run_id)
+        # Detection has committed: the broker down now leaves the plan to the sweep, not a retry.
+        send_logged(lambda: plan_run.delay(run_id), what=f"the alerts of run {run_id}")
     return outcome
+
+
+@shared_task(name="regressions.sweep", queue="analysis")
+def sweep() -> dict:
+    """Beat: detection of runs that never got it, alerts never planned or sent (``detection_sweep``)."""
+    return detection_sweep()

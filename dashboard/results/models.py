@@ -161,12 +161,19 @@ class Run(models.Model):
     # What a requested run measures (workloads, modes, regimes, dtypes, timeout): empty for a run
     # that arrived as a document.
     matrix = models.JSONField(default=dict, blank=True)
+    # The client's Idempotency-Key of a requested run: the same key from the same requester answers
+    # the run it created instead of a second one (a retry after a lost answer).
+    idempotency_key = models.CharField(max_length=100, blank=True, default="")
     ingested_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         indexes = [
             # Home page and run lists: newest runs first.
             models.Index(fields=["-ingested_at"], name="run_newest"),
+        ]
+        constraints = [
+            models.UniqueConstraint(fields=["requested_by", "idempotency_key"], condition=~models.Q(idempotency_key=""),
+                                    name="run_unique_idempotency_key"),
         ]
         ordering = ["-ingested_at"]
 

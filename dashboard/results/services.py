@@ -16,6 +16,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from dashboard.results.build_dates import build_time, version_date
+from dashboard.durable import send_after_commit
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
@@ -63,7 +64,7 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
         doc = document
     # What the schema allows but PostgreSQL (or JSON on the way back) cannot hold, checked first:
     # a document that has such values is refused naming them, whatever else is wrong with it.
-    if errors := storable_errors(doc, []) + range_errors(doc):
+    if errors := storable_errors(doc, []) + range_errors(doc) + workload_name_errors(doc):
         raise InvalidDocument(errors)
     doc = check_document(doc)
     with transaction.atomic():
@@ -72,7 +73,7 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
         outcome = _store(doc)
         # A variant's results are an experiment, not the next point of its base's trends: no detection.
         if outcome.results_created and detect and settings.DETECT_AFTER_INGEST and not overrides_of_document(doc["build"]):
-            transaction.on_commit(lambda: detection_enqueue(run_id=outcome.run_id))
+            send_after_commit(lambda: detection_enqueue(run_id=outcome.run_id), what=f"detection of run {outcome.run_id}")
     return outcome
 
 
@@ -144,6 +145,29 @@ def _integer_limits(model, names) -> dict[str, tuple[int, int]]:
             low, high = connection.ops.integer_field_range(field.get_internal_type())
             limits[name] = (-(2**63) if low is None else low, 2**63 - 1 if high is None else high)
     return limits
+
+
+# A workload's name is part of its page's URL (/workloads/<name>/): slashes are fine (hf/bert-base),
+# a segment that climbs out of it is not (../../admin/x linked to /admin/x/), nor a backslash
+# (browsers read it as a slash) or a control character.
+_BAD_WORKLOAD_NAME = re.compile(r"^/|//|/$|(^|/)\.\.?(/|$)|[\\\x01-\x1f\x7f]")  # NUL: storable_errors
+
+
+def workload_name_errors(document) -> list[DocumentError]:
+    """Workload names (declared and in results) that would not stay inside their page's URL."""
+    errors = []
+
+    def check(name, where: str) -> None:
+        if isinstance(name, str) and name and _BAD_WORKLOAD_NAME.search(name):
+            errors.append(DocumentError(where, f"{name[:80]!r} may not have an empty, '.' or '..' segment, "
+                                               "a backslash or a control character (it is part of the workload's URL)"))
+
+    for key, field in (("workloads", "name"), ("results", "workload")):
+        items = document.get(key) if isinstance(document, dict) else None
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            if isinstance(item, dict):
+                check(item.get(field), f"{key}[{index}].{field}")
+    return errors
 
 
 def range_errors(document) -> list[DocumentError]:

@@ -1,13 +1,15 @@
 """Celery tasks of the results app. GPU workers have no database: they send the document here."""
 from celery import shared_task
 
+from dashboard.durable import DB_RETRY
 from dashboard.results.services import run_ingest
 from runner.document import InvalidDocument
 
 
-@shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True)
+@shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True, **DB_RETRY)
 def ingest_run_document(document: dict) -> dict:
-    """Store a run document. A bad document is answered, not retried: retrying cannot fix it."""
+    """Store a run document (idempotent). A bad document is answered, not retried: retrying cannot
+    fix it; the database unreachable is retried (``DB_RETRY``)."""
     try:
         return {"ok": True, **run_ingest(document=document).as_dict()}
     except InvalidDocument as exc:

@@ -256,3 +256,15 @@ def test_a_partial_run_is_alerted_when_it_is_complete():
     assert Regression.objects.filter(notified_at__isnull=False).count() == 0
     Run.objects.filter(pk=runs[-1].pk).update(status="completed")
     assert len(detect_and_plan(runs[-1])) == 1
+
+
+def test_a_retry_handed_out_again_makes_its_try_once(slack_server):
+    """A retry waiting past the dashboard's short visibility timeout is handed out again: the copies
+    expect the same count of attempts, and only the first to lock the delivery tries."""
+    server = slack_server(["500", "500"])
+    slack(server.url)
+    [delivery_id] = detect_and_plan(slowdown_and_breakage()[-1])
+    assert delivery_send(delivery_id=delivery_id, last_try=False).status == "retrying"
+    assert delivery_send(delivery_id=delivery_id, last_try=False, attempts_before=1).status == "retrying"
+    assert delivery_send(delivery_id=delivery_id, last_try=False, attempts_before=1) is None  # the copy
+    assert len(server.received) == 2 and DeliveryAttempt.objects.filter(delivery_id=delivery_id).count() == 2

@@ -47,8 +47,9 @@ def test_the_test_button_sends_through_the_subscription(staff, slack_server):
 def test_a_failing_test_alert_is_reported_on_the_page(staff, slack_server):
     server = slack_server(["500"])
     subscription = Subscription.objects.create(name="team slack", channel="slack", target=server.url)
-    page = staff.post("/alerts/test/", {"subscription": subscription.id}, follow=True).content.decode()
-    assert "test alert to team slack (slack) failed (HTTP error): HTTP 500: internal_error" in page
+    response = staff.post("/alerts/test/", {"subscription": subscription.id}, follow=True)
+    # The status, never the body the webhook answered (a subscription must not make the button a fetcher).
+    assert [str(m) for m in response.context["messages"]] == ["test alert to team slack (slack) failed (HTTP error): HTTP 500"]
     assert Delivery.objects.get().attempts.count() == 1  # a test is tried once
 
 
@@ -145,3 +146,28 @@ def test_the_admin_sends_test_alerts_shows_attempts_and_resends_failed_deliverie
     assert len(server.delivered) == 2 and server.delivered[1]["text"] == "ptbench test alert for team slack"
     assert staff.get("/admin/alerts/subscription/add/").status_code == 200
     assert staff.get(f"/admin/alerts/subscription/{subscription.id}/change/").status_code == 200
+
+
+@pytest.mark.parametrize("target", ["http://127.0.0.1:8080/services/x", "http://localhost/x", "http://10.0.0.5/x",
+                                    "http://[::1]/x", "http://169.254.169.254/latest/meta-data/"])
+def test_a_webhook_on_a_private_address_is_refused(settings, target):
+    from django.core.exceptions import ValidationError
+
+    from dashboard.alerts.transport import SendFailure, slack_post
+
+    settings.ALERTS_ALLOW_PRIVATE_WEBHOOKS = False
+    with pytest.raises(ValidationError) as refused:
+        Subscription(name="probe", channel="slack", target=target).full_clean()
+    assert "private address" in str(refused.value.message_dict["target"])
+    with pytest.raises(SendFailure) as failure:  # checked again when sending (DNS may change)
+        slack_post(url=target, payload={"text": "x"})
+    assert failure.value.retryable is False and "refused" in failure.value.error
+
+
+def test_the_slack_fallback_text_is_escaped():
+    """Slack reads ``&``, ``<`` and ``>`` in ``text`` as markup (``<!channel>``, links)."""
+    from dashboard.alerts.compose import test_message
+
+    subscription = Subscription(name="<!channel> & <https://evil.test|x>", channel="slack", target="https://hooks.slack.com/services/T/B/X")
+    assert test_message(subscription=subscription).slack["text"] == (
+        "ptbench test alert for &lt;!channel&gt; &amp; &lt;https://evil.test|x&gt;")

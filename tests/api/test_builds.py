@@ -43,6 +43,8 @@ def test_a_sha_stored_with_another_torch_version_is_refused(writer):
     ({"torch_version": "2.13.0", "git_sha": SHA, "commit_time": "yesterday"}, ["commit_time"]),
     ({"torch_version": "x" * 65, "git_sha": SHA, "environment": []}, ["torch_version", "environment"]),
     ({"torch_version": "2.13.0", "git_sha": SHA, "local_label": "a/b"}, ["local_label"]),
+    ({"torch_version": "2.13.0", "git_sha": 1234567}, ["git_sha"]),  # a number is not a sha (was stored as text)
+    ({"torch_version": 2.13, "git_sha": SHA, "label": ["x"]}, ["torch_version", "label"]),
     ({"torch_version": "2.13.0", "git_sha": SHA, "environment": {"a\x00": 1}}, ["environment"]),  # PostgreSQL cannot store it
     ({"torch_version": "2.13.0", "git_sha": SHA, "environment": {"a": ["\ud800"]}}, ["environment"]),
     ({"torch_version": "2.13.0", "git_sha": SHA, "environment": {"a": float("inf")}}, ["body"]),  # Infinity: not JSON

@@ -95,3 +95,23 @@ def test_the_case_process_refuses_a_module_it_may_not_import(monkeypatch, tmp_pa
     record = run_case(spec, ResultFile(tmp_path / "result.json"))
     assert record.status == "eager_error" and "only catalog names" in record.error["message"]
     assert calls == []
+
+
+@pytest.mark.parametrize("name", ["../../admin/x", "..", "hf/../admin", "hf/./x", "/admin", "hf//x", "hf/", "hf\\..\\admin"])
+def test_a_workload_name_that_climbs_out_of_its_url_is_refused_at_ingest(writer, name):
+    """``../../admin/x`` used to be stored, and its workload link led to ``/admin/x/``. Slashes
+    themselves stay allowed (``hf/bert-base`` has a page)."""
+    import json
+
+    from dashboard.results.models import Workload
+    from tests.documents import make_document
+
+    document = make_document()
+    old = document["workloads"][0]["name"]
+    document["workloads"][0]["name"] = name
+    for result in document["results"]:
+        if result["workload"] == old:
+            result["workload"] = name
+    response = writer.post("/api/v1/runs/submit/", json.dumps(document), content_type="application/json")
+    assert response.status_code == 400 and "workloads[0].name" in fields(response)
+    assert not Run.objects.exists() and not Workload.objects.exists()

@@ -91,3 +91,19 @@ def test_html_in_a_workload_name_is_escaped(client):
     html = client.get("/regressions/").content.decode()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
     assert "<b>boom</b>" not in html
+
+
+def test_public_reads_do_not_show_who_of_the_staff_triaged(signed_in, stepped):
+    """Anonymous readers of the page and the API see that a finding was triaged, not by which account."""
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    ids = list(Regression.objects.values_list("id", flat=True))
+    signed_in.post("/regressions/?status=open", {"ids": ids, "status": "acknowledged", "note": "on it"})
+    assert ">alice, " in signed_in.get("/regressions/?status=acknowledged").content.decode()
+    public = Client().get("/regressions/?status=acknowledged").content.decode()
+    assert "on it" in public and "alice" not in public
+    read = APIClient().get("/api/v1/regressions/?status=acknowledged").json()["results"]
+    assert {r["status_changed_by"] for r in read} == {"staff"}
+    one = APIClient().get(f"/api/v1/regressions/{ids[0]}/").json()
+    assert one["status_changed_by"] == "staff"

@@ -36,7 +36,7 @@ class ApiView(APIView):
     def page(self, request, items, serializer_class, **extra) -> Response:
         paginator = Pagination()
         rows = paginator.paginate_queryset(items, request, view=self)
-        response = paginator.get_paginated_response(serializer_class(rows, many=True).data)
+        response = paginator.get_paginated_response(serializer_class(rows, many=True, context={"request": request}).data)
         if extra:
             response.data = {**extra, **response.data}
         return response

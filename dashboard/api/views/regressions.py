@@ -54,7 +54,7 @@ class RegressionDetailView(ApiView):
                    responses={200: RegressionSerializer, **READ_ERRORS}, tags=["regressions"])
     def get(self, request, regression_id: int):
         selectors, _ = _regressions()
-        return Response(RegressionSerializer(_one(selectors, regression_id)).data)
+        return Response(RegressionSerializer(_one(selectors, regression_id), context={"request": request}).data)
 
     @extend_schema(operation_id="regressions_triage", summary="Triage one regression (token)",
                    parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
@@ -64,7 +64,7 @@ class RegressionDetailView(ApiView):
         data = body(request, TriageSerializer).validated_data
         _one(selectors, regression_id)
         regression_triage(regression_ids=[regression_id], status=data["status"], user=actor(request), note=data["note"])
-        return Response(RegressionSerializer(_one(selectors, regression_id)).data)
+        return Response(RegressionSerializer(_one(selectors, regression_id), context={"request": request}).data)
 
 class RegressionTriageView(ApiView):
     @extend_schema(operation_id="regressions_triage_many", summary="Triage several regressions at once (token)",

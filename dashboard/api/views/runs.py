@@ -20,6 +20,8 @@ from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiView, body,
 from dashboard.results.models import Run
 from dashboard.results.selectors.runs import run_progress
 
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+
 RUN_ID = OpenApiParameter("run_id", str, OpenApiParameter.PATH, description="the run's id (a UUID)")
 
 
@@ -46,15 +48,22 @@ class RunListView(ApiView):
     @extend_schema(operation_id="runs_request", summary="Request a run of a build on a machine class",
                    description="Creates a pending run (the runners of the machine class pick it up). Its id is the "
                    "`run.id` the runner's document must carry when it is submitted.",
-                   request=RunRequestSerializer, responses={201: RunSerializer, **WRITE_ERRORS}, tags=["runs"])
+                   parameters=[OpenApiParameter(IDEMPOTENCY_HEADER, str, OpenApiParameter.HEADER, required=False,
+                                                description="up to 100 printable characters: the same key from the same "
+                                                "token answers the run it created (200) instead of a second one")],
+                   request=RunRequestSerializer, responses={201: RunSerializer, 200: RunSerializer, **WRITE_ERRORS}, tags=["runs"])
     def post(self, request):
+        key = request.headers.get(IDEMPOTENCY_HEADER, "")
+        if len(key) > 100 or not key.isprintable():
+            raise FieldError(IDEMPOTENCY_HEADER, "at most 100 printable characters")
         data = body(request, RunRequestSerializer).validated_data
         build = resolve_build("build", data.pop("build"))
         try:
-            run = services.run_request(build=build, requested_by=actor(request), **data)
+            run, created = services.run_request(build=build, requested_by=actor(request), idempotency_key=key, **data)
         except MatrixError as exc:
             raise FieldError(exc.field, exc.message) from None
-        return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id))).data, status=status.HTTP_201_CREATED)
+        return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id)), context={"request": request}).data,
+                        status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class _RunsWithProgress(RunSerializer):
@@ -70,7 +79,7 @@ class RunDetailView(ApiView):
     @extend_schema(operation_id="runs_retrieve", summary="A run's status and progress", parameters=[RUN_ID],
                    responses={200: RunSerializer, **READ_ERRORS}, tags=["runs"])
     def get(self, request, run_id):
-        return Response(RunSerializer(_with_progress(_run(run_id))).data)
+        return Response(RunSerializer(_with_progress(_run(run_id)), context={"request": request}).data)
 
 
 class RunCancelView(ApiView):
@@ -79,7 +88,7 @@ class RunCancelView(ApiView):
     def post(self, request, run_id):
         _run(run_id)
         run = services.run_cancel(run_id=run_id, cancelled_by=actor(request))
-        return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id))).data)
+        return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id)), context={"request": request}).data)
 
 
 class RunSubmitView(ApiView):
@@ -106,5 +115,5 @@ class RunSubmitView(ApiView):
         if content_type != "application/json":
             raise FieldError("Content-Type", f"{content_type or '(none)'!r}: send the run document as application/json", 415)
         outcome, run = services.run_submit(body=request.body, submitted_by=actor(request), complete=options["complete"])
-        data = {**outcome.as_dict(), "run": RunSerializer(_with_progress(run)).data}
+        data = {**outcome.as_dict(), "run": RunSerializer(_with_progress(run), context={"request": request}).data}
         return Response(data, status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK)

@@ -113,7 +113,7 @@ def stale_after(case: CaseTask) -> dt.timedelta:
     """How long a started case may go unheard of: past its worker's hard time limit and past the
     broker's hand-over of a lost worker's task (the visibility timeout), with a margin."""
     hard_limit = case.timeout_s * 2 + settings.DISPATCH_TASK_MARGIN_S + 60
-    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600)
+    visibility = settings.PTBENCH_VISIBILITY_TIMEOUT  # the GPU workers' one, not the dashboard's
     return dt.timedelta(seconds=max(hard_limit, visibility) + 600)
 
 

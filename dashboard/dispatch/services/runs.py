@@ -13,6 +13,7 @@ from django.utils import timezone
 from dashboard.dispatch import broker
 from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, run_plan
+from dashboard.durable import send_after_commit
 from dashboard.results.models import Build, Machine, Run
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_stored
@@ -25,7 +26,8 @@ POOL_HOST = "(unassigned)"
 
 def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, workloads=None, modes=None,
                 regimes=None, dtypes=None, timeout_s: float | None = None, hostname: str = "", notes: str = "",
-                dispatch: bool = True, cases_expected: int | None = None, backend: str = "inductor") -> Run:
+                dispatch: bool = True, cases_expected: int | None = None, backend: str = "inductor",
+                idempotency_key: str = "") -> Run:
     """A pending run of ``build`` on ``machine_class``: one queued case per planned case, sent to
     the class's queue once the transaction commits. Raises ``MatrixError`` naming the bad field.
 
@@ -44,6 +46,7 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
         machine, _ = Machine.objects.get_or_create(hostname=hostname or POOL_HOST, machine_class=machine_class)
         run = Run.objects.create(
             build=build, machine=machine, suite=suite, status=Run.Status.PENDING, requested_by=requested_by, notes=notes,
+            idempotency_key=idempotency_key,
             command=_request_command(build=build, machine_class=machine_class, suite=suite, matrix=matrix) if planned else "",
             cases_expected=len(planned.plan.cases) if planned else cases_expected,
             matrix={**matrix.as_dict(), "skipped": planned.plan.skipped} if planned else {},
@@ -58,7 +61,8 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
                 )
                 for case in planned.plan.cases
             )
-            transaction.on_commit(lambda: run_enqueue_cases(run_id=run.id))
+            # Redis down: the run is stored all the same and the stale-case sweep sends its cases.
+            send_after_commit(lambda: run_enqueue_cases(run_id=run.id), what=f"the cases of run {run.id}")
         build_summary_refresh(build_id=build.id, machine_class=machine_class)
     return run
 
@@ -136,8 +140,8 @@ def run_cases_cancel(*, run: Run) -> int:
     task_ids = [t for t in open_cases.values_list("task_id", flat=True) if t]
     count = open_cases.update(state=CaseTask.State.CANCELLED, finished_at=timezone.now())
     run_id = str(run.id)
-    transaction.on_commit(lambda: broker.run_cancelled_flag_set(run_id=run_id))
-    transaction.on_commit(lambda: broker.tasks_revoke(task_ids=task_ids))
+    send_after_commit(lambda: broker.run_cancelled_flag_set(run_id=run_id), what=f"the cancel flag of run {run_id}")
+    send_after_commit(lambda: broker.tasks_revoke(task_ids=task_ids), what=f"revokes of run {run_id}")
     return count
 
 
@@ -158,5 +162,5 @@ def run_finish_if_done(*, run: Run) -> bool:
         from dashboard.results.services import detection_enqueue
 
         run_id = str(run.id)
-        transaction.on_commit(lambda: detection_enqueue(run_id=run_id))
+        send_after_commit(lambda: detection_enqueue(run_id=run_id), what=f"detection of run {run_id}")
     return True

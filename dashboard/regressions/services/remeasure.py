@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.detection import K_NOISE, confirm_with_remeasurement, is_worse
+from dashboard.durable import send_after_commit
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS
@@ -39,7 +40,7 @@ def remeasurement_request(*, series, metric: str, points: list[Point], suspect, 
                   "suspect": {**suspect.to_dict(), **({"host_slowed": host} if host else {}), **(extra or {})}},
     )
     if created:
-        transaction.on_commit(lambda: remeasurement_dispatch(remeasurement_id=request.id))
+        send_after_commit(lambda: remeasurement_dispatch(remeasurement_id=request.id), what=f"re-measurement {request.id}")
     return request
 
 
