@@ -23,9 +23,16 @@ def _convert(node, defs: dict):
             continue
         if key == "type" and isinstance(value, list):
             kinds = [v for v in value if v != "null"]
-            out["type"] = kinds[0] if len(kinds) == 1 else value
+            if len(kinds) == 1:
+                out["type"] = kinds[0]
+            else:  # OpenAPI 3.0 has no list of types
+                out["anyOf"] = [{"type": kind} for kind in kinds]
             if "null" in value:
                 out["nullable"] = True
+        elif key == "exclusiveMinimum" and not isinstance(value, bool):  # 2020-12's number, 3.0's flag
+            out["minimum"], out["exclusiveMinimum"] = value, True
+        elif key == "propertyNames":  # not in OpenAPI 3.0; the server checks names (runner/document.py)
+            continue
         elif key == "const":
             out["enum"] = [value]
         elif key in ("properties",):
