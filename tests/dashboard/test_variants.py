@@ -11,7 +11,8 @@ from django.core.management import CommandError, call_command
 from contract.variants import Overrides, variant_label
 from dashboard.dispatch.services.runs import _spec_dict, variant_repro
 from dashboard.results.models import Build, Run
-from dashboard.results.selectors.ab import NOISE_DEFAULTS, ab_compare, ab_rows_select
+from dashboard.detection.replicates import DEFAULT_NOISE
+from dashboard.regressions.ab import TWO_RUNS_95, ab_compare, ab_rows_select
 from dashboard.results.services import run_ingest
 from runner.document import InvalidDocument
 from runner.worker.config import ConfigError, parse_builds
@@ -152,14 +153,17 @@ def _ab(base_metrics: dict, variant_metrics: dict):
 
 
 def test_ab_a_change_within_noise_is_no_change_and_past_it_worse_or_better():
-    # speedup: 1.25 -> 1.27 is +1.6%, within the two results' noise (1% + 1%); latency +3% is past 2%;
-    # compile time -5% is within the 10% default; memory -30% is better; one more graph break is worse.
-    ab = _ab({"speedup": 1.25}, {"speedup": 1.27, "compiled_latency_ms": 2.06, "compile_time_cold_s": 7.5 * 0.95,
+    # One base build, no history: each series' noise is the metric's default run-to-run sd, and a
+    # change is "no change" within where two runs differ 95 % of the time (1.96 x sqrt(2) x sd).
+    # speedup +1.6% is within 2% x 2.77; latency +20% past it; compile time -5% within 20% x 2.77;
+    # memory -30% is better; one more graph break is worse.
+    ab = _ab({"speedup": 1.25}, {"speedup": 1.27, "compiled_latency_ms": 2.4, "compile_time_cold_s": 7.5 * 0.95,
                                  "compiled_peak_memory_bytes": 700_000, "graph_break_count": 2})
     row = ab.rows[0]
-    assert row.cells["speedup"].tone == "same" and row.cells["speedup"].noise == pytest.approx(0.02)
+    assert row.cells["speedup"].tone == "same" and row.cells["speedup"].noise == pytest.approx(TWO_RUNS_95 * 0.02)
     assert row.cells["compiled_latency_ms"].tone == "worse"
-    assert row.cells["compile_time_cold_s"].tone == "same" and row.cells["compile_time_cold_s"].noise == NOISE_DEFAULTS["compile_time_cold_s"]
+    assert row.cells["compile_time_cold_s"].tone == "same"
+    assert row.cells["compile_time_cold_s"].noise == pytest.approx(TWO_RUNS_95 * DEFAULT_NOISE["compile_time_cold_s"])
     assert row.cells["compiled_peak_memory_bytes"].tone == "better"
     assert (row.cells["graph_break_count"].change, row.cells["graph_break_count"].tone) == (1, "worse")
     assert row.cells["recompile_count"].tone == "same" and row.changed
@@ -171,7 +175,8 @@ def test_ab_speedup_past_noise_and_the_geomean_row_per_configuration():
     assert [(g.config, g.cases) for g in ab.geomeans] == [("default · backed · float32", 1), ("default · static · float32", 1)]
     geo = ab.geomeans[0].cells["speedup"]
     assert (geo.base, geo.variant, geo.tone) == (pytest.approx(1.0), pytest.approx(1.1), "better")
-    assert geo.change == pytest.approx(0.1) and geo.noise == pytest.approx(0.01)
+    row_noises = [r.cells["speedup"].noise for r in ab.rows if r.config == ab.geomeans[0].config]
+    assert geo.change == pytest.approx(0.1) and geo.noise == pytest.approx(sum(row_noises) / len(row_noises))
 
 
 def test_ab_rows_filter_and_sort():

@@ -63,7 +63,7 @@ def test_first_week_real_compile_time_regression_is_suspect_then_regressed():
 @pytest.mark.django_db
 def test_a_suspect_that_the_next_build_does_not_confirm_is_rejected():
     history = load_builds([real("g2", 1), real("g2", 2), real("g2", 1)])
-    bad = planted(load_builds([real("g2", 2)]), "compile_time_cold_s", "llama_decode", 1.6)
+    bad = planted(load_builds([real("g2", 2)]), "compile_time_cold_s", "llama_decode", 2.0)
     rows = replay(history + bad + load_builds([real("g2", 1)]))
     assert [r["default"] for r in rows] == ["pass", "pass", "pass", "suspect", "pass"], rows
     request = Remeasurement.objects.get()
@@ -75,7 +75,7 @@ def test_a_suspect_that_the_next_build_does_not_confirm_is_rejected():
 @pytest.mark.django_db
 def test_pending_suspect_verdict_says_what_would_confirm_it_and_the_api_gates(client):
     history = load_builds([real("g2", 1), real("g2", 2)])
-    rows = replay(history + planted(load_builds([real("g2", 1)]), "compile_time_cold_s", "llama_decode", 1.6))
+    rows = replay(history + planted(load_builds([real("g2", 1)]), "compile_time_cold_s", "llama_decode", 2.0))
     build = Run.objects.filter(build_id=rows[-1]["build_id"]).first().build
     verdict = build_verdict(build=build, machine_class="gpu-h200")
     assert (verdict.verdict, verdict.reason) == ("suspect", "suspects_found")

@@ -1,9 +1,8 @@
 """The A/B page: a base build against variants of it (``/ab/?base=B&variant=V[&variant=...]``)."""
 from django.shortcuts import render
 
-from dashboard.results.selectors.ab import (
+from dashboard.regressions.ab import (
     AB_METRICS,
-    NOISE_DEFAULTS,
     SORT_KEYS,
     ab_compare,
     ab_rows_select,
@@ -30,7 +29,7 @@ def ab(request):
     classes = [c for c in build_classes(build_id=base.id) if not variants or c in build_classes(build_id=variants[0].id)]
     machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
     context = {"base": base, "variants": variants, "classes": classes, "machine_class": machine_class,
-               "metrics": AB_METRICS, "sort_keys": SORT_KEYS, "noise_defaults": NOISE_DEFAULTS,
+               "metrics": AB_METRICS, "sort_keys": SORT_KEYS,
                "workload": (request.GET.get("workload") or "").strip()[:200],
                "only_changed": params.choice(request, "changed", ("0", "1"), "0") == "1",
                "sort": params.choice(request, "sort", SORT_KEYS, ""), "dir": params.choice(request, "dir", ("asc", "desc"), "asc")}

@@ -1,27 +1,25 @@
 """The A/B page (issue #16): a base build against variants of it, over the cases present in both.
 
 Each change is judged against its noise: within noise it is "no change" (grey), past it "better"
-or "worse". Speedup's noise is the two results' own ``speedup_noise`` added up (the project keeps
-no per-series run-to-run noise); the other timed figures use ``NOISE_DEFAULTS``; counts (graph
-breaks, recompiles) have no noise: any difference is a change.
+or "worse". A timed figure's noise is where two runs of one unchanged build differ 95 % of the time
+(1.96 x sqrt(2) x the series' run-to-run sd from the noise model, ``dashboard.regressions.noise``:
+its own history, else its machine class's prior, else the metric's default); counts (graph breaks,
+recompiles) have no noise: any difference is a change.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+from dashboard.regressions.history import series_points
+from dashboard.regressions.noise import class_priors, point_noise
 from dashboard.results.aggregates import geomean, relative_change
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS_BY_NAME, Metric, build_ref, config_label
 from dashboard.results.selectors.compare import build_results_by_series
 from dashboard.results.variants import overrides_stored
 
-# Relative noise of a figure when the results do not carry their own: conservative defaults.
-NOISE_DEFAULTS: dict[str, float] = {
-    "speedup": 0.02,  # only when neither result has speedup_noise
-    "compiled_latency_ms": 0.02,
-    "compile_time_cold_s": 0.10,
-    "compiled_peak_memory_bytes": 0.02,
-}
+TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 AB_METRICS: tuple[Metric, ...] = tuple(
     METRICS_BY_NAME[name] for name in ("speedup", "compiled_latency_ms", "compile_time_cold_s",
                                        "compiled_peak_memory_bytes", "graph_break_count", "recompile_count")
@@ -88,19 +86,18 @@ def judge(metric: Metric, base: float | None, variant: float | None, noise: floa
     return Cell(base, variant, change, noise, tone)
 
 
-def case_noise(metric: Metric, base: dict, variant: dict) -> float | None:
-    if not metric.noisy:
-        return None
-    if metric.name == "speedup" and (base["speedup_noise"] is not None or variant["speedup_noise"] is not None):
-        return (base["speedup_noise"] or 0) + (variant["speedup_noise"] or 0)
-    return NOISE_DEFAULTS[metric.name]
+def series_noises(*, series_id: int, priors: dict[str, float]) -> dict[str, float]:
+    """Per noisy A/B figure, the relative change two runs of one unchanged build stay within 95 % of
+    the time on this series (its base build's history: variants are never points of it)."""
+    points = series_points(series_id=series_id)
+    return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name)).sd for m in AB_METRICS if m.noisy}
 
 
-def _row(base: dict, variant: dict, configs: dict[int, Config]) -> Row:
+def _row(base: dict, variant: dict, configs: dict[int, Config], noises: dict[str, float]) -> Row:
     both_pass = base["status"] == variant["status"] == "pass"
     cells = {
         m.name: judge(m, base[m.name] if both_pass else None, variant[m.name] if both_pass else None,
-                      case_noise(m, base, variant))
+                      noises.get(m.name))
         for m in AB_METRICS
     }
     return Row(variant["workload__name"], config_label(configs[variant["config_id"]]), variant["config_id"], base["status"],
@@ -132,7 +129,9 @@ def ab_compare(*, base: Build, variant: Build, machine_class: str) -> VariantAB:
     old = build_results_by_series(build_id=base.id, machine_class=machine_class)
     new = build_results_by_series(build_id=variant.id, machine_class=machine_class)
     out = VariantAB(variant=variant, ref=build_ref(variant), overrides=overrides_stored(variant).summary())
-    out.rows = sorted((_row(old[s], new[s], configs) for s in new if s in old), key=lambda r: (r.workload, r.config))
+    priors = class_priors(machine_class=machine_class, upto=base)
+    out.rows = sorted((_row(old[s], new[s], configs, series_noises(series_id=s, priors=priors)) for s in new if s in old),
+                      key=lambda r: (r.workload, r.config))
     out.only_base, out.only_variant = len(old.keys() - new.keys()), len(new.keys() - old.keys())
     by_config: dict[str, list[Row]] = {}
     for row in out.rows:
