@@ -237,7 +237,7 @@ def deliver_document(document: dict, out: Path | None) -> int:
 
 
 def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from runner.document import InvalidDocument, require_validator
+    from contract.document import InvalidDocument, require_validator
     from runner.engine.plan import plan_cases
     from runner.report import build_document, now_iso, status_counts, summary_table
 

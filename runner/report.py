@@ -5,7 +5,7 @@ import datetime as dt
 import uuid
 from typing import Sequence
 
-from runner.document import SCHEMA_VERSION, check_document
+from contract.document import SCHEMA_VERSION, check_document
 
 
 def now_iso() -> str:
@@ -41,7 +41,7 @@ def build_document(
     requested_by: str,
     notes: str = "",
 ) -> dict:
-    """Assemble and check the document; raises ``runner.document.InvalidDocument`` naming bad fields."""
+    """Assemble and check the document; raises ``contract.document.InvalidDocument`` naming bad fields."""
     run = {
         "id": str(uuid.uuid4()),
         "suite": suite,

@@ -10,7 +10,7 @@ from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
 from dashboard.results.services import storable_errors
 from dashboard.results.variants import base_of, variant_document
-from runner.document import METRIC_NAMES, environment_errors, time_problem
+from contract.document import METRIC_NAMES, environment_errors, time_problem
 
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
 MACHINE_CLASS_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"

@@ -21,7 +21,7 @@ from dashboard.results.models import Build, Machine, Run
 from dashboard.results.services import IngestOutcome, build_get_or_create, run_ingest
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import variant_get_or_create
-from runner.document import DocumentError, InvalidDocument, load_document
+from contract.document import DocumentError, InvalidDocument, load_document
 
 TOKEN_PREFIX = "ptb_"
 MACHINE_CLASS = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # as in the run document's schema

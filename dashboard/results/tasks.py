@@ -2,7 +2,7 @@
 from celery import shared_task
 
 from dashboard.results.services import run_ingest
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 
 
 @shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True)

@@ -18,7 +18,7 @@ from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
 from runner.worker.app import app, config
 from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.measure import measure_case
-from runner.worker.messages import (
+from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
     CASE_STARTED,

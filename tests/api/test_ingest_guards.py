@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.services import run_ingest
 from dashboard.results.tasks import ingest_run_document
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 from runner.store import store_document
 from tests.documents import make_document, make_result
 

@@ -13,7 +13,7 @@ from dashboard.dispatch.services.runs import _spec_dict, variant_repro
 from dashboard.results.models import Build, Run
 from dashboard.results.selectors.ab import NOISE_DEFAULTS, ab_compare, ab_rows_select
 from dashboard.results.services import run_ingest
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 from runner.worker.config import ConfigError, parse_builds
 from tests.api.conftest import api, fields, secret, writer  # noqa: F401  (fixtures)
 from tests.documents import make_document, make_result

@@ -2,7 +2,7 @@
 service's command is checked against the repository: the Celery apps import (the runner worker's
 without Django, in a process with that service's environment), its subcommands, ``manage.py``
 commands and the gunicorn WSGI module exist, the queues match ``dashboard/celery.py`` and
-``runner/worker/messages.py``, GPU workers hold no database credentials and reserve NVIDIA devices,
+``contract/messages.py``, GPU workers hold no database credentials and reserve NVIDIA devices,
 and every ``${VAR}`` the file uses is documented in the README."""
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ def test_celery_subcommands_and_the_beat_scheduler_exist():
 
 
 def test_the_dashboard_worker_consumes_the_queues_the_dashboard_and_the_runners_send_to():
-    from runner.worker.messages import CASE_FINISHED, DASHBOARD_QUEUE
+    from contract.messages import CASE_FINISHED, DASHBOARD_QUEUE
 
     workers = [(name, argv, svc) for name, argv, svc in celery_commands() if "worker" in argv and option(argv, "-A") == "dashboard"]
     assert [name for name, _, _ in workers] == ["worker"]
@@ -195,7 +195,7 @@ def test_the_dashboard_worker_consumes_the_queues_the_dashboard_and_the_runners_
 
 def test_gpu_workers_need_no_django_and_read_their_machine_class_queue():
     from runner.worker.config import MACHINE_CLASS
-    from runner.worker.messages import CASE_STARTED, DASHBOARD_QUEUE, RUN_CASE
+    from contract.messages import CASE_STARTED, DASHBOARD_QUEUE, RUN_CASE
 
     runners = [(name, argv, svc) for name, argv, svc in celery_commands() if option(argv, "-A", "--app") == RUNNER_APP]
     assert {name for name, _, _ in runners} >= {"gpu-worker"}

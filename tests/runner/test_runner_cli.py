@@ -8,7 +8,7 @@ import types
 import pytest
 
 from runner.cli import main
-from runner.document import InvalidDocument, validate_document
+from contract.document import InvalidDocument, validate_document
 from runner.engine.executor import REPO_ROOT
 from runner.report import build_document, summary_table
 from tests.runner.sample_workloads import TinyMLP
