@@ -22,7 +22,6 @@ from contract.queues import machine_class_problem
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema") / f"run_document.v{SCHEMA_VERSION}.json"
-RESULT_STATUSES = ("pass", "fail_accuracy", "compile_error", "eager_error", "oom", "timeout", "crash")
 
 
 @dataclass(frozen=True)
@@ -50,6 +49,9 @@ class InvalidDocument(ValueError):
 def load_schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
 
+
+# The statuses a result may have (contract.vocabulary re-exports them with the rest of the words).
+RESULT_STATUSES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["properties"]["status"]["enum"])
 
 # The names of a result's metrics, in the schema's order: the one list the runner and storage share.
 METRIC_NAMES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["properties"]["metrics"]["properties"])

@@ -15,7 +15,6 @@ import argparse
 import getpass
 import json
 import os
-import re
 import shlex
 import shutil
 import socket
@@ -24,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from runner.engine.spec import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
+from contract.arguments import machine_class as _machine_class
+from contract.arguments import name_list as _name_list
+from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
 
 DEFAULT_TIMEOUT_S = 900.0
 
@@ -40,21 +41,11 @@ def _choices_list(allowed: Sequence[str], what: str):
     return parse
 
 
-def _name_list(text: str) -> list[str]:
-    return list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
-
-
 def _positive_float(text: str) -> float:
     value = float(text)
     if value <= 0:
         raise argparse.ArgumentTypeError("must be positive")
     return value
-
-
-def _machine_class(text: str) -> str:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", text):
-        raise argparse.ArgumentTypeError("lower-case letters, digits, '-' and '_' (at most 64), e.g. gpu-h100")
-    return text
 
 
 def _build_label(text: str) -> str:

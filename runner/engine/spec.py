@@ -6,12 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
-SHAPE_REGIMES = ("static", "backed", "unbacked")
-DTYPES = ("float32", "float16", "bfloat16", "float64", "amp")
-DEVICES = ("cpu", "cuda")
-BACKENDS = ("inductor", "eager", "aot_eager")
-SIZES = ("tiny", "full")
+from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES  # noqa: F401 (re-exported)
+
 # The case subprocess runs either every phase ("cold") or only build + compile + first call with a
 # cache directory that the cold phase filled ("warm").
 PHASES = ("cold", "warm")
