@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contract.queues import machine_class_problem
+from contract.variants import Overrides
 
 SCHEMA_VERSION = 1
 SCHEMA_PATH = Path(__file__).with_name("schema") / f"run_document.v{SCHEMA_VERSION}.json"
@@ -61,6 +62,16 @@ METRIC_NAMES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["properti
 YEARS = (1970, 2200)
 # A build's or a result's ``environment``, serialized, is refused past this many bytes.
 MAX_ENVIRONMENT_BYTES = 64 * 1024
+
+
+def build_section(environment: dict, *, label: str | None) -> dict:
+    """The document's ``build`` from a probed environment: its label, or ``torch VERSION`` (+ overrides)."""
+    build = dict(environment["build"])
+    default = f"torch {build['torch_version']}"
+    if build.get("overrides"):
+        default += f" + {Overrides.from_document(build).summary()}"
+    build["label"] = label if label else default[:200]
+    return build
 
 
 def _is_datetime(value: object) -> bool:

@@ -80,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="print the suite's workloads")
     listing.add_argument("--workloads", type=_name_list, help="only these (names or package.module:Class)")
+    listing.add_argument("--json", action="store_true", help="print the catalog entries as JSON (contract/catalog.json)")
 
     case = commands.add_parser("case", help="(internal) run one case spec in this process")
     case.add_argument("--spec", type=Path, required=True)
@@ -229,7 +230,7 @@ def deliver_document(document: dict, out: Path | None) -> int:
 
 def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
     from contract.document import InvalidDocument, require_validator
-    from runner.engine.plan import plan_cases
+    from contract.planning import plan_cases
     from runner.report import build_document, now_iso, status_counts, summary_table
 
     require_validator()
@@ -323,6 +324,15 @@ def _save_unsent(payload: dict, name: str) -> Path:
     return path
 
 
+def catalog_entry(requested_name: str, workload) -> dict:
+    """A workload's ``contract.catalog`` entry; ``source`` for one named ``module:Class``."""
+    from contract.catalog import Entry
+
+    return Entry(name=workload.name, category=workload.category, phase=workload.phase, dtypes=tuple(workload.dtypes),
+                 dynamic_dims=tuple(str(d) for d in workload.dynamic_dims), description=workload.description,
+                 source=requested_name if ":" in requested_name else "").to_json()
+
+
 def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from runner.report import format_table
 
@@ -330,6 +340,9 @@ def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         workloads = resolve_workloads(args.workloads, allow_import=True)
     except LookupError as exc:
         parser.error(str(exc))
+    if args.json:
+        print(json.dumps([catalog_entry(requested, w) for requested, w in workloads], indent=1))
+        return 0
     rows = [
         (
             w.name,
@@ -353,7 +366,7 @@ def command_case(args: argparse.Namespace) -> int:
     faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True, chain=False)
     from runner.engine.case import run_case
     from runner.engine.result_file import ResultFile
-    from runner.engine.spec import CaseSpec
+    from contract.spec import CaseSpec
 
     spec = CaseSpec.read(args.spec)
     if spec.timing_budget.host_probe:  # before torch starts its threads and compile workers

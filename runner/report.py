@@ -5,22 +5,11 @@ import datetime as dt
 import uuid
 from typing import Sequence
 
-from contract.document import SCHEMA_VERSION, check_document
+from contract.document import SCHEMA_VERSION, build_section, check_document
 
 
 def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def build_section(environment: dict, *, label: str | None) -> dict:
-    build = dict(environment["build"])
-    default = f"torch {build['torch_version']}"
-    if build.get("overrides"):
-        from contract.variants import Overrides
-
-        default += f" + {Overrides.from_document(build).summary()}"
-    build["label"] = label if label else default[:200]
-    return build
 
 
 def machine_section(environment: dict, *, machine_class: str) -> dict:

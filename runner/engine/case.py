@@ -48,7 +48,7 @@ from runner.engine.prepare import (
     runnable,
 )
 from runner.engine.result_file import CaseRecord, ResultFile
-from runner.engine.spec import CaseSpec
+from contract.spec import CaseSpec
 from runner.engine.stats import bootstrap_speedup, median
 from runner.engine.timing import TimedCallFailed, measure_interleaved
 

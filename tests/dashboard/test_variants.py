@@ -124,7 +124,7 @@ def test_a_variants_cases_carry_its_overrides_in_spec_and_repro():
     assert _spec_dict(Spec(), overrides)["env_overrides"] == {"TORCHINDUCTOR_FREEZING": "1"}
     assert "config_overrides" not in _spec_dict(Spec(), Overrides())
     # The runner's case spec takes exactly these fields (a message's spec becomes a CaseSpec).
-    from runner.engine.spec import CaseSpec
+    from contract.spec import CaseSpec
     spec = CaseSpec(**_spec_dict(Spec(), overrides))
     assert spec.config_overrides == {"inductor.max_autotune": True}
     assert variant_repro("python -m runner run", overrides).endswith(
