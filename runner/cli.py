@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--machine-class", type=_machine_class, help="series grouping, e.g. gpu-h100 (default: from the GPU model, or cpu)")
     run.add_argument("--build-label", type=_build_label, help="human name of the build, e.g. 'nightly 2026-11-21'")
     run.add_argument("--out", type=Path, help="write the run document here instead of storing it in the database")
+    run.add_argument("--url", help="post the run document to the dashboard's API at this URL instead of manage.py ingest")
+    run.add_argument("--token", default=os.environ.get("PTBENCH_API_TOKEN"), help="API token for --url (default $PTBENCH_API_TOKEN)")
     run.add_argument("--config", action="append", metavar="SECTION.KEY=VALUE",
                      help="a build variant: set torch._inductor/_dynamo/_functorch.config KEY in every case process "
                           "(SECTION inductor, dynamo or functorch; repeatable); checked against the build's torch")
@@ -144,6 +146,8 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
     python = shutil.which(args.python)
     if python is None:
         parser.error(f"--python {args.python}: not an executable file")
+    if args.out and args.url:
+        parser.error("--out and --url: give one (write the document, or post it)")
     if args.out and not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: directory {args.out.parent} does not exist")
     try:
@@ -211,16 +215,17 @@ def _write_atomically(path: Path, document: dict) -> None:
     os.replace(temporary, path)
 
 
-def deliver_document(document: dict, out: Path | None) -> int:
-    """Write the document to ``out``, or store it; on a storage failure, save it locally."""
+def deliver_document(document: dict, out: Path | None, *, url: str | None = None, token: str | None = None) -> int:
+    """Write the document to ``out``, or post it to ``url``, or store it with ``manage.py ingest``;
+    on a storage failure, save it locally."""
     if out:
         _write_atomically(out, document)
         print(f"run document written to {out}")
         return 0
-    from runner.store import store_document
+    from runner.delivery import deliver
 
     try:
-        print(store_document(document))
+        print(deliver(document, url=url, token=token))
     except Exception as exc:  # keep hours of measurements when the database is unreachable
         saved = _save_unsent(document, document["run"]["id"])
         print(f"error: could not store the run ({type(exc).__name__}: {exc})\nthe run document is saved in {saved}", file=sys.stderr)
@@ -306,7 +311,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         saved = _save_unsent({"errors": [str(e) for e in exc.errors], "environment": settings.environment, "results": results}, "invalid")
         print(f"error: {exc}\nthe results are saved in {saved}", file=sys.stderr)
         return 1
-    return deliver_document(document, args.out)
+    return deliver_document(document, args.out, url=args.url, token=args.token)
 
 
 def _requested_by() -> str:
