@@ -1,4 +1,4 @@
-"""``python -m dashboard.detection FILE``: replay series online and print their alerts as JSON.
+"""``python -m detection FILE``: replay series online and print their alerts as JSON.
 
 FILE (or ``-`` for standard input) holds a JSON list of series::
 
