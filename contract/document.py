@@ -112,7 +112,7 @@ def require_validator() -> None:
 @functools.cache
 def _validator():
     # Imported here: the case subprocess runs in the build's interpreter, which needs only torch.
-    import jsonschema
+    import jsonschema  # noqa: PLC0415 (only where documents are checked)
 
     checker = jsonschema.FormatChecker(formats=())
     checker.checks("date-time", raises=ValueError)(_is_datetime)
@@ -136,7 +136,7 @@ def _format_test(check):
 def _fast_validator():
     """A jsonschema-rs validator of the same schema and formats, or None where it is not installed."""
     try:
-        import jsonschema_rs
+        import jsonschema_rs  # noqa: PLC0415 (optional: the dashboard's fast path)
     except ImportError:
         return None
     return jsonschema_rs.Draft202012Validator(

@@ -226,7 +226,7 @@ def deliver_document(document: dict, out: Path | None, *, url: str | None = None
 
     try:
         print(deliver(document, url=url, token=token))
-    except Exception as exc:  # keep hours of measurements when the database is unreachable
+    except Exception as exc:  # noqa: BLE001 (keep hours of measurements when the database is unreachable)
         saved = _save_unsent(document, document["run"]["id"])
         print(f"error: could not store the run ({type(exc).__name__}: {exc})\nthe run document is saved in {saved}", file=sys.stderr)
         return 1

@@ -135,5 +135,5 @@ def _check_and_probe(**_) -> None:
 def _report_on_start(sender=None, **_) -> None:
     try:
         report_builds(worker=getattr(sender, "hostname", config.hostname))
-    except Exception:  # the worker still works without its report
+    except Exception:  # noqa: BLE001 (the worker still works without its report)
         log.error("could not report builds:\n%s", traceback.format_exc())

@@ -53,9 +53,9 @@ def test_cli_names_the_bad_field_and_exits_2(tmp_path):
     assert "series[1].values[1]: not a number (\"x\")" in lines
     assert "series[1].values[2]: -3 is not positive" in lines
     assert "series[1].values[3]: not a number (true)" in lines
-    assert any(l.startswith("series[1].direction: 'up' is not one of") for l in lines)
+    assert any(line.startswith("series[1].direction: 'up' is not one of") for line in lines)
     assert "series[1].samples: 2 entries for 4 values" in lines
-    assert "series[2].id: missing" in lines and any(l.startswith("series[2].direction: missing") for l in lines)
+    assert "series[2].id: missing" in lines and any(line.startswith("series[2].direction: missing") for line in lines)
     f.write_text("{not json")
     out = cli(f)
     assert out.returncode == 2 and "not JSON" in out.stderr
