@@ -142,7 +142,9 @@ def test_the_file_parses_and_its_services_are_wired():
         assert name in found, f"service {name} is missing"
     for name, service in found.items():
         if "build" in service:
-            assert (ROOT / service["build"] / "Dockerfile").is_file(), f"{name}: no Dockerfile"
+            build = service["build"] if isinstance(service["build"], dict) else {"context": service["build"]}
+            dockerfile = (ROOT / build["context"] / "Dockerfile").read_text()
+            assert f" AS {build.get('target', 'web')}\n" in dockerfile, f"{name}: no such stage in the Dockerfile"
         for dependency in service.get("depends_on") or {}:
             assert dependency in found, f"{name} depends on unknown service {dependency}"
         assert service.get("image") or service.get("build"), f"{name}: neither image nor build"
@@ -251,3 +253,13 @@ def test_every_variable_the_file_uses_is_documented_in_the_readme():
 ])
 def test_interpolation_follows_compose(text, environ, expected):
     assert interpolate(text, environ) == expected
+
+
+def test_only_the_runner_image_installs_torch():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    stages = dict(s.split("\n", 1) for s in dockerfile.split("\nFROM ")[1:])
+    web = [body for head, body in stages.items() if head.endswith(" AS web") or head.endswith(" AS base")]
+    assert web and not any("runner.txt" in body or "requirements.txt" in body for body in web)
+    assert "torch==" not in (ROOT / "requirements" / "web.txt").read_text()
+    assert "torch==" in (ROOT / "requirements" / "runner.txt").read_text()
+    assert "pytest" not in (ROOT / "requirements" / "web.txt").read_text() + (ROOT / "requirements" / "runner.txt").read_text()
