@@ -297,8 +297,3 @@ def load_document(raw: bytes | str, *, max_bytes: int) -> object:
         raise InvalidDocument([DocumentError("", f"not a readable number: {exc}")]) from None
     except RecursionError:
         raise InvalidDocument([DocumentError("", "nested too deep")]) from None
-
-
-def parse_document(raw: bytes | str, *, max_bytes: int) -> dict:
-    """Parse and check a serialized document, refusing anything over ``max_bytes`` before parsing it."""
-    return check_document(load_document(raw, max_bytes=max_bytes))
