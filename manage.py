@@ -6,7 +6,7 @@ import sys
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
-    from django.core.management import execute_from_command_line
+    from django.core.management import execute_from_command_line  # noqa: PLC0415 (Django's own manage.py pattern)
 
     execute_from_command_line(sys.argv)
 

@@ -47,7 +47,7 @@ def child(workload_name: str, device: str, size: str) -> dict:
 
     from runner.engine.case import CompiledSide, EagerSide
     from runner.engine.memory import MemoryProbe
-    from runner.engine.spec import CaseSpec
+    from contract.spec import CaseSpec
     from workloads.registry import get_workload
 
     spec = CaseSpec(workload=workload_name, compile_mode="default", shape_regime="static", dtype="float32",

@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import detection_baselines as baselines  # noqa: E402
 import detection_series as gen  # noqa: E402
-from dashboard.detection import replay_online  # noqa: E402
+from detection import replay_online  # noqa: E402
 
 MARGIN = 5
 BUCKETS = ((0.0, 1.5, "<1.5 sd"), (1.5, 2.0, "1.5-2 sd"), (2.0, 3.0, "2-3 sd"), (3.0, 5.0, "3-5 sd"),
@@ -235,7 +235,7 @@ def evaluate(title, series, methods, workers, otava_series):
 def h100_noise_table() -> str:
     """Both noises of the H100 cases: within-run (standard error of a run's median from its per-block
     speedups) and between runs (the two runs of the same build)."""
-    from dashboard.detection import within_run_se
+    from detection import within_run_se
 
     rows, ratios = [], []
     for case in gen._h100_cases():

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from runner.document import check_document  # noqa: E402
+from contract.document import check_document  # noqa: E402
 
 
 def merge(documents: list[dict]) -> dict:

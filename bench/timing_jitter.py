@@ -42,7 +42,7 @@ from cpu_scan import FastCpuSeeker, pin_process
 
 from runner.engine.case import CompiledSide, EagerSide
 from runner.engine.memory import MemoryProbe
-from runner.engine.spec import CaseSpec, TimingBudget
+from contract.spec import CaseSpec, TimingBudget
 from runner.engine.stats import bootstrap_speedup, speedup_ratio
 from runner.engine.timing import host_probe_ms, measure_interleaved
 

@@ -4,7 +4,7 @@ import os
 from celery import Celery
 from kombu import Queue
 
-from runner.queues import DASHBOARD_QUEUES
+from contract.queues import DASHBOARD_QUEUES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dashboard.settings")
 

@@ -222,7 +222,7 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "RunStatusEnum": "dashboard.results.models.Run.Status",
-        "ResultStatusEnum": "runner.document.RESULT_STATUSES",
+        "ResultStatusEnum": "contract.document.RESULT_STATUSES",
         "RegressionStatusEnum": "dashboard.api.serializers.REGRESSION_STATUSES",
         "RegressionStatusFilterEnum": "dashboard.api.serializers.REGRESSION_STATUS_FILTERS",
     },

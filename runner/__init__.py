@@ -1,4 +1,6 @@
 """ptbench runner: measures torch.compile cases in fresh subprocesses and reports a run document.
 
-Nothing here imports Django except ``runner.store.store_document`` (GPU workers have no Django).
+Imports ``contract`` and ``workloads`` only, never Django or the dashboard (GPU workers have neither): a
+run without ``--out`` goes to the dashboard through ``manage.py ingest`` in a subprocess or its API
+(``runner.delivery``).
 """

@@ -15,7 +15,6 @@ import argparse
 import getpass
 import json
 import os
-import re
 import shlex
 import shutil
 import socket
@@ -24,7 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from runner.engine.spec import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
+from contract.arguments import machine_class as _machine_class
+from contract.arguments import name_list as _name_list
+from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
 
 DEFAULT_TIMEOUT_S = 900.0
 
@@ -40,21 +41,11 @@ def _choices_list(allowed: Sequence[str], what: str):
     return parse
 
 
-def _name_list(text: str) -> list[str]:
-    return list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
-
-
 def _positive_float(text: str) -> float:
     value = float(text)
     if value <= 0:
         raise argparse.ArgumentTypeError("must be positive")
     return value
-
-
-def _machine_class(text: str) -> str:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", text):
-        raise argparse.ArgumentTypeError("lower-case letters, digits, '-' and '_' (at most 64), e.g. gpu-h100")
-    return text
 
 
 def _build_label(text: str) -> str:
@@ -81,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--machine-class", type=_machine_class, help="series grouping, e.g. gpu-h100 (default: from the GPU model, or cpu)")
     run.add_argument("--build-label", type=_build_label, help="human name of the build, e.g. 'nightly 2026-11-21'")
     run.add_argument("--out", type=Path, help="write the run document here instead of storing it in the database")
+    run.add_argument("--url", help="post the run document to the dashboard's API at this URL instead of manage.py ingest")
+    run.add_argument("--token", default=os.environ.get("PTBENCH_API_TOKEN"), help="API token for --url (default $PTBENCH_API_TOKEN)")
     run.add_argument("--config", action="append", metavar="SECTION.KEY=VALUE",
                      help="a build variant: set torch._inductor/_dynamo/_functorch.config KEY in every case process "
                           "(SECTION inductor, dynamo or functorch; repeatable); checked against the build's torch")
@@ -89,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     listing = commands.add_parser("list", help="print the suite's workloads")
     listing.add_argument("--workloads", type=_name_list, help="only these (names or package.module:Class)")
+    listing.add_argument("--json", action="store_true", help="print the catalog entries as JSON (contract/catalog.json)")
 
     case = commands.add_parser("case", help="(internal) run one case spec in this process")
     case.add_argument("--spec", type=Path, required=True)
@@ -152,6 +146,8 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
     python = shutil.which(args.python)
     if python is None:
         parser.error(f"--python {args.python}: not an executable file")
+    if args.out and args.url:
+        parser.error("--out and --url: give one (write the document, or post it)")
     if args.out and not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: directory {args.out.parent} does not exist")
     try:
@@ -219,17 +215,18 @@ def _write_atomically(path: Path, document: dict) -> None:
     os.replace(temporary, path)
 
 
-def deliver_document(document: dict, out: Path | None) -> int:
-    """Write the document to ``out``, or store it; on a storage failure, save it locally."""
+def deliver_document(document: dict, out: Path | None, *, url: str | None = None, token: str | None = None) -> int:
+    """Write the document to ``out``, or post it to ``url``, or store it with ``manage.py ingest``;
+    on a storage failure, save it locally."""
     if out:
         _write_atomically(out, document)
         print(f"run document written to {out}")
         return 0
-    from runner.store import store_document
+    from runner.delivery import deliver
 
     try:
-        print(store_document(document))
-    except Exception as exc:  # keep hours of measurements when the database is unreachable
+        print(deliver(document, url=url, token=token))
+    except Exception as exc:  # noqa: BLE001 (keep hours of measurements when the database is unreachable)
         saved = _save_unsent(document, document["run"]["id"])
         print(f"error: could not store the run ({type(exc).__name__}: {exc})\nthe run document is saved in {saved}", file=sys.stderr)
         return 1
@@ -237,8 +234,8 @@ def deliver_document(document: dict, out: Path | None) -> int:
 
 
 def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from runner.document import InvalidDocument, require_validator
-    from runner.engine.plan import plan_cases
+    from contract.document import InvalidDocument, require_validator
+    from contract.planning import plan_cases
     from runner.report import build_document, now_iso, status_counts, summary_table
 
     require_validator()
@@ -314,7 +311,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         saved = _save_unsent({"errors": [str(e) for e in exc.errors], "environment": settings.environment, "results": results}, "invalid")
         print(f"error: {exc}\nthe results are saved in {saved}", file=sys.stderr)
         return 1
-    return deliver_document(document, args.out)
+    return deliver_document(document, args.out, url=args.url, token=args.token)
 
 
 def _requested_by() -> str:
@@ -332,6 +329,15 @@ def _save_unsent(payload: dict, name: str) -> Path:
     return path
 
 
+def catalog_entry(requested_name: str, workload) -> dict:
+    """A workload's ``contract.catalog`` entry; ``source`` for one named ``module:Class``."""
+    from contract.catalog import Entry
+
+    return Entry(name=workload.name, category=workload.category, phase=workload.phase, dtypes=tuple(workload.dtypes),
+                 dynamic_dims=tuple(str(d) for d in workload.dynamic_dims), description=workload.description,
+                 source=requested_name if ":" in requested_name else "").to_json()
+
+
 def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from runner.report import format_table
 
@@ -339,6 +345,9 @@ def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         workloads = resolve_workloads(args.workloads, allow_import=True)
     except LookupError as exc:
         parser.error(str(exc))
+    if args.json:
+        print(json.dumps([catalog_entry(requested, w) for requested, w in workloads], indent=1))
+        return 0
     rows = [
         (
             w.name,
@@ -362,7 +371,7 @@ def command_case(args: argparse.Namespace) -> int:
     faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True, chain=False)
     from runner.engine.case import run_case
     from runner.engine.result_file import ResultFile
-    from runner.engine.spec import CaseSpec
+    from contract.spec import CaseSpec
 
     spec = CaseSpec.read(args.spec)
     if spec.timing_budget.host_probe:  # before torch starts its threads and compile workers

@@ -1,12 +1,9 @@
-"""The dashboard's own Celery queues. A machine class names its runner workers' queue, so no
-machine class may take one of these names (its cases would go to the dashboard and be dropped)."""
-from __future__ import annotations
+"""Moved to ``contract.queues`` (issue #18): this name stays for callers that still use it.
 
-DASHBOARD_QUEUES = ("ingest", "analysis", "alerts")
+The module object is the same one, so patching either name patches both.
+"""
+import sys
 
+import contract.queues
 
-def machine_class_problem(name: object) -> str | None:
-    """Why ``name`` cannot be a machine class, or None."""
-    if name in DASHBOARD_QUEUES:
-        return f"{name!r} is reserved (the dashboard's own queues: {', '.join(DASHBOARD_QUEUES)})"
-    return None
+sys.modules[__name__] = contract.queues

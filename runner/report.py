@@ -5,22 +5,11 @@ import datetime as dt
 import uuid
 from typing import Sequence
 
-from runner.document import SCHEMA_VERSION, check_document
+from contract.document import SCHEMA_VERSION, build_section, check_document
 
 
 def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-
-
-def build_section(environment: dict, *, label: str | None) -> dict:
-    build = dict(environment["build"])
-    default = f"torch {build['torch_version']}"
-    if build.get("overrides"):
-        from contract.variants import Overrides
-
-        default += f" + {Overrides.from_document(build).summary()}"
-    build["label"] = label if label else default[:200]
-    return build
 
 
 def machine_section(environment: dict, *, machine_class: str) -> dict:
@@ -41,7 +30,7 @@ def build_document(
     requested_by: str,
     notes: str = "",
 ) -> dict:
-    """Assemble and check the document; raises ``runner.document.InvalidDocument`` naming bad fields."""
+    """Assemble and check the document; raises ``contract.document.InvalidDocument`` naming bad fields."""
     run = {
         "id": str(uuid.uuid4()),
         "suite": suite,

@@ -8,7 +8,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv
 fi
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements.txt | cut -d' ' -f1)
+want=$(cat requirements.txt requirements/*.txt | sha256sum | cut -d' ' -f1)  # every set requirements.txt includes
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "== installing requirements.txt into .venv"
   .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt

@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/system_packages.sh
 . .venv/bin/activate
+# The architecture's arrows (.importlinter) and the lint rules (ruff.toml): a wrong import fails here.
+lint-imports --no-cache
+ruff check .
 
 work=$(mktemp -d /tmp/ptbench-test.XXXXXX)
 chmod 755 "$work"

@@ -12,6 +12,8 @@ import pytest
 os.environ.setdefault(
     "PTBENCH_WORKLOAD_MODULES", "tests.runner.sample_workloads,tests.runner.fault_workloads,tests.dispatch.workloads"
 )
+# ... and the dashboard finds them, without importing them, in their catalog (contract.catalog).
+os.environ.setdefault("PTBENCH_WORKLOAD_CATALOGS", os.path.join(os.path.dirname(__file__), "catalog.json"))
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex

@@ -1,1 +1,3 @@
-"""The suite of PyTorch workloads that ptbench measures. Pure PyTorch; see ``workloads.base``."""
+"""The suite of PyTorch workloads that ptbench measures. Pure PyTorch; see ``workloads.base``.
+
+Imports torch only, none of our other packages (.importlinter)."""

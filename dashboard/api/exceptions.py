@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from dashboard.api.services import Conflict
 from dashboard.middleware import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, RETRY_AFTER_S
 from dashboard.results.selectors.common import Ambiguous, NotFound
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 
 log = logging.getLogger(__name__)
 

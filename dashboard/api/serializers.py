@@ -5,15 +5,15 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from contract.variants import InvalidOverride, Overrides
-from dashboard.results.models import COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, Result, Run
+from contract.vocabulary import COMPILE_MODES, DEVICES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES
+from dashboard.results.models import Result, Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
 from dashboard.results.services import storable_errors
 from dashboard.results.variants import base_of, variant_document
-from runner.document import METRIC_NAMES, environment_errors, time_problem
+from contract.document import METRIC_NAMES, environment_errors, time_problem
 
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
-MACHINE_CLASS_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 BUILD_REF_HELP = "a build: the first 12 hex digits of its git sha (any unique prefix of 7+), then +local_label if it has one"
 REGRESSION_STATUSES = ["untriaged", "acknowledged", "investigating", "invalid", "fixed", "wontfix"]
 REGRESSION_STATUS_FILTERS = ["open", *REGRESSION_STATUSES]

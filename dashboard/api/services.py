@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import re
 import secrets
 import uuid
 
@@ -21,10 +20,10 @@ from dashboard.results.models import Build, Machine, Run
 from dashboard.results.services import IngestOutcome, build_get_or_create, run_ingest
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import variant_get_or_create
-from runner.document import DocumentError, InvalidDocument, load_document
+from contract.document import DocumentError, InvalidDocument, load_document
+from contract.vocabulary import is_machine_class
 
 TOKEN_PREFIX = "ptb_"
-MACHINE_CLASS = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")  # as in the run document's schema
 # A run requested through the API has no host until a runner picks it up: it waits on this
 # placeholder machine of its class; the submitted run document then names the real host.
 UNASSIGNED_HOST = "(unassigned)"
@@ -194,7 +193,7 @@ def _attach_host(run: Run, document: dict) -> None:
     """Move a requested run from its placeholder (or another) host to the one the document names."""
     hostname, machine_class = _peek(document, "machine", "hostname"), _peek(document, "machine", "machine_class")
     if not (isinstance(hostname, str) and 0 < len(hostname) <= 255 and isinstance(machine_class, str)
-            and MACHINE_CLASS.fullmatch(machine_class)):
+            and is_machine_class(machine_class)):
         return  # run_ingest names what is wrong
     if machine_class != run.machine.machine_class:
         raise InvalidDocument([DocumentError(

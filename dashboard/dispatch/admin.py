@@ -7,7 +7,7 @@ from dashboard.dispatch.forms import RunRequestForm
 from dashboard.dispatch.models import BuildEnvironment, CaseTask
 from dashboard.dispatch.services import MatrixError, build_register_local, run_request
 from dashboard.results.models import Build
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 from runner.engine.executor import EnvironmentProbeFailed
 
 
@@ -34,7 +34,7 @@ class BuildEnvironmentAdmin(admin.ModelAdmin):
         from kombu import Queue
 
         from dashboard.celery import app
-        from runner.worker.messages import PROBE_BUILDS
+        from contract.messages import PROBE_BUILDS
 
         for machine_class in sorted({r.machine_class for r in queryset if r.machine_class}):
             app.send_task(PROBE_BUILDS, queue=Queue(machine_class))

@@ -1,11 +1,11 @@
-"""The dashboard's side of the message contract with the runner workers (``runner.worker.messages``)."""
+"""The dashboard's side of the message contract with the runner workers (``contract.messages``)."""
 from __future__ import annotations
 
 import redis
 from django.conf import settings
 from kombu import Queue
 
-from runner.worker.messages import CANCELLED_TTL_S, RUN_CASE, cancelled_key
+from contract.messages import CANCELLED_TTL_S, RUN_CASE, cancelled_key
 
 
 def case_send(*, machine_class: str, kwargs: dict, soft_time_limit: float, time_limit: float) -> str:

@@ -1,7 +1,7 @@
 """The admin's run-request form (the same checks as the API and ``manage.py request_run``)."""
 from django import forms
 
-from runner.engine.spec import COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
+from contract.vocabulary import COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
 
 
 class RunRequestForm(forms.Form):

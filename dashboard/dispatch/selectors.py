@@ -52,8 +52,3 @@ def run_case_progress(*, run: Run) -> CaseProgress | None:
 def run_case_tasks(*, run: Run, states: tuple[str, ...] | None = None) -> list[CaseTask]:
     rows = CaseTask.objects.filter(run=run).select_related("result")
     return list(rows.filter(state__in=states) if states else rows)
-
-
-def build_environment_list(*, machine_class: str | None = None) -> list[BuildEnvironment]:
-    rows = BuildEnvironment.objects.select_related("build")
-    return list(rows.filter(machine_class=machine_class) if machine_class else rows)

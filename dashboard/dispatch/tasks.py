@@ -1,11 +1,11 @@
 """Celery tasks of the dispatch app: what the runner workers report (queue ``ingest``), and the
-beat tasks (nightly runs, the stale-case sweep). Names come from ``runner.worker.messages``."""
+beat tasks (nightly runs, the stale-case sweep). Names come from ``contract.messages``."""
 from __future__ import annotations
 
 from celery import shared_task
 
 from dashboard.dispatch import services
-from runner.worker.messages import (
+from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
     CASE_STARTED,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from dashboard.detection import METRIC_DIRECTIONS, speedup_replicates
+from detection import METRIC_DIRECTIONS, speedup_replicates
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
     HOST_PROBE_MS,

@@ -1,13 +1,13 @@
 """Reads for the run-to-run noise model (issue #15 item 1): one series' estimate from its points, and
 the prior per machine class and metric pooled from every series of the class
-(``dashboard.detection.replicates``). Detection, both verdicts and the API's +- all use these.
+(``detection.replicates``). Detection, both verdicts and the API's +- all use these.
 """
 from __future__ import annotations
 
 import math
 import statistics
 
-from dashboard.detection import NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
+from detection import NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
 from dashboard.regressions.history import TRACKED_METRICS, Point
 from dashboard.results.models import BuildSummary, Result
 

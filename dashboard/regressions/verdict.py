@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import statistics
 
-from dashboard.detection import compare_cases, confirm_with_remeasurement, noise_estimate
+from detection import compare_cases, confirm_with_remeasurement, noise_estimate
 from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
 from dashboard.regressions.noise import class_priors
 from dashboard.results.host import HOST_SENSITIVE_METRICS

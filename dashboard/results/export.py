@@ -3,7 +3,7 @@ out, so a run measured through the workers can be kept as a file, shared, or loa
 from __future__ import annotations
 
 from dashboard.results.models import Result, Run
-from runner.document import METRIC_NAMES, SCHEMA_VERSION, check_document
+from contract.document import METRIC_NAMES, SCHEMA_VERSION, check_document
 
 
 def _iso(value) -> str | None:

@@ -5,13 +5,10 @@ import uuid
 
 from django.db import models
 
-COMPILE_MODES = ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]
-SHAPE_REGIMES = ["static", "backed", "unbacked"]
-DTYPES = ["float32", "float16", "bfloat16", "float64", "amp"]
-DEVICES = ["cpu", "cuda"]
+from contract.vocabulary import COMPILE_MODES, DEVICES, DTYPES, RESULT_STATUSES, SHAPE_REGIMES  # noqa: F401 (re-exported)
 
 
-def _choices(values: list[str]) -> list[tuple[str, str]]:
+def _choices(values) -> list[tuple[str, str]]:
     return [(v, v) for v in values]
 
 
@@ -184,14 +181,8 @@ class Run(models.Model):
 class Result(models.Model):
     """One case of one run: its status, metrics, samples, graph breaks, recompiles and repro."""
 
-    class Status(models.TextChoices):
-        PASS = "pass"
-        FAIL_ACCURACY = "fail_accuracy"
-        COMPILE_ERROR = "compile_error"
-        EAGER_ERROR = "eager_error"
-        OOM = "oom"
-        TIMEOUT = "timeout"
-        CRASH = "crash"
+    # PASS = "pass", FAIL_ACCURACY = "fail_accuracy", ...: the run document's statuses.
+    Status = models.TextChoices("Status", [(status.upper(), status) for status in RESULT_STATUSES])
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="results")
     # The run's build, copied so that "results of build X" (compare, verdict) needs no join;

@@ -20,7 +20,7 @@ from dashboard.durable import send_after_commit
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
-from runner.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, field_path, load_document
+from contract.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, field_path, load_document
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
 
@@ -52,7 +52,7 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
     ``prepare``: called with the checked document inside the transaction, before anything of it is
     stored (the API moves a requested run to the host the document names); it may raise
     ``InvalidDocument`` too.
-    Raises :class:`runner.document.InvalidDocument` (nothing written) when the document is bad, holds
+    Raises :class:`contract.document.InvalidDocument` (nothing written) when the document is bad, holds
     what the database cannot store (see ``storable_errors``, ``range_errors``) or contradicts what
     is stored (the same run id for another build, a sha stored with another torch version).
     """

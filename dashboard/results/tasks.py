@@ -3,7 +3,7 @@ from celery import shared_task
 
 from dashboard.durable import DB_RETRY
 from dashboard.results.services import run_ingest
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 
 
 @shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True, **DB_RETRY)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from contract.variants import InvalidOverride, Overrides, variant_label
-from runner.document import DocumentError, InvalidDocument
+from contract.document import DocumentError, InvalidDocument
 
 
 # Rows of plain builds only: a variant's results are its own series' points on its A/B page and run

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
-from dashboard.results.selectors.common import METRICS_BY_NAME
 
 
 def sig(value, digits: int = 4):
@@ -142,7 +141,3 @@ def dynamic_trends(*, gaps, machine_class: str) -> dict:
         "gap": [sig(b.geomean_gap) for b in builds],
         "compile": [sig(b.geomean_compile_ratio) for b in builds],
     }
-
-
-def metric_unit(name: str) -> str:
-    return METRICS_BY_NAME[name].unit

@@ -20,7 +20,7 @@ from typing import Callable
 
 from runner.engine.failures import process_excerpt
 from runner.engine.result_file import METRIC_KEYS, ResultFile
-from runner.engine.spec import CaseSpec
+from contract.spec import CaseSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOG_TAIL_BYTES = 8000

@@ -50,7 +50,7 @@ def private_pool_free_bytes() -> int:
     """Reserved but unallocated bytes of CUDA private pools (CUDA-graph pools); 0 without any."""
     try:
         segments = torch.cuda.memory_snapshot()
-    except Exception:  # an allocator without snapshots: nothing to add
+    except Exception:  # noqa: BLE001 (an allocator without snapshots: nothing to add)
         return 0
     return sum(
         int(segment.get("total_size", 0)) - int(segment.get("allocated_size", 0))

@@ -7,7 +7,7 @@ from typing import Any, Callable, Sequence
 import torch
 
 from runner.engine import compat
-from runner.engine.spec import CaseSpec
+from contract.spec import CaseSpec
 
 _TORCH_DTYPES = {
     "float32": torch.float32,

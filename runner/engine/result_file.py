@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.document import METRIC_NAMES as METRIC_KEYS  # the schema's list
+from contract.document import METRIC_NAMES as METRIC_KEYS  # the schema's list
 
 
 def finite_json(value: object) -> object:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from runner.engine.spec import TimingBudget
+from contract.spec import TimingBudget
 from runner.engine.stats import bootstrap_speedup, median
 
 Call = Callable[[], object]

@@ -5,7 +5,7 @@ from celery import Celery
 from kombu import Queue
 
 from runner.worker.config import WorkerConfig
-from runner.worker.messages import (
+from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
     CASE_STARTED,

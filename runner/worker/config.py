@@ -17,14 +17,12 @@
 from __future__ import annotations
 
 import os
-import re
 import socket
 import sys
 from dataclasses import dataclass, field
 
 from contract.variants import InvalidOverride, Overrides
-
-MACHINE_CLASS = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+from contract.vocabulary import MACHINE_CLASS
 
 
 class ConfigError(ValueError):

@@ -3,7 +3,7 @@ tasks in-process (no broker) runs too. No Celery, no Django."""
 from __future__ import annotations
 
 from runner.engine.executor import CaseExecutor
-from runner.engine.spec import CaseSpec
+from contract.spec import CaseSpec
 from runner.report import build_document, now_iso
 from runner.worker.builds import LocalBuilds
 

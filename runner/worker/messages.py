@@ -1,25 +1,9 @@
-"""The contract between the dashboard and the runner workers: task names, queues and keys.
+"""Moved to ``contract.messages`` (issue #18): this name stays for callers that still use it.
 
-Both sides import these names (this module is Django-free), so a rename cannot split them.
+The module object is the same one, so patching either name patches both.
 """
-from __future__ import annotations
+import sys
 
-# Runner side: one queue per machine class (the queue's name is the class, e.g. "gpu-h100").
-RUN_CASE = "runner.run_case"
-PROBE_BUILDS = "runner.probe_builds"
+import contract.messages
 
-# Dashboard side, on its "ingest" queue: what a worker reports.
-DASHBOARD_QUEUE = "ingest"
-CASE_STARTED = "dispatch.case_started"
-CASE_FINISHED = "dispatch.case_finished"
-CASE_FAILED = "dispatch.case_failed"
-WORKER_REPORT = "dispatch.worker_report"
-
-# A cancelled run: the dashboard sets this Redis key (on the broker's database); workers read it
-# before a case and every few seconds while one runs.
-CANCELLED_KEY = "ptbench:cancelled-run:{run_id}"
-CANCELLED_TTL_S = 14 * 24 * 3600
-
-
-def cancelled_key(run_id: str) -> str:
-    return CANCELLED_KEY.format(run_id=run_id)
+sys.modules[__name__] = contract.messages

@@ -18,7 +18,7 @@ from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
 from runner.worker.app import app, config
 from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.measure import measure_case
-from runner.worker.messages import (
+from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
     CASE_STARTED,
@@ -135,5 +135,5 @@ def _check_and_probe(**_) -> None:
 def _report_on_start(sender=None, **_) -> None:
     try:
         report_builds(worker=getattr(sender, "hostname", config.hostname))
-    except Exception:  # the worker still works without its report
+    except Exception:  # noqa: BLE001 (the worker still works without its report)
         log.error("could not report builds:\n%s", traceback.format_exc())

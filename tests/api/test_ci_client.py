@@ -89,3 +89,12 @@ def test_the_command_line_entry_point(server):
     assert done.returncode == 3 and "no build" in done.stderr
     usage = subprocess.run([sys.executable, "-m", "runner", "ci", "verdict"], capture_output=True, text=True, timeout=60)
     assert usage.returncode == 2 and "--build" in usage.stderr
+
+
+def test_the_runner_posts_its_document_with_url(server, secret):
+    from runner.delivery import DeliveryFailed, deliver
+
+    document = planted_history([1.25])[0]
+    assert deliver(document, url=server, token=secret) == f"run {document['run']['id']} stored: 2 results created"
+    with pytest.raises(DeliveryFailed, match="HTTP 40[13]"):
+        deliver(document, url=server, token="ptb_wrong")

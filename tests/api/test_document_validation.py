@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from runner import document as doc_module
-from runner.document import validate_document
+from contract.document import validate_document
 from tests.documents import make_document
 
 jsonschema_rs = pytest.importorskip("jsonschema_rs")

@@ -11,8 +11,7 @@ from django.core.management import CommandError, call_command
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.services import run_ingest
 from dashboard.results.tasks import ingest_run_document
-from runner.document import InvalidDocument
-from runner.store import store_document
+from contract.document import InvalidDocument
 from tests.documents import make_document, make_result
 
 pytestmark = pytest.mark.django_db
@@ -60,11 +59,20 @@ def test_manage_py_ingest_names_the_fields(tmp_path, capsys):
     assert nothing_stored()
 
 
-def test_the_runner_store_is_guarded():
-    with pytest.raises(InvalidDocument) as raised:
-        store_document(unstorable_document())
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_the_runner_hands_documents_to_manage_py_ingest(subprocess_env, monkeypatch):
+    from runner.delivery import DeliveryFailed, ingest_document
+
+    for key, value in subprocess_env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(DeliveryFailed) as raised:
+        ingest_document(unstorable_document())
     assert "results[2].repro: contains a NUL character (U+0000)" in str(raised.value)
     assert nothing_stored()
+    document = make_document()
+    assert ingest_document(document) == f"run {document['run']['id']} stored: 6 results created"
+    assert ingest_document(document) == f"run {document['run']['id']} already stored: 0 results created"
 
 
 def test_unstorable_values_are_named_before_schema_errors():

@@ -88,7 +88,7 @@ def test_a_worker_never_lets_a_message_allow_imports(monkeypatch, tmp_path):
 def test_the_case_process_refuses_a_module_it_may_not_import(monkeypatch, tmp_path, calls):
     from runner.engine.case import run_case
     from runner.engine.result_file import ResultFile
-    from runner.engine.spec import CaseSpec
+    from contract.spec import CaseSpec
 
     monkeypatch.setenv("PTBENCH_WORKLOAD_MODULES", "")
     spec = CaseSpec(workload="os:abort", compile_mode="default", shape_regime="static", dtype="float32", device="cpu")

@@ -8,7 +8,7 @@ from django.db import IntegrityError, transaction
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.services import run_ingest
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 from tests.documents import make_document, make_result
 
 pytestmark = pytest.mark.django_db

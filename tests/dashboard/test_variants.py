@@ -11,10 +11,10 @@ from django.core.management import CommandError, call_command
 from contract.variants import Overrides, variant_label
 from dashboard.dispatch.services.runs import _spec_dict, variant_repro
 from dashboard.results.models import Build, Run
-from dashboard.detection.replicates import DEFAULT_NOISE
+from detection.replicates import DEFAULT_NOISE
 from dashboard.regressions.ab import TWO_RUNS_95, ab_compare, ab_rows_select
 from dashboard.results.services import run_ingest
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 from runner.worker.config import ConfigError, parse_builds
 from tests.api.conftest import api, fields, secret, writer  # noqa: F401  (fixtures)
 from tests.documents import make_document, make_result
@@ -125,7 +125,7 @@ def test_a_variants_cases_carry_its_overrides_in_spec_and_repro():
     assert _spec_dict(Spec(), overrides)["env_overrides"] == {"TORCHINDUCTOR_FREEZING": "1"}
     assert "config_overrides" not in _spec_dict(Spec(), Overrides())
     # The runner's case spec takes exactly these fields (a message's spec becomes a CaseSpec).
-    from runner.engine.spec import CaseSpec
+    from contract.spec import CaseSpec
     spec = CaseSpec(**_spec_dict(Spec(), overrides))
     assert spec.config_overrides == {"inductor.max_autotune": True}
     assert variant_repro("python -m runner run", overrides).endswith(

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from dashboard.detection import speedup_replicates
-from dashboard.detection.noise import between_build_noise, noise_summary, within_run_se
+from detection import speedup_replicates
+from detection.noise import between_build_noise, noise_summary, within_run_se
 from dashboard.regressions.models import Regression
 from dashboard.regressions.services import detection, detection_run
 from dashboard.results.models import Result

@@ -1,4 +1,4 @@
-"""``python -m dashboard.detection FILE`` and the package's independence from Django."""
+"""``python -m detection FILE`` and the package's independence from Django."""
 from __future__ import annotations
 
 import json
@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGE = ROOT / "dashboard" / "detection"
+PACKAGE = ROOT / "detection"
 
 
 def cli(path, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "dashboard.detection", str(path)], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "detection", str(path)], cwd=cwd,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -53,9 +53,9 @@ def test_cli_names_the_bad_field_and_exits_2(tmp_path):
     assert "series[1].values[1]: not a number (\"x\")" in lines
     assert "series[1].values[2]: -3 is not positive" in lines
     assert "series[1].values[3]: not a number (true)" in lines
-    assert any(l.startswith("series[1].direction: 'up' is not one of") for l in lines)
+    assert any(line.startswith("series[1].direction: 'up' is not one of") for line in lines)
     assert "series[1].samples: 2 entries for 4 values" in lines
-    assert "series[2].id: missing" in lines and any(l.startswith("series[2].direction: missing") for l in lines)
+    assert "series[2].id: missing" in lines and any(line.startswith("series[2].direction: missing") for line in lines)
     f.write_text("{not json")
     out = cli(f)
     assert out.returncode == 2 and "not JSON" in out.stderr
@@ -65,20 +65,18 @@ def test_cli_names_the_bad_field_and_exits_2(tmp_path):
 
 
 def test_the_package_imports_without_django():
-    """Load dashboard/detection as a standalone package (skipping dashboard/__init__, which starts
-    the Celery app): nothing from Django or Celery may be imported."""
+    """``detection`` is a top-level package: importing it loads nothing from Django, Celery or the
+    dashboard (dashboard/__init__ starts the Celery app)."""
     code = (
-        "import importlib.util, sys\n"
-        f"spec = importlib.util.spec_from_file_location('detection', {str(PACKAGE / '__init__.py')!r},"
-        f" submodule_search_locations=[{str(PACKAGE)!r}])\n"
-        "mod = importlib.util.module_from_spec(spec); sys.modules['detection'] = mod; spec.loader.exec_module(mod)\n"
+        "import sys\n"
+        "import detection as mod\n"
         "import detection.cli, detection.confirm, detection.deterministic\n"
         "assert mod.detect([1.0] * 20, direction='higher_is_better') == []\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'celery', 'dashboard'))\n"
         "print(bad)\n"
         "sys.exit(1 if bad else 0)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT,
                          env={"PATH": "/usr/bin:/bin"})
     assert out.returncode == 0, out.stdout + out.stderr
     for source in PACKAGE.glob("*.py"):

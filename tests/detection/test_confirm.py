@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dashboard.detection import confirm_with_remeasurement
+from detection import confirm_with_remeasurement
 
 
 def run(seed: int, level: float, n: int = 30, sd: float = 0.01) -> list[float]:

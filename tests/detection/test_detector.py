@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 
-from dashboard.detection import (
+from detection import (
     DetectorConfig, between_build_noise, detect, noise_summary, replay_online, speedup_replicates, within_run_se,
 )
-from dashboard.detection.api import replay_online_slow
+from detection.api import replay_online_slow
 
 
 def noisy(seed: int, n: int = 200, sigma: float = 0.01, level: float = 2.0) -> np.ndarray:

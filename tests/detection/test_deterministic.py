@@ -1,7 +1,7 @@
 """Deterministic findings: failing cases, graph breaks, recompiles, the dynamic-shape gap."""
 from __future__ import annotations
 
-from dashboard.detection import compare_cases, dynamic_gap
+from detection import compare_cases, dynamic_gap
 
 ITEM = ("Unsupported Tensor.item() call with capture_scalar_outputs=False\n  Explanation: Dynamo does not support "
         "tracing `Tensor.item()`.\n\n For more details about this graph break, please visit: https://x")

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dashboard.detection import replay_online
+from detection import replay_online
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import detection_series as gen  # noqa: E402

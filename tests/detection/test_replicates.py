@@ -1,8 +1,8 @@
-"""Run-to-run noise from replicates and the short-history rule (dashboard.detection.replicates)."""
+"""Run-to-run noise from replicates and the short-history rule (detection.replicates)."""
 import math
 import random
 
-from dashboard.detection import DEFAULT_NOISE, early_check, noise_estimate, series_noise
+from detection import DEFAULT_NOISE, early_check, noise_estimate, series_noise
 
 LOWER, HIGHER = "lower_is_better", "higher_is_better"
 

@@ -2,7 +2,7 @@
 service's command is checked against the repository: the Celery apps import (the runner worker's
 without Django, in a process with that service's environment), its subcommands, ``manage.py``
 commands and the gunicorn WSGI module exist, the queues match ``dashboard/celery.py`` and
-``runner/worker/messages.py``, GPU workers hold no database credentials and reserve NVIDIA devices,
+``contract/messages.py``, GPU workers hold no database credentials and reserve NVIDIA devices,
 and every ``${VAR}`` the file uses is documented in the README."""
 from __future__ import annotations
 
@@ -142,7 +142,9 @@ def test_the_file_parses_and_its_services_are_wired():
         assert name in found, f"service {name} is missing"
     for name, service in found.items():
         if "build" in service:
-            assert (ROOT / service["build"] / "Dockerfile").is_file(), f"{name}: no Dockerfile"
+            build = service["build"] if isinstance(service["build"], dict) else {"context": service["build"]}
+            dockerfile = (ROOT / build["context"] / "Dockerfile").read_text()
+            assert f" AS {build.get('target', 'web')}\n" in dockerfile, f"{name}: no such stage in the Dockerfile"
         for dependency in service.get("depends_on") or {}:
             assert dependency in found, f"{name} depends on unknown service {dependency}"
         assert service.get("image") or service.get("build"), f"{name}: neither image nor build"
@@ -179,7 +181,7 @@ def test_celery_subcommands_and_the_beat_scheduler_exist():
 
 
 def test_the_dashboard_worker_consumes_the_queues_the_dashboard_and_the_runners_send_to():
-    from runner.worker.messages import CASE_FINISHED, DASHBOARD_QUEUE
+    from contract.messages import CASE_FINISHED, DASHBOARD_QUEUE
 
     workers = [(name, argv, svc) for name, argv, svc in celery_commands() if "worker" in argv and option(argv, "-A") == "dashboard"]
     assert [name for name, _, _ in workers] == ["worker"]
@@ -195,7 +197,7 @@ def test_the_dashboard_worker_consumes_the_queues_the_dashboard_and_the_runners_
 
 def test_gpu_workers_need_no_django_and_read_their_machine_class_queue():
     from runner.worker.config import MACHINE_CLASS
-    from runner.worker.messages import CASE_STARTED, DASHBOARD_QUEUE, RUN_CASE
+    from contract.messages import CASE_STARTED, DASHBOARD_QUEUE, RUN_CASE
 
     runners = [(name, argv, svc) for name, argv, svc in celery_commands() if option(argv, "-A", "--app") == RUNNER_APP]
     assert {name for name, _, _ in runners} >= {"gpu-worker"}
@@ -251,3 +253,13 @@ def test_every_variable_the_file_uses_is_documented_in_the_readme():
 ])
 def test_interpolation_follows_compose(text, environ, expected):
     assert interpolate(text, environ) == expected
+
+
+def test_only_the_runner_image_installs_torch():
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    stages = dict(s.split("\n", 1) for s in dockerfile.split("\nFROM ")[1:])
+    web = [body for head, body in stages.items() if head.endswith(" AS web") or head.endswith(" AS base")]
+    assert web and not any("runner.txt" in body or "requirements.txt" in body for body in web)
+    assert "torch==" not in (ROOT / "requirements" / "web.txt").read_text()
+    assert "torch==" in (ROOT / "requirements" / "runner.txt").read_text()
+    assert "pytest" not in (ROOT / "requirements" / "web.txt").read_text() + (ROOT / "requirements" / "runner.txt").read_text()

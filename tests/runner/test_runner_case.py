@@ -8,7 +8,7 @@ import pytest
 
 from runner.engine.case import run_case
 from runner.engine.result_file import ResultFile
-from runner.engine.spec import CaseSpec, TimingBudget
+from contract.spec import CaseSpec, TimingBudget
 from tests.runner import sample_workloads
 
 QUICK = TimingBudget(budget_s=0.05, target_block_s=0.002, warmup_s=0.01, min_pairs=3)

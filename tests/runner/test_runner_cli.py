@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import types
 
 import pytest
 
 from runner.cli import main
-from runner.document import InvalidDocument, validate_document
+from contract.document import InvalidDocument, validate_document
 from runner.engine.executor import REPO_ROOT
 from runner.report import build_document, summary_table
 from tests.runner.sample_workloads import TinyMLP
@@ -89,29 +88,6 @@ def test_list_prints_the_workloads(capsys):
     assert lines[3].split()[:5] == ["test_train_step", "test", "x:0,", "y:0", "train"]
 
 
-def test_store_document_goes_through_the_ingest_service(monkeypatch):
-    calls = []
-    fake_django = types.ModuleType("django")
-    fake_django.setup = lambda: calls.append("setup")
-    fake_services = types.ModuleType("dashboard.results.services")
-
-    def run_ingest(*, document):
-        calls.append(document["run"]["id"])
-        return types.SimpleNamespace(run_id="abc", created=True, results_created=1)
-
-    fake_services.run_ingest = run_ingest
-    monkeypatch.setitem(sys.modules, "django", fake_django)
-    monkeypatch.setitem(sys.modules, "dashboard.results.services", fake_services)
-    monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
-    from runner.store import store_document
-
-    assert store_document({"run": {"id": "r1"}}) == "run abc stored: 1 results created"
-    assert calls == ["setup", "r1"]
-    import os
-
-    assert os.environ["DJANGO_SETTINGS_MODULE"] == "dashboard.settings"
-
-
 def test_runner_imports_and_describes_the_build_without_django():
     code = (
         "import sys, builtins\n"
@@ -121,7 +97,7 @@ def test_runner_imports_and_describes_the_build_without_django():
         "        raise ImportError('django is not installed here')\n"
         "    return real_import(name, *args, **kwargs)\n"
         "builtins.__import__ = no_django\n"
-        "import runner.cli, runner.report, runner.store, runner.engine.case, runner.engine.executor\n"
+        "import runner.cli, runner.report, runner.delivery, runner.engine.case, runner.engine.executor\n"
         "from runner.engine.environment import collect_environment\n"
         "print(collect_environment()['build']['torch_version'])\n"
     )

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from runner.document import validate_document
+from contract.document import validate_document
 from runner.engine.executor import REPO_ROOT
 
 

@@ -8,10 +8,10 @@ import pytest
 
 from runner.engine.environment import machine_class_for
 from runner.engine.executor import ChildExit, classify_exit, signal_name
-from runner.engine.plan import plan_cases, repro_command
+from contract.planning import plan_cases, repro_command
 from runner.engine.progress import Progress, estimate_remaining, format_duration
 from runner.engine.result_file import finite_json
-from runner.engine.spec import CaseSpec, TimingBudget
+from contract.spec import CaseSpec, TimingBudget
 from runner.engine.stats import bootstrap_speedup, median, percentile
 from runner.engine.timing import TimedCallFailed, calls_per_block, keep_timing, measure_interleaved
 from tests.runner.fault_workloads import Passes

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from runner.document import validate_document
+from contract.document import validate_document
 from runner.engine.executor import REPO_ROOT, CaseExecutor
-from runner.engine.spec import CaseSpec
+from contract.spec import CaseSpec
 
 FAULTS = "tests.runner.fault_workloads"
 EXPECTED = {

@@ -11,8 +11,8 @@ from contract.variants import InvalidOverride, Overrides, apply_variant, variant
 from runner.cli import main
 from runner.engine.executor import CaseExecutor
 from runner.engine.overrides import check_config
-from runner.engine.plan import plan_cases
-from runner.engine.spec import CaseSpec, TimingBudget
+from contract.planning import plan_cases
+from contract.spec import CaseSpec, TimingBudget
 from tests.runner.sample_workloads import ScalarItem
 
 QUICK = TimingBudget(budget_s=0.05, target_block_s=0.002, warmup_s=0.01, min_pairs=3)

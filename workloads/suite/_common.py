@@ -76,7 +76,7 @@ def optional_module(name: str) -> types.ModuleType | None:
     """``import name`` or None when it is not installed (or fails to import for any reason)."""
     try:
         return importlib.import_module(name)
-    except Exception:  # ImportError, or a broken install (ABI mismatch with this torch)
+    except Exception:  # noqa: BLE001 (ImportError, or a broken install (ABI mismatch with this torch))
         return None
 
 

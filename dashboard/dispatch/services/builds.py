@@ -10,8 +10,7 @@ from dashboard.dispatch.models import BuildEnvironment
 from dashboard.results.models import Build
 from dashboard.results.services import build_get_or_create
 from dashboard.results.variants import variant_document
-from runner.document import DocumentError, InvalidDocument
-from runner.report import build_section
+from contract.document import DocumentError, InvalidDocument, build_section
 
 
 def _build_section(environment: dict, *, label: str = "", local_label: str | None = None,

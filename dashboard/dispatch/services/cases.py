@@ -16,7 +16,7 @@ from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services.runs import case_enqueue, run_finish_if_done
 from dashboard.results.models import Result, Run
 from dashboard.results.services import run_ingest
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 
 
 def _locked(case_id: int) -> tuple[Run, CaseTask] | None:

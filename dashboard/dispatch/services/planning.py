@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.engine.plan import Plan, plan_cases
-from runner.engine.spec import BACKENDS, COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
+from contract.catalog import resolve_entries
+from contract.planning import Plan, plan_cases
+from contract.vocabulary import BACKENDS, COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
 
 
 class MatrixError(ValueError):
@@ -71,11 +72,10 @@ class PlannedRun:
 
 
 def run_plan(*, suite: str, matrix: Matrix) -> PlannedRun:
-    """The cases, as ``python -m runner run`` would plan them. Raises MatrixError (``workloads``)."""
-    from runner.cli import resolve_workloads
-
+    """The cases, as ``python -m runner run`` would plan them, from the workload catalog (no torch).
+    Raises MatrixError (``workloads``)."""
     try:
-        workloads = resolve_workloads(matrix.workloads)
+        workloads = resolve_entries(matrix.workloads)
     except LookupError as exc:
         raise MatrixError("workloads", str(exc)) from None
     plan = plan_cases(workloads, modes=matrix.modes, regimes=matrix.regimes, dtypes=matrix.dtypes, device=matrix.device,

@@ -17,7 +17,7 @@ from dashboard.durable import send_after_commit
 from dashboard.results.models import Build, Machine, Run
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_stored
-from runner.queues import machine_class_problem
+from contract.queues import machine_class_problem
 
 # A requested run has no host of its own: its cases run on whichever workers of the class take
 # them (each result records its worker). Runs submitted as documents name their host.

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from dashboard.detection import FLOORS, ChangePoint, DetectorConfig, compare_cases, detect, dynamic_gap, early_check
+from detection import FLOORS, ChangePoint, DetectorConfig, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.noise import class_priors, point_noise

@@ -17,8 +17,8 @@ import statistics
 from django.db import transaction
 from django.utils import timezone
 
-from dashboard.detection import K_NOISE, confirm_with_remeasurement, is_worse
 from dashboard.durable import send_after_commit
+from detection import K_NOISE, confirm_with_remeasurement, is_worse
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS

@@ -68,9 +68,3 @@ def range_since(*, newest: dt.datetime | None, range_key: str) -> dt.datetime | 
 
 def config_label(config: Config) -> str:
     return f"{config.compile_mode} · {config.shape_regime} · {config.dtype}"
-
-
-
-def config_map() -> dict[int, Config]:
-    """Every Config by id (a few dozen rows, read once per request that needs labels)."""
-    return {c.id: c for c in Config.objects.all()}

@@ -11,7 +11,7 @@ from django.db.models.functions import RowNumber
 
 from dashboard.results.aggregates import median_interval
 from dashboard.results.host import COMPILED_HOST_SHARE, HOST_PROBE_MS
-from dashboard.results.models import Config, Result, Series, Workload
+from dashboard.results.models import Result, Series, Workload
 from dashboard.results.selectors.common import METRICS, NotFound, ref_for
 from dashboard.results.variants import PLAIN_BUILD
 
@@ -153,10 +153,3 @@ def _note_reasons(seen: dict, point: Point, graph_breaks, recompiles) -> None:
         elif reason.last is not point:
             reason.last = point
             reason.seen += 1
-
-
-def config_find(*, mode: str, regime: str, dtype: str, configs: list[Config]) -> Config | None:
-    for config in configs:
-        if (config.compile_mode, config.shape_regime, config.dtype) == (mode, regime, dtype):
-            return config
-    return None

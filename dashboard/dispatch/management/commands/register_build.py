@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from dashboard.dispatch.management.variant_arguments import add_override_arguments, overrides_from
 from dashboard.dispatch.services import build_register_local
 from dashboard.results.selectors.common import build_ref
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 from runner.engine.executor import EnvironmentProbeFailed
 
 

@@ -5,8 +5,9 @@ from django.core.management.base import BaseCommand, CommandError
 from dashboard.dispatch.selectors import build_for_schedule
 from dashboard.dispatch.services import MatrixError, run_request
 from dashboard.results.selectors.common import Ambiguous, NotFound
-from runner.cli import _machine_class, _name_list as _names
-from runner.engine.spec import BACKENDS
+from contract.arguments import machine_class as _machine_class
+from contract.arguments import name_list as _names
+from contract.vocabulary import BACKENDS, SIZES
 
 
 class Command(BaseCommand):
@@ -14,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--build", required=True, help="a build ref (e.g. 70d99e998b49+cu130), or 'latest' reported by the class")
-        parser.add_argument("--suite", required=True, choices=["tiny", "full"])
+        parser.add_argument("--suite", required=True, choices=SIZES)
         parser.add_argument("--machine-class", required=True, type=_machine_class)
         parser.add_argument("--workloads", type=_names, help="comma-separated; default: the whole suite")
         parser.add_argument("--modes", type=_names, help="default: all four on a GPU class, 'default' on cpu")

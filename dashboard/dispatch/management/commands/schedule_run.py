@@ -6,7 +6,8 @@ from django.core.management.base import BaseCommand
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from dashboard.dispatch.management.variant_arguments import add_override_arguments, overrides_from
-from runner.cli import _machine_class
+from contract.arguments import machine_class as _machine_class
+from contract.vocabulary import SIZES
 
 
 class Command(BaseCommand):
@@ -14,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--machine-class", required=True, type=_machine_class)
-        parser.add_argument("--suite", default="full", choices=["tiny", "full"])
+        parser.add_argument("--suite", default="full", choices=SIZES)
         parser.add_argument("--build", default="latest", help="a build ref, or 'latest' reported by the class's workers")
         parser.add_argument("--hour", type=int, default=2, choices=range(24), metavar="0-23")
         parser.add_argument("--minute", type=int, default=0, choices=range(60), metavar="0-59")

@@ -1,10 +1,11 @@
 """``python manage.py ingest FILE...``: store run documents; exit non-zero naming the bad field."""
+from json import dumps
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard.results.services import run_ingest
-from runner.document import InvalidDocument
+from contract.document import InvalidDocument
 
 
 class Command(BaseCommand):
@@ -12,8 +13,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("files", nargs="+", type=Path, metavar="FILE")
+        parser.add_argument("--json", action="store_true", help="one JSON line per stored document (for python -m runner)")
 
-    def handle(self, *args, files: list[Path], **options) -> None:
+    def handle(self, *args, files: list[Path], json: bool = False, **options) -> None:
         failed = 0
         for path in files:
             try:
@@ -26,6 +28,10 @@ class Command(BaseCommand):
                 failed += 1
                 for error in exc.errors:
                     self.stderr.write(f"{path}: {error}")
+                continue
+            if json:
+                self.stdout.write(dumps({"path": str(path), "run_id": str(outcome.run_id), "created": outcome.created,
+                                         "results_created": outcome.results_created, "results_skipped": outcome.results_skipped}))
                 continue
             verb = "stored" if outcome.created else "already stored" if not outcome.results_created else "added to"
             self.stdout.write(

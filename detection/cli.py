@@ -1,4 +1,4 @@
-"""``python -m dashboard.detection FILE``: replay series online and print their alerts as JSON.
+"""``python -m detection FILE``: replay series online and print their alerts as JSON.
 
 FILE (or ``-`` for standard input) holds a JSON list of series::
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+from pathlib import Path
 
 from .api import detect
 from .types import DIRECTIONS
@@ -102,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if argv and argv[0] in ("-h", "--help") else 2
     path = argv[0]
     try:
-        text = sys.stdin.read() if path == "-" else open(path, encoding="utf-8").read()
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         print(f"{path}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return 2

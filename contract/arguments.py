@@ -1,0 +1,17 @@
+"""Command-line argument types shared by ``python -m runner`` and the dashboard's management commands."""
+from __future__ import annotations
+
+import argparse
+
+from contract.vocabulary import MACHINE_CLASS_HELP, is_machine_class
+
+
+def name_list(text: str) -> list[str]:
+    """``a, b,,a`` -> ``['a', 'b']``: comma-separated names, blanks and repeats dropped."""
+    return list(dict.fromkeys(v.strip() for v in text.split(",") if v.strip()))
+
+
+def machine_class(text: str) -> str:
+    if not is_machine_class(text):
+        raise argparse.ArgumentTypeError(MACHINE_CLASS_HELP)
+    return text

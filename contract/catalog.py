@@ -1,0 +1,87 @@
+"""The workload catalog as data: what ``python -m runner list --json`` prints, committed as
+``contract/catalog.json`` (a test keeps it equal to ``workloads.suite``).
+
+The dashboard reads it to check names, describe workloads and plan cases without importing torch or
+``workloads``. ``module:Class`` names (test workloads) are found only in the extra catalogs listed in
+``PTBENCH_WORKLOAD_CATALOGS`` (paths, ``os.pathsep``-separated), and only when their module is
+allowed by ``PTBENCH_WORKLOAD_MODULES`` (as in ``workloads.registry``).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+CATALOG_PATH = Path(__file__).with_name("catalog.json")
+EXTRA_CATALOGS_ENV = "PTBENCH_WORKLOAD_CATALOGS"
+ALLOWED_MODULES_ENV = "PTBENCH_WORKLOAD_MODULES"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One workload: the run document's ``workloads`` entry plus the dtypes it supports (first: default).
+    ``source`` is the ``module:Class`` that defines it, for a workload outside the suite."""
+
+    name: str
+    category: str
+    phase: str
+    dtypes: tuple[str, ...]
+    dynamic_dims: tuple[str, ...]
+    description: str
+    source: str = ""
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Entry":
+        return cls(name=data["name"], category=data["category"], phase=data["phase"], dtypes=tuple(data["dtypes"]),
+                   dynamic_dims=tuple(data["dynamic_dims"]), description=data["description"], source=data.get("source", ""))
+
+    def to_json(self) -> dict:
+        data = {"name": self.name, "category": self.category, "phase": self.phase, "dtypes": list(self.dtypes),
+                "dynamic_dims": list(self.dynamic_dims), "description": self.description}
+        return {**data, "source": self.source} if self.source else data
+
+    def describe(self) -> dict:
+        """The entry in a run document's ``workloads`` list (as ``Workload.describe``)."""
+        return {"name": self.name, "category": self.category, "phase": self.phase,
+                "dynamic_dims": list(self.dynamic_dims), "description": self.description}
+
+
+def _read(path: Path) -> list[Entry]:
+    return [Entry.from_json(item) for item in json.loads(Path(path).read_text())]
+
+
+@functools.cache
+def _extra(paths: str) -> dict[str, Entry]:
+    return {e.source: e for p in paths.split(os.pathsep) if p for e in _read(Path(p)) if e.source}
+
+
+def suite_entries() -> list[Entry]:
+    """The suite's workloads, by name."""
+    return _read(CATALOG_PATH)
+
+
+def _allowed(source: str) -> bool:
+    modules = {m.strip() for m in os.environ.get(ALLOWED_MODULES_ENV, "").split(",") if m.strip()}
+    return source.partition(":")[0] in modules
+
+
+def resolve_entries(names: list[str] | None) -> list[tuple[str, Entry]]:
+    """(name as requested, Entry) pairs, the whole suite for no names; raises LookupError with the
+    message ``runner.cli.resolve_workloads`` gives."""
+    suite = suite_entries()
+    if not names:
+        return [(e.name, e) for e in suite]
+    by_name = {e.name: e for e in suite}
+    resolved = []
+    for name in names:
+        if ":" in name:
+            entry = _extra(os.environ.get(EXTRA_CATALOGS_ENV, "")).get(name) if _allowed(name) else None
+            if entry is None:
+                raise LookupError(f"workload {name!r}: unknown workload {name!r}: only catalog names are accepted here "
+                                  "(module:Class names belong to the local command line)")
+        elif (entry := by_name.get(name)) is None:
+            raise LookupError(f"workload {name!r}: unknown workload {name!r}; known: {', '.join(sorted(by_name))}")
+        resolved.append((name, entry))
+    return resolved

@@ -1,0 +1,100 @@
+"""A suite's cases: workloads x modes x regimes x dtypes, each with the command that reruns it alone.
+
+Pure: a workload here is anything with ``name``, ``dtypes`` and ``dynamic_dims`` (a
+``workloads.base.Workload`` on the runner's side, a ``contract.catalog.Entry`` on the dashboard's),
+so the dashboard plans cases without importing torch or ``workloads``.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Sequence
+
+from contract.spec import CaseSpec
+from contract.variants import Overrides
+
+
+@dataclass(frozen=True)
+class PlannedCase:
+    spec: CaseSpec
+    workload_name: str  # the name declared in the document (``Workload.name``)
+    repro: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    cases: list[PlannedCase]
+    skipped: list[str]  # one line per combination left out, and why
+
+
+def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float | None = None) -> str:
+    """``python -m runner run ...`` that reruns exactly this case, a build variant's overrides included."""
+    argv = [
+        "python", "-m", "runner", "run",
+        "--suite", spec.size,
+        "--workloads", spec.workload,
+        "--modes", spec.compile_mode,
+        "--regimes", spec.shape_regime,
+        "--dtypes", spec.dtype,
+        "--device", spec.device,
+    ]  # fmt: skip
+    if spec.backend != "inductor":
+        argv += ["--backend", spec.backend]
+    if python:
+        argv += ["--python", python]
+    if timeout_s is not None:
+        argv += ["--timeout", f"{timeout_s:g}"]
+    argv += Overrides.build(spec.config_overrides, spec.env_overrides).cli_arguments()
+    return shlex.join(argv)
+
+
+def plan_cases(
+    workloads: Sequence[tuple[str, object]],
+    *,
+    modes: Sequence[str],
+    regimes: Sequence[str],
+    dtypes: Sequence[str] | None,
+    device: str,
+    backend: str,
+    size: str,
+    repro_python: str | None = None,
+    repro_timeout_s: float | None = None,
+    import_allowed: bool = False,
+    overrides=None,
+) -> Plan:
+    """``workloads`` are (how the user named it, Workload). ``dtypes=None``: each workload's default.
+    ``import_allowed``: the case process may import a ``module:Class`` name (the local CLI only)."""
+    cases: list[PlannedCase] = []
+    skipped: list[str] = []
+    planned_names: set[str] = set()
+    for requested_name, workload in workloads:
+        if workload.name in planned_names:
+            skipped.append(f"{requested_name}: workload {workload.name} is already in the plan")
+            continue
+        planned_names.add(workload.name)
+        supported = tuple(workload.dtypes)
+        wanted = list(dtypes) if dtypes else [supported[0]]
+        for dtype in wanted:
+            if dtype not in supported:
+                skipped.append(f"{workload.name}: dtype {dtype} not supported (supports {', '.join(supported)})")
+                continue
+            for regime in regimes:
+                if regime != "static" and not workload.dynamic_dims:
+                    skipped.append(f"{workload.name}: regime {regime} needs dynamic dims; this workload has none")
+                    continue
+                for mode in modes:
+                    spec = CaseSpec(
+                        workload=requested_name,
+                        compile_mode=mode,
+                        shape_regime=regime,
+                        dtype=dtype,
+                        device=device,
+                        backend=backend,
+                        size=size,
+                        import_allowed=import_allowed and ":" in requested_name,
+                        config_overrides=dict(overrides.config) if overrides else {},
+                        env_overrides=dict(overrides.env) if overrides else {},
+                    )
+                    repro = repro_command(spec, python=repro_python, timeout_s=repro_timeout_s)
+                    cases.append(PlannedCase(spec=spec, workload_name=workload.name, repro=repro))
+    return Plan(cases=cases, skipped=sorted(set(skipped), key=skipped.index))

@@ -1,4 +1,0 @@
-"""``python -m dashboard.detection FILE``: see ``cli.py``."""
-from .cli import main
-
-raise SystemExit(main())
