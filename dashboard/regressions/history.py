@@ -125,10 +125,11 @@ def _finish(point: Point, passing: dict[str, list[float]], hosts: list[tuple[flo
     point.host_bound = bool(hosts) and all(is_host_bound(share) for _, share in hosts)
 
 
-def host_slowdown(reference: list[Point], new: list[Point]) -> dict | None:
+def host_slowdown(reference: list[Point], new: list[Point], *, host_work: bool = False) -> dict | None:
     """How much slower the host was on the ``new`` builds than on the ``reference`` ones
-    (``dashboard.results.host.slowed``), when every new build was host-bound: their host-sensitive
-    metrics then say more about the host than about the build. None otherwise, or without probes."""
-    if not new or not all(p.host_bound for p in new):
+    (``dashboard.results.host.slowed``), when every new build was host-bound (or ``host_work``: a
+    metric that is host work in any case, compile time): their host-sensitive metrics then say more
+    about the host than about the build. None otherwise, or without probes."""
+    if not new or not (host_work or all(p.host_bound for p in new)):
         return None
     return slowed([p.host_probe_ms for p in reference], [p.host_probe_ms for p in new])

@@ -28,7 +28,7 @@ def test_ab_page_shows_figures_and_no_change_within_noise(browser, live_server):
     cells = page.locator("table.ab tr.case td[data-metric=speedup]")
     assert cells.count() == 2
     changed, unchanged = sorted(cells.all_inner_texts(), key=lambda text: "no change" in text)
-    assert "1.250× → 1.600×" in changed and "+28.0%" in changed and "±2.0%" in changed
+    assert "1.250× → 1.600×" in changed and "+28.0%" in changed and "±5.5%" in changed  # 1.96 x sqrt(2) x the 2 % default
     assert "1.250× → 1.251×" in unchanged and "no change" in unchanged
     assert page.locator("table.ab tr.case td.same[data-metric=speedup]").count() == 1
     page.check("input[name=changed]")

@@ -54,3 +54,18 @@ def test_first_build_is_the_baseline_and_long_histories_are_left_to_the_detector
     assert early_check([10.0] * 8 + [20.0], direction=LOWER, sd=0.1, floor=0.15) is None
     assert early_check([10.0] * 7 + [20.0, 20.0], direction=LOWER, sd=0.1, floor=0.15).state == "regressed"
     assert early_check([10.0, 20.0, None], direction=LOWER, sd=0.1, floor=0.15) is None  # no newest value
+
+
+def test_on_a_long_history_the_floor_rule_finds_where_a_change_began():
+    """Real bert_encoder compile times (bench/results/history): ten runs of one build, bimodal
+    (10-12 s and 15-16 s), then +94 % and +62 % (coordinate descent tuning). The change-point
+    detector's own noise misses it; the floor rule on the noise model does not, and it starts the
+    change at the first bad build, not at an earlier slow run that only the mean of the run covers."""
+    history = [10.3, 11.5, 15.4, 16.0, 16.1, 12.8, 13.0, 15.2, 16.2, 12.5]
+    assert early_check(history + [27.4], direction=LOWER, sd=0.154, floor=0.15, min_before=None).state == "suspect"
+    found = early_check(history + [27.4, 22.8], direction=LOWER, sd=0.154, floor=0.15, min_before=None)
+    assert (found.state, found.first_bad) == ("regressed", 10)
+    masked = [5.8, 7.7, 6.6, 8.6]  # the last is slow (+30 %) but within the noise
+    assert early_check(masked + [16.3, 14.8], direction=LOWER, sd=0.2, floor=0.15, min_before=None).first_bad == 4
+    for n in range(2, len(history) + 1):  # no unchanged build is bad
+        assert early_check(history[:n], direction=LOWER, sd=0.154, floor=0.15, min_before=None) is None

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from detection import FLOORS, ChangePoint, DetectorConfig, compare_cases, detect, dynamic_gap, early_check
+from detection import FLOORS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.noise import class_priors, point_noise
@@ -20,7 +20,7 @@ from dashboard.regressions.services.remeasure import (
     remeasurement_decide_by_next_build,
     remeasurement_request,
 )
-from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS
+from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
 from dashboard.results.models import Build, Run, Series
 from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
 
@@ -126,12 +126,15 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
         values = [p.values.get(metric) for p in points]
         if sum(v is not None for v in values) < 2:
             continue
-        _short_history(series=series, metric=metric, points=points, summary=summary, outcome=outcome, prior=priors.get(metric))
-        if sum(v is not None for v in values) < 3:
-            continue
         samples = [_pooled(p.samples.get(metric)) for p in points]
-        for cp in detect(values, direction=direction, samples=samples if any(samples) else None):
-            host = host_slowed(points, cp) if metric in HOST_SENSITIVE_METRICS and cp.kind == "regression" else None
+        found = detect(values, direction=direction, samples=samples if any(samples) else None) \
+            if sum(v is not None for v in values) >= 3 else []
+        # The floor rule where the change-point detector said nothing of the newest builds.
+        if not any(cp.raised_at == len(points) - 1 or cp.first_bad >= len(points) - FLOOR_RULE_WINDOW for cp in found):
+            _short_history(series=series, metric=metric, points=points, summary=summary, outcome=outcome,
+                           prior=priors.get(metric))
+        for cp in found:
+            host = host_slowed(points, cp, metric) if cp.kind == "regression" else None
             if cp.state == "suspect" or host is not None:
                 if cp.raised_at == len(points) - 1 and cp.kind == "regression" and cp.first_bad > 0:
                     request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host)
@@ -148,21 +151,27 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
             )
 
 
+FLOOR_RULE_WINDOW = 10  # builds: the floor rule's baseline, and how far back a detector finding covers it
+
+
 def _short_history(*, series, metric: str, points: list[Point], summary, outcome, prior: float | None) -> None:
-    """The short-history rule (``early_check``): fewer builds before a change than the detector needs.
-    Two bad builds in a row are a regression; one is a suspect, re-measured where a worker can,
-    decided by the next build where none can (``remeasurement_decide_by_next_build``)."""
+    """The floor rule (``early_check``) on any history: in a series' first week it is the only check
+    (fewer builds than the change-point detector needs); later a backstop for a change past the
+    floor and k x the run-to-run noise model that the detector's own noise estimate misses (a
+    compile time whose history is bimodal, say). Two bad builds in a row are a regression; one is a
+    suspect, re-measured where a worker can, decided by the next build where none can
+    (``remeasurement_decide_by_next_build``)."""
     values = [p.values.get(metric) for p in points]
     noise = point_noise(points[:-2], metric, prior=prior)  # the noise known before a change of 1-2 builds
-    found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric],
-                        min_before=DetectorConfig().min_before)
+    found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric], min_before=None)
     if found is None:
         return
     cp = ChangePoint(first_bad=found.first_bad, last_good=found.last_good, raised_at=len(points) - 1, kind="regression",
                      relative_change=found.relative_change, magnitude=found.magnitude, before=found.before,
                      after=found.after, z=found.z, confidence=0.0, state="suspect", noise=noise.sd)
-    if found.state == "suspect":
-        request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp,
+    host = host_slowed(points, cp, metric)
+    if found.state == "suspect" or host is not None:  # a host-bound drop on a slowed host: re-measured
+        request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host,
                                         extra={"rule": "short_history", "floor": FLOORS[metric], "noise_source": noise.source})
         if request is not None:
             outcome.remeasurements.append(request.id)
@@ -180,9 +189,13 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     )
 
 
-def host_slowed(points: list[Point], cp) -> dict | None:
-    """``host_slowdown`` of the change's new builds against the points before it."""
-    return host_slowdown(points[: cp.first_bad][-HOST_REFERENCE_RUNS:], points[cp.first_bad : cp.raised_at + 1])
+def host_slowed(points: list[Point], cp, metric: str) -> dict | None:
+    """``host_slowdown`` of the change's new builds against the points before it, for a metric that
+    follows the host (``HOST_SENSITIVE_METRICS`` in host-bound cases, ``HOST_WORK_METRICS`` in all)."""
+    if metric not in HOST_SENSITIVE_METRICS and metric not in HOST_WORK_METRICS:
+        return None
+    return host_slowdown(points[: cp.first_bad][-HOST_REFERENCE_RUNS:], points[cp.first_bad : cp.raised_at + 1],
+                         host_work=metric in HOST_WORK_METRICS)
 
 
 def _pooled(runs: list[list[float]] | None) -> list[float] | None:

@@ -21,7 +21,7 @@ from dashboard.durable import send_after_commit
 from detection import K_NOISE, confirm_with_remeasurement, is_worse
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
-from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS
+from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
 
 log = logging.getLogger(__name__)
 MIN_RUNS = 2  # per build: the original run and at least one re-run
@@ -103,7 +103,9 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
             return request
         nxt = later[0]
         history = [p for p in points[: ids.index(request.baseline_build_id) + 1] if p.values.get(metric)][-before:]
-        if metric in HOST_SENSITIVE_METRICS and host_slowdown(history[-HOST_REFERENCE_RUNS:], [nxt]) is not None:
+        host_work = metric in HOST_WORK_METRICS
+        if (metric in HOST_SENSITIVE_METRICS or host_work) and \
+                host_slowdown(history[-HOST_REFERENCE_RUNS:], [nxt], host_work=host_work) is not None:
             return request  # the next build ran on a slowed host too: it cannot tell; re-runs on one host can
         baseline = statistics.median(p.values[metric] for p in history)
         noise = point_noise(points[: ids.index(request.baseline_build_id) + 1], metric, prior=prior)
