@@ -57,3 +57,17 @@ def run_case_tasks(*, run: Run, states: tuple[str, ...] | None = None) -> list[C
 def build_environment_list(*, machine_class: str | None = None) -> list[BuildEnvironment]:
     rows = BuildEnvironment.objects.select_related("build")
     return list(rows.filter(machine_class=machine_class) if machine_class else rows)
+
+
+def run_request_summary(*, run: Run, build: Build) -> str:
+    """What ``request_run`` says once the request returns: "queued" while workers have the cases,
+    the outcome when they already ran (Celery eager: the quick start measures in-process)."""
+    from dashboard.results.selectors.runs import run_progress
+
+    run.refresh_from_db(fields=["status"])
+    where = run.machine.machine_class
+    if run.status in (Run.Status.PENDING, Run.Status.RUNNING):
+        return f"{run.cases_expected} cases of {build} queued on {where}"
+    progress = run_progress(run=run)
+    outcome = ", ".join(f"{status} {n}" for status, n in sorted(progress.by_status.items())) or "no results"
+    return f"{progress.stored}/{run.cases_expected} cases of {build} measured on {where} ({run.status}): {outcome}"
