@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Count, Min, Q, Sum
+from django.db.models.functions import Coalesce
 
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
@@ -28,10 +29,24 @@ class RunSummary:
         return self.pass_count / self.result_count if self.result_count else None
 
 
+def run_list_newest(*, limit: int) -> list[Run]:
+    """The ``limit`` runs measured last (started_at, else ingested_at), newest first, and at least
+    the newest run of every machine class (a class whose runs are older still shows up)."""
+    when = Coalesce("started_at", "ingested_at")
+    runs = Run.objects.select_related("build", "machine").annotate(when=when)
+    found = list(runs.order_by("-when", "-ingested_at")[:limit])
+    shown = {run.machine.machine_class for run in found}
+    for machine_class in Run.objects.values_list("machine__machine_class", flat=True).distinct():
+        if machine_class not in shown:
+            shown.add(machine_class)
+            found += runs.filter(machine__machine_class=machine_class).order_by("-when", "-ingested_at")[:1]
+    return sorted(found, key=lambda run: run.when, reverse=True)
+
+
 def run_list_recent(*, limit: int = 20) -> list[RunSummary]:
     """The newest runs (``run_newest``) with their case counts, counted by the database over the
     ``result_unique_case_per_run`` index (a few thousand rows per run at most)."""
-    runs = list(Run.objects.select_related("build", "machine").order_by("-ingested_at")[:limit])
+    runs = run_list_newest(limit=limit)
     counts = {
         row["run_id"]: row
         for row in Result.objects.filter(run__in=runs)
