@@ -13,6 +13,7 @@ from dashboard.results.host import (
     is_host_bound,
 )
 from dashboard.results.models import Result, Run
+from dashboard.results.selectors.common import build_ref
 
 FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
 
@@ -85,6 +86,11 @@ def run_progress(*, run: Run) -> RunProgress:
     return RunProgress(stored=sum(by_status.values()), expected=run.cases_expected, by_status=by_status)
 
 
+def run_title(*, run: Run) -> str:
+    """"tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu": what ran, on which build, on which class."""
+    return f"{run.suite} suite · torch {run.build.torch_version.split('+')[0]} ({build_ref(run.build)}) · {run.machine.machine_class}"
+
+
 def run_speedup_chart(*, run: Run) -> dict:
     """Speedup per workload and shape regime for one run: the data behind the run page's chart."""
     rows = (
@@ -96,10 +102,12 @@ def run_speedup_chart(*, run: Run) -> dict:
     traces: dict[str, dict] = {}
     for row in rows:
         name = f"{row.config.shape_regime} ({row.config.compile_mode})"
-        trace = traces.setdefault(name, {"name": name, "x": [], "y": [], "noise": [], "status": []})
+        trace = traces.setdefault(name, {"name": name, "x": [], "y": [], "noise": [], "noise_below": [], "status": []})
         trace["x"].append(row.workload.name)
         trace["y"].append(row.speedup if row.status == Result.Status.PASS else None)
-        trace["noise"].append((row.speedup or 0) * (row.speedup_noise or 0))
+        noise = (row.speedup or 0) * (row.speedup_noise or 0)
+        trace["noise"].append(noise)
+        trace["noise_below"].append(min(noise, row.speedup or 0))  # a bar's interval never goes below zero
         trace["status"].append(row.status)
     return {"run_id": str(run.id), "traces": list(traces.values())}
 
