@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from dashboard.results.build_dates import build_time, version_date
 from dashboard.results.imported import document_as_imported
+from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
@@ -76,6 +77,8 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
             document_as_imported(doc)
         outcome = _store(doc, imported=imported)
         # A variant's results are an experiment, not the next point of its base's trends: no detection.
+        if outcome.results_created or outcome.created:
+            transaction.on_commit(pages_version_bump)
         if outcome.results_created and detect and settings.DETECT_AFTER_INGEST and not overrides_of_document(doc["build"]):
             transaction.on_commit(lambda: detection_enqueue(run_id=outcome.run_id))
     return outcome
