@@ -44,7 +44,7 @@ def cached_page(view):
     """Serve a GET's successful response from the cache, keyed by the full path and the data's version."""
     @functools.wraps(view)
     def wrapped(request, *args, **kwargs):
-        seconds = getattr(settings, "PAGE_CACHE_SECONDS", 60)
+        seconds = settings.PAGE_CACHE_SECONDS
         if request.method != "GET" or not seconds:
             return view(request, *args, **kwargs)
         key = "ptbench:page:" + hashlib.sha1(f"{data_fingerprint()} {request.get_full_path()}".encode()).hexdigest()
