@@ -40,10 +40,19 @@ def test_local_measurement_is_its_own_build_beside_the_imported_sample(client):
     assert imported_run.imported and not local_run.imported
     assert imported_run.build.local_label == "imported"
     assert imported_run.results.count() == local_run.results.count() == 6
+    assert imported_run.build.label == "torch 2.13.0+cpu · imported (ci-box-7, 2026-11-22)"
 
     page = client.get(reverse("web:run", args=[imported_run.id])).content.decode()
     assert "imported (ci-box-7, 2026-11-22)" in page
     assert "imported (" not in client.get(reverse("web:run", args=[local_run.id])).content.decode()
+
+
+@pytest.mark.django_db
+def test_an_unnamed_host_is_shown_by_its_machine_class():
+    sample = make_document()
+    sample["machine"]["hostname"] = "(unassigned)"
+    run = Run.objects.get(pk=run_ingest(document=sample, imported=True, detect=False).run_id)
+    assert run.build.label == "torch 2.13.0+cpu · imported (cpu, 2026-11-22)"
 
 
 @pytest.mark.django_db

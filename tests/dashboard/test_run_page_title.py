@@ -36,3 +36,5 @@ def test_repro_has_a_copy_button_and_the_speedup_interval_stops_at_zero(client):
     assert min(lows) == 0 and trace["noise"][trace["x"].index("mlp_loop")] == pytest.approx(0.75)
     css = (Path(__file__).parents[2] / "dashboard/web/static/web/site.css").read_text()
     assert "word-break: break-all" not in css.split("code.repro {")[1].split("}")[0]
+    assert "white-space: nowrap" in css.split("code.repro span {")[1].split("}")[0]  # breaks between words only
+    assert "<span>--regimes</span> <span>static</span>" in html
