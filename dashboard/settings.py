@@ -233,4 +233,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+    # With no broker (tasks in process) kombu warns "No hostname was supplied" on every send.
+    "loggers": {} if CELERY_BROKER_URL else {"kombu.connection": {"level": "ERROR"}},
 }
