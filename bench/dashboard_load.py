@@ -1,6 +1,7 @@
 """Dashboard load benchmark: server time of the pages over a large synthetic history.
 
     python bench/dashboard_load.py --results 1000000 [--repeat 30] [--out FILE] [--keep]
+    python bench/dashboard_load.py --results 16000 --concurrent 20 --out FILE
 
 Starts a throwaway PostgreSQL cluster on a free loopback port (as scripts/test.sh does; with
 DATABASE_URL set it uses that database instead and drops nothing), migrates it, generates a
@@ -8,6 +9,8 @@ nightly history of ``--results`` results labelled synthetic (Run.synthetic, work
 "synthetic", run notes), loads it with COPY, fills the summary tables through the same function
 ingest uses, then times each page through Django's test client (server time: URL routing, views,
 queries, templates; DEBUG off, as in production) and prints median / p95 / page weight.
+``--concurrent N``: instead, N clients at once against gunicorn, p50/p95 per page with the page
+cache off and on (bench/dashboard_concurrent.py).
 ``--keep`` leaves the cluster running and prints its DATABASE_URL (to browse the pages).
 """
 from __future__ import annotations
@@ -183,6 +186,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--out", help="also write the table to this file")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    parser.add_argument("--concurrent", type=int, default=0, metavar="N", help="N clients at once against gunicorn")
+    parser.add_argument("--per-client", type=int, default=10, help="--concurrent: requests per client and page")
+    parser.add_argument("--workers", type=int, default=3, help="--concurrent: gunicorn workers (docker-compose: 3)")
     args = parser.parse_args()
 
     cluster = None
@@ -204,8 +210,10 @@ def main() -> None:
         history.load(report=timed)
         generation_s = time.perf_counter() - started
         print("== timing", flush=True)
-        rows = measure(page_targets(history), args.repeat, static_root)
-        table = report(rows, args, history, generation_s)
+        if args.concurrent:
+            table = concurrent_table(history, args, generation_s)
+        else:
+            table = report(measure(page_targets(history), args.repeat, static_root), args, history, generation_s)
         print(table)
         if args.out:
             Path(args.out).write_text(table + "\n")
@@ -216,6 +224,17 @@ def main() -> None:
         shutil.rmtree(static_root, ignore_errors=True)
         if cluster:
             cluster.stop()
+
+
+def concurrent_table(history: History, args, generation_s: float) -> str:
+    from dashboard_concurrent import concurrent_report
+
+    names = history.rng.sample(history.workload_names, 10)
+    pages = [("overview /", ["/"]), ("workload /workloads/<name>/ (10)", [f"/workloads/{n}/" for n in names])]
+    body = concurrent_report(pages, clients=args.concurrent, per_client=args.per_client, workers=args.workers, percentile=percentile)
+    return (f"# python bench/dashboard_load.py --results {args.results} --concurrent {args.concurrent}\n"
+            f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {args.results:,} synthetic results "
+            f"(generated and loaded in {generation_s:.0f} s)\n" + body)
 
 
 def report(rows: list[dict], args, history: History, generation_s: float) -> str:

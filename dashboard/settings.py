@@ -124,6 +124,9 @@ STORAGES = {
 # No broker configured: tasks run in-process (eagerly), so the quick start needs no Redis.
 # Regression detection runs after every ingest that stored results (queue "analysis").
 DETECT_AFTER_INGEST = env.bool("DETECT_AFTER_INGEST", default=True)
+# The overview and workload pages are served from the cache until the data changes
+# (dashboard/results/page_cache.py); this bounds what the data's fingerprint cannot see. 0: off.
+PAGE_CACHE_SECONDS = env.int("PTBENCH_PAGE_CACHE_SECONDS", default=60)
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
@@ -266,4 +269,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+    # With no broker (tasks in process) kombu warns "No hostname was supplied" on every send.
+    "loggers": {} if CELERY_BROKER_URL else {"kombu.connection": {"level": "ERROR"}},
 }

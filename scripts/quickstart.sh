@@ -10,14 +10,17 @@ start=$(date +%s)
 scripts/setup.sh
 . .venv/bin/activate
 python manage.py migrate --noinput -v 0
+# Quiet: a line per case, a summary, the URL (no Celery task lines, no detection chatter).
+export DJANGO_LOG_LEVEL=WARNING
 # Real measurements (bench/results, see its README): the tiny suite on this CPU class against four
 # PyTorch releases (the cpu class's trend), the H100 runs (gpu-h100), the one-H200 noise runs and the two-H200
-# worker runs (gpu-h200).
-python manage.py ingest bench/results/releases/*.json
-python manage.py ingest bench/results/h100-torch2.11-*.json bench/results/h200-torch2.11-*.json bench/results/h200x2/*.json
+# worker runs (gpu-h200). Imported: their own builds, labelled "imported (host, day)" on every page,
+# apart from the build measured below.
+python manage.py ingest --imported -v 0 bench/results/releases/*.json bench/results/h100-torch2.11-*.json \
+    bench/results/h200-torch2.11-*.json bench/results/h200x2/*.json
 build=$(python manage.py register_build --python "$(command -v python)" --machine-class cpu)
 # shellcheck disable=SC2086
 run=$(python manage.py request_run --build "$build" --suite tiny --machine-class cpu ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention})
-python manage.py run_status "$run" --cases
+echo "== run $run: http://127.0.0.1:8000/runs/$run/"
 echo "== set up and measured in $(( $(date +%s) - start )) s; dashboard at http://127.0.0.1:8000/ (Ctrl-C stops it)"
 exec python manage.py runserver 127.0.0.1:8000

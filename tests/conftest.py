@@ -76,3 +76,12 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "services" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def empty_page_cache():
+    """Each test starts with no cached page (dashboard/results/page_cache.py): ids repeat after a rollback."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

@@ -40,7 +40,6 @@ def case_run_inprocess(*, machine_class: str, message: dict) -> str:
     case_id = message["case_id"]
     spec, started = message["spec"], time.monotonic()
     label = f"{message['workload']['name']} {spec['compile_mode']}/{spec['shape_regime']}/{spec['dtype']}/{spec['device']}"
-    print(f"case {label} ...", file=sys.stderr, flush=True)
     worker = {"hostname": socket.gethostname(), "worker": "in-process", "cuda_visible_devices": None}
     build = Build.objects.get(git_sha=message["build"]["git_sha"], local_label=message["build"]["local_label"])
     try:

@@ -52,3 +52,17 @@ def run_case_progress(*, run: Run) -> CaseProgress | None:
 def run_case_tasks(*, run: Run, states: tuple[str, ...] | None = None) -> list[CaseTask]:
     rows = CaseTask.objects.filter(run=run).select_related("result")
     return list(rows.filter(state__in=states) if states else rows)
+
+
+def run_request_summary(*, run: Run, build: Build) -> str:
+    """What ``request_run`` says once the request returns: "queued" while workers have the cases,
+    the outcome when they already ran (Celery eager: the quick start measures in-process)."""
+    from dashboard.results.selectors.runs import run_progress
+
+    run.refresh_from_db(fields=["status"])
+    where = run.machine.machine_class
+    if run.status in (Run.Status.PENDING, Run.Status.RUNNING):
+        return f"{run.cases_expected} cases of {build} queued on {where}"
+    progress = run_progress(run=run)
+    outcome = ", ".join(f"{status} {n}" for status, n in sorted(progress.by_status.items())) or "no results"
+    return f"{progress.stored}/{run.cases_expected} cases of {build} measured on {where} ({run.status}): {outcome}"

@@ -151,6 +151,7 @@ class Run(models.Model):
     command = models.TextField(blank=True)
     requested_by = models.CharField(max_length=200, blank=True)
     synthetic = models.BooleanField(default=False, help_text="generated data: pages label it as such")
+    imported = models.BooleanField(default=False, help_text="sample data measured elsewhere (ingest --imported)")
     notes = models.TextField(blank=True)
     # How many cases the run plans, when whoever started it said so: the run page's progress is
     # the results stored so far over this.

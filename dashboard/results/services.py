@@ -17,6 +17,8 @@ from django.utils import timezone
 
 from dashboard.results.build_dates import build_time, version_date
 from dashboard.durable import send_after_commit
+from dashboard.results.imported import document_as_imported
+from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
@@ -42,7 +44,7 @@ class IngestOutcome:
 
 
 def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, detect: bool = True,
-               prepare: Callable[[dict], None] | None = None) -> IngestOutcome:
+               prepare: Callable[[dict], None] | None = None, imported: bool = False) -> IngestOutcome:
     """Validate a run document and store it atomically; idempotent on ``run.id``.
 
     ``size_bytes``: the serialized size of a parsed ``document`` where the caller knows it (the
@@ -52,6 +54,8 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
     ``prepare``: called with the checked document inside the transaction, before anything of it is
     stored (the API moves a requested run to the host the document names); it may raise
     ``InvalidDocument`` too.
+    ``imported``: sample data measured elsewhere (``dashboard.results.imported``): its own build,
+    labelled with host and day, and its run marked ``imported``.
     Raises :class:`contract.document.InvalidDocument` (nothing written) when the document is bad, holds
     what the database cannot store (see ``storable_errors``, ``range_errors``) or contradicts what
     is stored (the same run id for another build, a sha stored with another torch version).
@@ -70,8 +74,12 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
     with transaction.atomic():
         if prepare is not None:
             prepare(doc)
-        outcome = _store(doc)
+        if imported:
+            document_as_imported(doc)
+        outcome = _store(doc, imported=imported)
         # A variant's results are an experiment, not the next point of its base's trends: no detection.
+        if outcome.results_created or outcome.created:
+            transaction.on_commit(pages_version_bump)
         if outcome.results_created and detect and settings.DETECT_AFTER_INGEST and not overrides_of_document(doc["build"]):
             send_after_commit(lambda: detection_enqueue(run_id=outcome.run_id), what=f"detection of run {outcome.run_id}")
     return outcome
@@ -205,11 +213,11 @@ def detection_enqueue(*, run_id: str) -> None:
         detect_run.delay(run_id)
 
 
-def _store(doc: dict) -> IngestOutcome:
+def _store(doc: dict, *, imported: bool = False) -> IngestOutcome:
     build = build_get_or_create(doc["build"])
     machine = _machine_upsert(doc["machine"])
     workloads = _workloads_upsert(doc["workloads"])
-    run, created = _run_get_or_create(doc["run"], build=build, machine=machine)
+    run, created = _run_get_or_create(doc["run"], build=build, machine=machine, imported=imported)
     if created:
         build_date_from_first_run(build=build, run=run)
 
@@ -349,7 +357,7 @@ def _workloads_upsert(items: list[dict]) -> dict[str, Workload]:
     return found
 
 
-def _run_get_or_create(data: dict, *, build: Build, machine: Machine) -> tuple[Run, bool]:
+def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: bool = False) -> tuple[Run, bool]:
     run, created = Run.objects.get_or_create(
         id=data["id"],
         defaults={
@@ -362,6 +370,7 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine) -> tuple[R
             "command": data.get("command", ""),
             "requested_by": data.get("requested_by", ""),
             "synthetic": data.get("synthetic", False),
+            "imported": imported,
             "notes": data.get("notes", ""),
         },
     )

@@ -34,6 +34,17 @@ def build_hover(*, ref: str, version: str, at: dt.datetime) -> str:
     return f"{at:%Y-%m-%d} · torch {version} · {ref}"
 
 
+def charts_with_values(charts: list[dict], *, machine_class: str) -> tuple[list[dict], list[str]]:
+    """The charts that have a value to draw, and a one-line note for each left out (an empty
+    chart is an empty pair of axes: "no compiled peak memory (MB) figures on cpu in this range")."""
+    def values(chart):
+        rows = chart["y"] if "y" in chart else [line["y"] for line in chart["lines"]]
+        return any(v is not None for row in rows for v in row)
+    kept = [c for c in charts if values(c)]
+    notes = [f"no {c['title']} figures on {machine_class} in this range" for c in charts if not values(c)]
+    return kept, notes
+
+
 def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
     """One line per configuration on each figure's chart; x (build time) and the build refs are
     sent once per configuration and shared by the charts."""
@@ -55,11 +66,11 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
         "machine_class": machine_class,
         "series": series,
         "builds": [ticks[ref] for ref in trend["builds"] if ref in ticks],
-        "charts": [
+        **dict(zip(("charts", "empty"), charts_with_values([
             {"id": f"trend-{f.key}", "title": f.label, "percent": f.key == "pass_rate", "y": charts[f.key],
              "unit": axis_title(f.unit)}
             for f in figures
-        ],
+        ], machine_class=machine_class))),
     }
 
 
@@ -121,7 +132,7 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
         "hover": [build_hover(ref=p.ref, version=p.version, at=p.at) for p in points],
         "refs": [p.ref for p in points],
         "status": [p.status for p in points],
-        "charts": charts,
+        **dict(zip(("charts", "empty"), charts_with_values(charts, machine_class=machine_class))),
     }
 
 

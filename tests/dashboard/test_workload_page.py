@@ -3,6 +3,7 @@ build that first showed them, status history, repro, and clear 4xx answers."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -52,7 +53,8 @@ def test_latest_figures_of_every_configuration_and_the_selected_series(client):
     assert "default · static · float32" in latest and "default · unbacked · float32" in latest
     assert ref_for_day(4) in latest and ref_for_day(2) in latest  # each configuration's own latest build
     assert "1.400×" in latest and "0.700×" in latest
-    assert 'id="repro-command">python -m runner run --suite tiny --workloads mlp_loop --modes default --regimes static</code>' in html
+    assert 'id="repro-command">python -m runner run --suite tiny --workloads mlp_loop --modes default --regimes static</code>' in re.sub(r"</?span>", "", html)
+    assert "<span>--regimes</span> <span>static</span>" in html  # one unbreakable span per word
 
 
 def test_reasons_show_the_build_where_each_first_appeared(client):

@@ -85,10 +85,10 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, metric: str 
         )
         for m in METRICS:
             change = Change(o[m.name], n[m.name], relative_change(o[m.name], n[m.name]))
-            if change.change is not None and abs(change.change) >= (threshold if m.noisy else 1e-12):
+            if change_past_noise(m, change.change, threshold=threshold, noises=(o["speedup_noise"], n["speedup_noise"])):
                 change.tone = "worse" if m.worse(change.change) else "better"
             row.changes[m.name] = change
-        _flag(row, chosen, threshold, o["speedup_noise"], n["speedup_noise"])
+        _flag(row, chosen)
         out.rows.append(row)
     for series_id, o in old.items():
         if series_id not in new:
@@ -99,19 +99,26 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, metric: str 
     return out
 
 
-def _flag(row: CompareRow, metric, threshold: float, base_noise: float | None, head_noise: float | None) -> None:
+def change_past_noise(metric, change: float | None, *, threshold: float, noises: tuple[float | None, float | None]) -> bool:
+    """The one rule for a cell's colour and the "regressed"/"improved" filters: the change is past
+    ``threshold`` (a count: any change) and, for speedup, past the two cases' own noise added up."""
+    if change is None:
+        return False
+    bar = threshold if metric.noisy else 1e-12
+    if metric.name == "speedup":
+        bar = max(bar, sum(n or 0 for n in noises))
+    return abs(change) > bar
+
+
+def _flag(row: CompareRow, metric) -> None:
+    """Flags from the status change, else from the chosen metric's colour (``change_past_noise``)."""
     was_pass, is_pass = row.base_status == "pass", row.head_status == "pass"
     if was_pass and not is_pass:
         row.flags |= {"new_failures", "regressed"}
     elif is_pass and not was_pass:
         row.flags.add("improved")
-    elif was_pass and is_pass:
-        change = row.changes[metric.name].change
-        bar = threshold if metric.noisy else 1e-12
-        if metric.name == "speedup":
-            bar = max(bar, (base_noise or 0) + (head_noise or 0))
-        if change is not None and abs(change) > bar:
-            row.flags.add("regressed" if metric.worse(change) else "improved")
+    elif was_pass and is_pass and row.changes[metric.name].tone:
+        row.flags.add("regressed" if row.changes[metric.name].tone == "worse" else "improved")
     breaks = row.changes["graph_break_count"]
     if breaks.old is not None and breaks.new is not None and breaks.new > breaks.old:
         row.flags.add("new_graph_breaks")

@@ -82,7 +82,7 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
     rows = ConfigSummary.objects.filter(build_id=latest.build_id, machine_class=machine_class)
     if config_ids is not None:
         rows = rows.filter(config_id__in=config_ids)
-    regressions = open_regression_counts(machine_class=machine_class)
+    regressions = open_regression_counts(machine_class=machine_class, build_id=latest.build_id)
     out = ClassOverview(machine_class=machine_class, latest=latest, previous=previous)
     for summary in sorted(rows, key=lambda s: config_label(configs[s.config_id])):
         against = summary.versus_previous if previous and summary.previous_build_id == previous.build_id else {}

@@ -32,13 +32,17 @@ def _model():
     return Regression
 
 
-def open_regression_counts(*, machine_class: str) -> dict[int, int]:
-    """Open regressions (kind 'regression') of a machine class's series, per config id."""
+def open_regression_counts(*, machine_class: str, build_id: int | None = None) -> dict[int, int]:
+    """Open regressions (kind 'regression') of a machine class's series, per config id; with
+    ``build_id``, only those first seen on that build (the overview: the latest build's)."""
     model = _model()
     if model is None:
         return {}
+    found = model.objects.filter(series__machine_class=machine_class, status__in=OPEN_STATUSES, kind="regression")
+    if build_id is not None:
+        found = found.filter(first_bad_build_id=build_id)
     rows = (
-        model.objects.filter(series__machine_class=machine_class, status__in=OPEN_STATUSES, kind="regression")
+        found
         .values("series__config_id")
         .annotate(n=Count("id"))
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Count, Min, Q, Sum
+from django.db.models.functions import Coalesce
 
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
@@ -12,6 +13,7 @@ from dashboard.results.host import (
     is_host_bound,
 )
 from dashboard.results.models import Result, Run
+from dashboard.results.selectors.common import build_ref
 
 FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
 
@@ -28,10 +30,24 @@ class RunSummary:
         return self.pass_count / self.result_count if self.result_count else None
 
 
+def run_list_newest(*, limit: int) -> list[Run]:
+    """The ``limit`` runs measured last (started_at, else ingested_at), newest first, and at least
+    the newest run of every machine class (a class whose runs are older still shows up)."""
+    when = Coalesce("started_at", "ingested_at")
+    runs = Run.objects.select_related("build", "machine").annotate(when=when)
+    found = list(runs.order_by("-when", "-ingested_at")[:limit])
+    shown = {run.machine.machine_class for run in found}
+    for machine_class in Run.objects.values_list("machine__machine_class", flat=True).distinct():
+        if machine_class not in shown:
+            shown.add(machine_class)
+            found += runs.filter(machine__machine_class=machine_class).order_by("-when", "-ingested_at")[:1]
+    return sorted(found, key=lambda run: run.when, reverse=True)
+
+
 def run_list_recent(*, limit: int = 20) -> list[RunSummary]:
     """The newest runs (``run_newest``) with their case counts, counted by the database over the
     ``result_unique_case_per_run`` index (a few thousand rows per run at most)."""
-    runs = list(Run.objects.select_related("build", "machine").order_by("-ingested_at")[:limit])
+    runs = run_list_newest(limit=limit)
     counts = {
         row["run_id"]: row
         for row in Result.objects.filter(run__in=runs)
@@ -70,6 +86,11 @@ def run_progress(*, run: Run) -> RunProgress:
     return RunProgress(stored=sum(by_status.values()), expected=run.cases_expected, by_status=by_status)
 
 
+def run_title(*, run: Run) -> str:
+    """"tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu": what ran, on which build, on which class."""
+    return f"{run.suite} suite · torch {run.build.torch_version.split('+')[0]} ({build_ref(run.build)}) · {run.machine.machine_class}"
+
+
 def run_speedup_chart(*, run: Run) -> dict:
     """Speedup per workload and shape regime for one run: the data behind the run page's chart."""
     rows = (
@@ -81,10 +102,12 @@ def run_speedup_chart(*, run: Run) -> dict:
     traces: dict[str, dict] = {}
     for row in rows:
         name = f"{row.config.shape_regime} ({row.config.compile_mode})"
-        trace = traces.setdefault(name, {"name": name, "x": [], "y": [], "noise": [], "status": []})
+        trace = traces.setdefault(name, {"name": name, "x": [], "y": [], "noise": [], "noise_below": [], "status": []})
         trace["x"].append(row.workload.name)
         trace["y"].append(row.speedup if row.status == Result.Status.PASS else None)
-        trace["noise"].append((row.speedup or 0) * (row.speedup_noise or 0))
+        noise = (row.speedup or 0) * (row.speedup_noise or 0)
+        trace["noise"].append(noise)
+        trace["noise_below"].append(min(noise, row.speedup or 0))  # a bar's interval never goes below zero
         trace["status"].append(row.status)
     return {"run_id": str(run.id), "traces": list(traces.values())}
 

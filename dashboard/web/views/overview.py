@@ -6,9 +6,11 @@ from dashboard.results.selectors.builds import builds_newest_time, machine_class
 from dashboard.results.selectors.common import RANGES, range_since
 from dashboard.results.selectors.overview import FIGURES, overview_list, overview_trend
 from dashboard.results.selectors.runs import run_list_recent
+from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
 
 
+@cached_page
 @params.answers_bad_parameters
 def overview(request):
     classes = machine_class_list()

@@ -6,6 +6,7 @@ from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
 from dashboard.results.host import HOST_BOUND_SHARE, HOST_SPEED_MARK_BELOW
 from dashboard.results.models import Run
 from dashboard.results.selectors.runs import (
+    run_title,
     run_progress,
     run_results,
     run_speedup_chart,
@@ -31,6 +32,7 @@ def run_detail(request, run_id):
         "web/run.html",
         {
             "run": run,
+            "title": run_title(run=run),
             "only": only,
             "progress": progress,
             "cases": cases,

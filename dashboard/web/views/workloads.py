@@ -7,6 +7,7 @@ from dashboard.results.selectors.builds import machine_class_list
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
 from dashboard.results.selectors.regressions import regression_markers
 from dashboard.results.selectors.workloads import series_history, workload_get, workload_latest, workload_series
+from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
 
 
@@ -16,6 +17,7 @@ def _default_config(configs):
     return ranked[0] if ranked else None
 
 
+@cached_page
 @params.answers_bad_parameters
 def workload(request, name):
     try:

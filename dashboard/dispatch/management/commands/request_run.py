@@ -2,7 +2,7 @@
 cases for the runner workers of that class and print the run's id."""
 from django.core.management.base import BaseCommand, CommandError
 
-from dashboard.dispatch.selectors import build_for_schedule
+from dashboard.dispatch.selectors import build_for_schedule, run_request_summary
 from dashboard.dispatch.services import MatrixError, run_request
 from dashboard.results.selectors.common import Ambiguous, NotFound
 from contract.arguments import machine_class as _machine_class
@@ -40,5 +40,5 @@ class Command(BaseCommand):
             )
         except MatrixError as exc:
             raise CommandError(f"--{exc.field.replace('_s', '')}: {exc.message}") from None
-        self.stderr.write(f"{run.cases_expected} cases of {build} queued on {options['machine_class']}")
+        self.stderr.write(run_request_summary(run=run, build=build))
         self.stdout.write(str(run.id))

@@ -8,7 +8,7 @@
   var traces = chart.traces.map(function (t) {
     return {
       type: "bar", name: t.name, x: t.x, y: t.y,
-      error_y: { type: "data", array: t.noise, visible: true },
+      error_y: { type: "data", symmetric: false, array: t.noise, arrayminus: t.noise_below, visible: true },
       customdata: t.status,
       hovertemplate: "%{x}<br>speedup %{y:.3f}x<br>status %{customdata}<extra>%{fullData.name}</extra>"
     };

@@ -1,0 +1,26 @@
+"""Imported sample data (``manage.py ingest --imported``): documents measured elsewhere, kept apart
+from what is measured here. Their build gets its own ``local_label`` (a local measurement of the
+same torch is never merged into it) and a label that every page showing the build prints:
+"torch 2.13.0 · imported (host, 2026-11-22)"."""
+from __future__ import annotations
+
+IMPORTED_SUFFIX = "imported"
+
+
+def imported_local_label(local_label: str) -> str:
+    return f"{local_label}.{IMPORTED_SUFFIX}" if local_label else IMPORTED_SUFFIX
+
+
+def imported_build_label(*, torch_version: str, machine: dict, started_at: str | None) -> str:
+    """A host named like "(unassigned)" (a dispatched run's placeholder) is shown by its machine class."""
+    day = (started_at or "")[:10] or "undated"
+    host = machine["hostname"] if machine["hostname"][:1].isalnum() else machine["machine_class"]
+    return f"torch {torch_version} · imported ({host}, {day})"
+
+
+def document_as_imported(doc: dict) -> None:
+    """Mark a checked run document as imported sample data, in place (an ``run_ingest`` prepare step)."""
+    build = doc["build"]
+    build["local_label"] = imported_local_label(build.get("local_label", ""))
+    build["label"] = imported_build_label(torch_version=build["torch_version"], machine=doc["machine"],
+                                          started_at=doc["run"].get("started_at"))

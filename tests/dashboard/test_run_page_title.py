@@ -1,0 +1,40 @@
+"""The run page (#17 item 9): a title naming suite, torch, build ref and class; repro commands with
+a copy button that wrap between words; no speedup interval below zero."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from dashboard.results.services import run_ingest
+from tests.documents import make_document, make_result
+
+pytestmark = pytest.mark.django_db
+
+
+def test_run_page_title_names_suite_torch_build_and_class(client):
+    document = make_document(git_sha="cf30153c4c131c8164ee7798e5022d810682e2cb")
+    document["build"]["local_label"] = "cpu"
+    document["machine"]["hostname"] = "(unassigned)"
+    run = run_ingest(document=document, detect=False)
+    html = client.get(f"/runs/{run.run_id}/").content.decode()
+    assert "<h1>tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu</h1>" in html
+    assert "<title>tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu" in html
+    assert "(unassigned)" not in html.split("<h1>")[1].split("</h1>")[0]
+
+
+def test_repro_has_a_copy_button_and_the_speedup_interval_stops_at_zero(client):
+    results = [make_result("mlp_loop", "static", speedup=0.5, speedup_noise=1.5),  # ±0.75 around 0.5
+               make_result("resnet_train", "static", speedup=2.0, speedup_noise=0.1)]
+    run = run_ingest(document=make_document(results=results), detect=False)
+    html = client.get(f"/runs/{run.run_id}/").content.decode()
+    assert html.count('class="copy" data-copy="#repro-') == 2
+    chart = json.loads(html.split('id="speedup-chart-data" type="application/json">')[1].split("</script>")[0])
+    (trace,) = chart["traces"]
+    lows = [y - below for y, below in zip(trace["y"], trace["noise_below"])]
+    assert min(lows) == 0 and trace["noise"][trace["x"].index("mlp_loop")] == pytest.approx(0.75)
+    css = (Path(__file__).parents[2] / "dashboard/web/static/web/site.css").read_text()
+    assert "word-break: break-all" not in css.split("code.repro {")[1].split("}")[0]
+    assert "white-space: nowrap" in css.split("code.repro span {")[1].split("}")[0]  # breaks between words only
+    assert "<span>--regimes</span> <span>static</span>" in html
