@@ -39,9 +39,13 @@ class LocalBuilds:
                 found.errors.append({"python": entry.python, "error": "not an executable file"})
                 continue
             try:
-                environment = probe_environment(python, timeout_s=300)
+                environment = probe_environment(python, timeout_s=300, overrides=entry.overrides or None)
             except EnvironmentProbeFailed as exc:
                 found.errors.append({"python": entry.python, "error": str(exc)[-2000:]})
+                continue
+            problems = environment.pop("override_problems", [])
+            if problems:  # a variant whose keys this torch lacks: reported, never run
+                found.errors.append({"python": entry.python, "error": "; ".join(f"{p['field']}: {p['message']}" for p in problems)})
                 continue
             if entry.local_label is not None:
                 environment["build"]["local_label"] = entry.local_label

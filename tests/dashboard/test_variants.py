@@ -214,3 +214,14 @@ def test_a_variant_never_becomes_a_point_of_its_base_builds_trends_or_detection_
     history = series_history(series=series)
     assert {point.build_id for point in history.points} == {base.id}
     assert [r.build_id for r in workload_latest(workload=series.workload, machine_class=series.machine_class)] == [base.id]
+
+
+def test_register_build_checks_a_variants_keys_against_the_builds_own_torch():
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="config.inductor.no_such_key_in_this_torch"):
+        call_command("register_build", "--python", sys.executable, "--config", "inductor.no_such_key_in_this_torch=1",
+                     stdout=io.StringIO(), stderr=err)
+    with pytest.raises(CommandError, match="config.inductor.max_fusion_size: expects an integer"):
+        call_command("register_build", "--python", sys.executable, "--config", "inductor.max_fusion_size=four",
+                     stdout=io.StringIO(), stderr=err)
+    assert not Build.objects.exists()

@@ -52,7 +52,10 @@ def build_register_local(*, python: str, machine_class: str = "", label: str = "
     resolved = shutil.which(python)
     if resolved is None:
         raise EnvironmentProbeFailed(f"{python}: not an executable file")
-    environment = probe_environment(resolved)
+    environment = probe_environment(resolved, overrides=overrides or None)
+    problems = environment.pop("override_problems", [])
+    if problems:  # keys or value types this build's torch does not have: nothing registered
+        raise InvalidDocument([DocumentError(p["field"], p["message"]) for p in problems])
     before = set(Build.objects.values_list("id", flat=True).filter(git_sha=environment["build"]["git_sha"]))
     row = build_environment_record(environment=environment, python=resolved, machine_class=machine_class,
                                    hostname=hostname or socket.gethostname(), source=BuildEnvironment.Source.REGISTERED,
