@@ -43,6 +43,7 @@ FLOORS = {
 K_NOISE = 3.0  # a change must also be this many run-to-run sds
 MIN_SERIES_DOF = 4  # degrees of freedom before a series' own estimate is used
 PRIOR_DOF = 2.0  # weight of the prior when a series' own estimate is shrunk toward it
+MIN_SD = 0.002  # a series that never moved (memory, to the byte) is still taken to move by 0.2 %
 MIN_CLASS_SERIES = 2  # series with their own estimate before a class prior exists
 WINSOR = 3.0  # squared residuals are capped at this many core (MAD) sds
 
@@ -110,7 +111,11 @@ def noise_estimate(metric: str, values: Sequence[float | None], runs: Sequence[S
     sd, dof = series_noise(values, runs, breaks)
     out = base
     if dof >= MIN_SERIES_DOF:
-        out = NoiseEstimate(math.sqrt((dof * sd * sd + PRIOR_DOF * base.sd ** 2) / (dof + PRIOR_DOF)), "series", dof)
+        # Shrunk toward the prior in log space: a series 20x quieter than its prior (masked_attention's
+        # speedup: sd 0.10 % over 10 real runs, prior 2 %) keeps most of its own estimate, where a
+        # variance-weighted mean would hand it the prior's.
+        shrunk = math.exp((dof * math.log(max(sd, MIN_SD)) + PRIOR_DOF * math.log(base.sd)) / (dof + PRIOR_DOF))
+        out = NoiseEstimate(shrunk, "series", dof)
     if floor is not None and math.isfinite(floor) and floor > out.sd:
         out = NoiseEstimate(floor, out.source, out.dof)
     return out

@@ -69,3 +69,31 @@ def test_on_a_long_history_the_floor_rule_finds_where_a_change_began():
     assert early_check(masked + [16.3, 14.8], direction=LOWER, sd=0.2, floor=0.15, min_before=None).first_bad == 4
     for n in range(2, len(history) + 1):  # no unchanged build is bad
         assert early_check(history[:n], direction=LOWER, sd=0.154, floor=0.15, min_before=None) is None
+
+
+def test_on_ten_real_runs_of_one_build_about_95_percent_fall_inside_each_others_interval():
+    """The +- shown is 1.96 x the noise model's sd per run; two runs differ by sqrt(2) of it. On the
+    ten real H100 runs of one unchanged build (bench/results/history), over speedup, compiled
+    latency, cold compile time and peak memory of three workloads, about 95 % of run pairs agree."""
+    import glob
+    import json
+    from pathlib import Path
+
+    from detection import noise_estimate
+
+    files = sorted(glob.glob(str(Path(__file__).resolve().parents[2] / "bench/results/history/hist-base-*.json")))
+    assert len(files) >= 10
+    series: dict[tuple[str, str], list[float]] = {}
+    for path in files:
+        for result in json.loads(Path(path).read_text())["results"]:
+            for metric in ("speedup", "compiled_latency_ms", "compile_time_cold_s", "compiled_peak_memory_bytes"):
+                series.setdefault((result["workload"], metric), []).append(result["metrics"][metric])
+    inside = pairs = 0
+    for (_, metric), values in series.items():
+        half = 1.96 * math.sqrt(2) * noise_estimate(metric, values).sd
+        for i, a in enumerate(values):
+            for j, b in enumerate(values):
+                if i != j:
+                    pairs += 1
+                    inside += abs(math.log(b / a)) <= half
+    assert 0.90 <= inside / pairs <= 0.995, inside / pairs
