@@ -8,18 +8,15 @@ recompiles) have no noise: any difference is a change.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
-from dashboard.regressions.history import series_points
-from dashboard.regressions.noise import class_priors, point_noise
+from dashboard.regressions.noise import class_priors, series_noise_bands
 from dashboard.results.aggregates import geomean, relative_change
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS_BY_NAME, Metric, build_ref, config_label
 from dashboard.results.selectors.compare import build_results_by_series
 from dashboard.results.variants import overrides_stored
 
-TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 AB_METRICS: tuple[Metric, ...] = tuple(
     METRICS_BY_NAME[name] for name in ("speedup", "compiled_latency_ms", "compile_time_cold_s",
                                        "compiled_peak_memory_bytes", "graph_break_count", "recompile_count")
@@ -86,13 +83,6 @@ def judge(metric: Metric, base: float | None, variant: float | None, noise: floa
     return Cell(base, variant, change, noise, tone)
 
 
-def series_noises(*, series_id: int, priors: dict[str, float]) -> dict[str, float]:
-    """Per noisy A/B figure, the relative change two runs of one unchanged build stay within 95 % of
-    the time on this series (its base build's history: variants are never points of it)."""
-    points = series_points(series_id=series_id)
-    return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name)).sd for m in AB_METRICS if m.noisy}
-
-
 def _row(base: dict, variant: dict, configs: dict[int, Config], noises: dict[str, float]) -> Row:
     both_pass = base["status"] == variant["status"] == "pass"
     cells = {
@@ -130,7 +120,7 @@ def ab_compare(*, base: Build, variant: Build, machine_class: str) -> VariantAB:
     new = build_results_by_series(build_id=variant.id, machine_class=machine_class)
     out = VariantAB(variant=variant, ref=build_ref(variant), overrides=overrides_stored(variant).summary())
     priors = class_priors(machine_class=machine_class, upto=base)
-    out.rows = sorted((_row(old[s], new[s], configs, series_noises(series_id=s, priors=priors)) for s in new if s in old),
+    out.rows = sorted((_row(old[s], new[s], configs, series_noise_bands(series_id=s, metrics=AB_METRICS, priors=priors)) for s in new if s in old),
                       key=lambda r: (r.workload, r.config))
     out.only_base, out.only_variant = len(old.keys() - new.keys()), len(new.keys() - old.keys())
     by_config: dict[str, list[Row]] = {}

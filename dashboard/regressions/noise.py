@@ -12,6 +12,7 @@ from dashboard.regressions.history import TRACKED_METRICS, Point
 from dashboard.results.models import BuildSummary, Result
 
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
+TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 
 
 def class_priors(*, machine_class: str, upto=None) -> dict[str, float]:
@@ -46,6 +47,17 @@ def point_noise(points: list[Point], metric: str, *, prior: float | None = None,
     ses = [within_run_se([x for run in p.samples.get(metric, []) for x in run]) for p in points if p.samples.get(metric)]
     ses = [se for se in ses if math.isfinite(se)]
     return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
+
+
+def series_noise_bands(*, series_id: int, metrics, priors: dict[str, float], without_build: int | None = None
+                       ) -> dict[str, float]:
+    """Per noisy metric of ``metrics``, the relative change two runs of one unchanged build stay
+    within 95 % of the time on this series (its history, less the build ``without_build`` being
+    judged): the one rule of the A/B page and /compare/."""
+    from dashboard.regressions.history import series_points  # noqa: PLC0415
+
+    points = [p for p in series_points(series_id=series_id) if p.build_id != without_build]
+    return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name)).sd for m in metrics if m.noisy}
 
 
 def series_noise_get(*, series, metric: str) -> NoiseEstimate | None:

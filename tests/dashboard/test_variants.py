@@ -12,7 +12,8 @@ from contract.variants import Overrides, variant_label
 from dashboard.dispatch.services.runs import _spec_dict, variant_repro
 from dashboard.results.models import Build, Run
 from detection.replicates import DEFAULT_NOISE
-from dashboard.regressions.ab import TWO_RUNS_95, ab_compare, ab_rows_select
+from dashboard.regressions.ab import ab_compare, ab_rows_select
+from dashboard.regressions.noise import TWO_RUNS_95
 from dashboard.results.services import run_ingest
 from contract.document import InvalidDocument
 from runner.worker.config import ConfigError, parse_builds
