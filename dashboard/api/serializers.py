@@ -442,7 +442,8 @@ class ChangeSerializer(serializers.Serializer):
     old = serializers.FloatField(allow_null=True)
     new = serializers.FloatField(allow_null=True)
     change = serializers.FloatField(allow_null=True, help_text="relative: new / old - 1")
-    tone = StrictCharField(help_text="better, worse or empty")
+    tone = StrictCharField(help_text="better, worse, same (a timed change within its noise) or empty")
+    noise = serializers.FloatField(allow_null=True, help_text="relative: where two runs of one unchanged build differ 95 % of the time")
 
 
 class CompareRowSerializer(serializers.Serializer):

@@ -7,7 +7,8 @@ from dashboard.api.serializers import CompareQuerySerializer, ComparePageSeriali
 from dashboard.api.views.common import READ_ERRORS, ApiView, query, resolve_build
 from dashboard.results.selectors.builds import build_classes, build_summary_get, build_summary_previous
 from dashboard.results.selectors.common import build_ref
-from dashboard.results.selectors.compare import builds_compare, compare_rows_select, compare_summary
+from dashboard.regressions.compare import builds_compare_judged
+from dashboard.results.selectors.compare import compare_rows_select, compare_summary
 
 
 def machine_class_for(build, given: str | None, field: str = "machine_class") -> str:
@@ -44,7 +45,7 @@ class CompareView(ApiView):
                 raise FieldError("base", f"no build before {build_ref(head)} on {machine_class!r}: name a base", 404)
             base = previous.build
         threshold = q["threshold"] / 100
-        comparison = builds_compare(base=base, head=head, machine_class=machine_class, metric=q["metric"], threshold=threshold)
+        comparison = builds_compare_judged(base=base, head=head, machine_class=machine_class, metric=q["metric"], threshold=threshold)
         rows = compare_rows_select(rows=comparison.rows, only=q["filter"], sort=q.get("sort") or "", descending=q["dir"] == "desc")
         summary = compare_summary(rows=rows, threshold=threshold)
         return self.page(request, rows, CompareRowSerializer, base=build_ref(base), head=build_ref(head),

@@ -1,7 +1,12 @@
 """Compare two builds on a machine class, case by case: only the cases present in both are
-compared; the others are listed apart. Reads two builds' rows through ``result_build_series``."""
+compared; the others are listed apart. Reads two builds' rows through ``result_build_series``.
+
+A timed change is judged against its series' noise band (``NoiseBands``: where two runs of one
+unchanged build differ 95 % of the time, the A/B page's rule); the noise model lives in
+``dashboard.regressions`` (``dashboard.regressions.compare`` passes it in)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dashboard.results.aggregates import geomean, latest_per_series, relative_change
@@ -10,6 +15,8 @@ from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, config_
 
 FILTERS = ("all", "regressed", "improved", "new_failures", "new_graph_breaks")
 SORT_KEYS = ("workload", "config", "status") + tuple(m.name for m in METRICS)
+WITHIN_NOISE = "same"
+NoiseBands = Callable[[int], dict[str, float]]  # series id -> per timed metric, its relative 95 % band
 
 
 @dataclass
@@ -17,7 +24,8 @@ class Change:
     old: float | None
     new: float | None
     change: float | None  # relative
-    tone: str = ""  # "better", "worse" or ""
+    tone: str = ""  # "better", "worse", WITHIN_NOISE (a timed change inside its noise) or ""
+    noise: float | None = None  # the relative band a timed change is judged against
 
 
 @dataclass
@@ -58,15 +66,16 @@ def build_results_by_series(*, build_id: int, machine_class: str) -> dict[int, d
     rows = (
         Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
         .order_by("id")
-        .values("id", "series_id", "config_id", "workload__name", "status", "speedup_noise", *(m.name for m in METRICS))
+        .values("id", "series_id", "config_id", "workload__name", "status", *(m.name for m in METRICS))
     )
     return latest_per_series(rows)
 
 
-def builds_compare(*, base: Build, head: Build, machine_class: str, metric: str = "speedup", threshold: float = 0.05) -> Comparison:
+def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands: NoiseBands, metric: str = "speedup",
+                   threshold: float = 0.05) -> Comparison:
     """``metric`` and ``threshold`` decide "regressed" and "improved": the metric moved the wrong
-    (right) way by more than ``threshold`` (relative) and, for speedup, by more than the two cases'
-    own noise added up. A pass turning into a failure is a regression, the reverse an improvement."""
+    (right) way by more than ``threshold`` (relative) and by more than the series' noise band
+    (``noise_bands``). A pass turning into a failure is a regression, the reverse an improvement."""
     configs = {c.id: c for c in Config.objects.all()}
     old = build_results_by_series(build_id=base.id, machine_class=machine_class)
     new = build_results_by_series(build_id=head.id, machine_class=machine_class)
@@ -83,11 +92,9 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, metric: str 
             head_status=n["status"], base_result_id=o["id"], head_result_id=n["id"], changes={},
             cfg=configs[n["config_id"]],
         )
-        for m in METRICS:
-            change = Change(o[m.name], n[m.name], relative_change(o[m.name], n[m.name]))
-            if change_past_noise(m, change.change, threshold=threshold, noises=(o["speedup_noise"], n["speedup_noise"])):
-                change.tone = "worse" if m.worse(change.change) else "better"
-            row.changes[m.name] = change
+        bands = noise_bands(series_id)
+        row.changes = {m.name: judge_change(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name))
+                       for m in METRICS}
         _flag(row, chosen)
         out.rows.append(row)
     for series_id, o in old.items():
@@ -99,25 +106,29 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, metric: str 
     return out
 
 
-def change_past_noise(metric, change: float | None, *, threshold: float, noises: tuple[float | None, float | None]) -> bool:
-    """The one rule for a cell's colour and the "regressed"/"improved" filters: the change is past
-    ``threshold`` (a count: any change) and, for speedup, past the two cases' own noise added up."""
-    if change is None:
-        return False
-    bar = threshold if metric.noisy else 1e-12
-    if metric.name == "speedup":
-        bar = max(bar, sum(n or 0 for n in noises))
-    return abs(change) > bar
+def judge_change(metric, old: float | None, new: float | None, *, threshold: float, noise: float | None) -> Change:
+    """The one rule for a cell's colour and the "regressed"/"improved" filters: a timed change is
+    past ``threshold`` and past its ``noise`` band (else WITHIN_NOISE); a count changes by any
+    difference."""
+    change = Change(old, new, relative_change(old, new), noise=noise if metric.noisy else None)
+    if change.change is None:
+        return change
+    bar = max(threshold, noise or 0.0) if metric.noisy else 1e-12
+    if abs(change.change) > bar:
+        change.tone = "worse" if metric.worse(change.change) else "better"
+    elif metric.noisy:
+        change.tone = WITHIN_NOISE
+    return change
 
 
 def _flag(row: CompareRow, metric) -> None:
-    """Flags from the status change, else from the chosen metric's colour (``change_past_noise``)."""
+    """Flags from the status change, else from the chosen metric's colour (``judge_change``)."""
     was_pass, is_pass = row.base_status == "pass", row.head_status == "pass"
     if was_pass and not is_pass:
         row.flags |= {"new_failures", "regressed"}
     elif is_pass and not was_pass:
         row.flags.add("improved")
-    elif was_pass and is_pass and row.changes[metric.name].tone:
+    elif was_pass and is_pass and row.changes[metric.name].tone in ("worse", "better"):
         row.flags.add("regressed" if row.changes[metric.name].tone == "worse" else "improved")
     breaks = row.changes["graph_break_count"]
     if breaks.old is not None and breaks.new is not None and breaks.new > breaks.old:
@@ -141,18 +152,17 @@ def compare_rows_select(*, rows: list[CompareRow], only: str = "all", sort: str 
 
 def compare_summary(*, rows: list[CompareRow], threshold: float = 0.05) -> dict[str, Change]:
     """The geomean row: per metric, the geomean of old and of new over the rows where both sides
-    passed and have the value (totals for the counts), and the relative change between them."""
+    passed and have the value (totals for the counts), and the relative change between them, judged
+    against the mean of the rows' noise bands (conservative: averaging cases would shrink it)."""
     out = {}
     both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
     for m in METRICS:
-        pairs = [(r.changes[m.name].old, r.changes[m.name].new) for r in both]
-        pairs = [(o, n) for o, n in pairs if o is not None and n is not None]
+        present = [r.changes[m.name] for r in both if r.changes[m.name].old is not None and r.changes[m.name].new is not None]
+        pairs = [(c.old, c.new) for c in present]
+        noises = [c.noise for c in present if c.noise is not None]
         if m.noisy:
             old, new = geomean(o for o, _ in pairs), geomean(n for _, n in pairs)
         else:
             old, new = (float(sum(o for o, _ in pairs)), float(sum(n for _, n in pairs))) if pairs else (None, None)
-        change = Change(old, new, relative_change(old, new))
-        if change.change and abs(change.change) >= (threshold if m.noisy else 1e-12):
-            change.tone = "worse" if m.worse(change.change) else "better"
-        out[m.name] = change
+        out[m.name] = judge_change(m, old, new, threshold=threshold, noise=sum(noises) / len(noises) if noises else None)
     return out

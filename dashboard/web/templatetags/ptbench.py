@@ -107,11 +107,14 @@ def qs(context, **changes) -> str:
 
 @register.simple_tag
 def change_cells(changes: dict, metrics) -> str:
-    """One ``<td>`` per metric: ``old → new`` and the relative change, coloured by its tone."""
+    """One ``<td>`` per metric: ``old → new`` and the relative change, coloured by its tone (grey
+    and "within noise" when a timed change is inside its series' noise)."""
     cells = []
     for m in metrics:
         c = changes[m.name]
         delta = f' <span class="delta">{change(c.change)}</span>' if c.change else ""
+        if c.tone == "same":
+            delta += ' <span class="verdict">within noise</span>'
         cells.append(
             f'<td class="num {c.tone}" data-metric="{m.name}">{escape(metric(c.old, m.unit))} → {escape(metric(c.new, m.unit))}{delta}</td>'
         )

@@ -12,7 +12,8 @@ from dashboard.results.selectors.builds import (
 )
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_ref
 from dashboard.results.selectors.compare_tables import compare_tables
-from dashboard.results.selectors.compare import FILTERS, SORT_KEYS, builds_compare, compare_rows_select, compare_summary
+from dashboard.regressions.compare import builds_compare_judged
+from dashboard.results.selectors.compare import FILTERS, SORT_KEYS, compare_rows_select, compare_summary
 from dashboard.web import params
 from dashboard.web.export import export_format, table_response
 
@@ -56,7 +57,7 @@ def compare(request):
     if base_summary is None:
         return render(request, "web/compare.html", context)
 
-    comparison = builds_compare(
+    comparison = builds_compare_judged(
         base=base_summary.build, head=head_summary.build, machine_class=machine_class, metric=metric, threshold=threshold / 100
     )
     rows = compare_rows_select(rows=comparison.rows, only=only, sort=sort, descending=direction == "desc")
