@@ -153,21 +153,21 @@ def dynamic_gap(
     """Gap between unbacked and backed dynamic-shape speedups on the newest build.
 
     ``backed`` / ``unbacked``: speedups per build, oldest first (None where a case did not pass).
-    Gap = unbacked / backed - 1 (negative: unbacked is slower). A finding when the newest build's
-    gap is worse than ``-threshold`` while the previous build with both values was within it (the gap
-    opened), with both gaps in the message. Returns [] otherwise.
+    The gap is shown as the ratio unbacked/backed (0.81: unbacked 19 % slower) and stored in
+    ``details`` as ``gap`` = ratio - 1 (negative: unbacked is slower). A finding when the newest
+    build's ratio is below ``1 - threshold`` while the previous build with both values was not (the
+    gap opened), with both ratios in the message. Returns [] otherwise.
     """
     if len(backed) != len(unbacked):
         raise ValueError(f"backed has {len(backed)} builds, unbacked {len(unbacked)}")
-    gaps = [(i, u / b - 1.0) for i, (b, u) in enumerate(zip(backed, unbacked))
-            if b is not None and u is not None and b > 0 and u > 0]
-    if len(gaps) < 1 or gaps[-1][0] != len(backed) - 1:
+    ratios = [(i, u / b) for i, (b, u) in enumerate(zip(backed, unbacked))
+              if b is not None and u is not None and b > 0 and u > 0]
+    if len(ratios) < 1 or ratios[-1][0] != len(backed) - 1:
         return []
-    now = gaps[-1][1]
-    before = gaps[-2][1] if len(gaps) >= 2 else None
-    if now < -threshold and (before is None or before >= -threshold):
-        was = f"was {before:+.1%}" if before is not None else "first build with both"
-        return [Finding("dynamic_gap",
-                        f"unbacked speedup {now:+.1%} vs backed ({was}; threshold {threshold:.0%})",
-                        (), True, {"gap": now, "previous_gap": before, "threshold": threshold})]
+    now = ratios[-1][1]
+    before = ratios[-2][1] if len(ratios) >= 2 else None
+    if now < 1 - threshold and (before is None or before >= 1 - threshold):
+        change = f"{before:.3f} -> {now:.3f}" if before is not None else f"{now:.3f} (first build with both)"
+        return [Finding("dynamic_gap", f"unbacked/backed speedup {change}, below {1 - threshold:.2f}", (), True,
+                        {"gap": now - 1, "previous_gap": None if before is None else before - 1, "threshold": threshold})]
     return []

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from dashboard.alerts.matching import severity_of
 from dashboard.alerts.models import Delivery, Subscription
+from dashboard.regressions.board import GAP_METRIC, shown_values
 from dashboard.regressions.models import AlertSummary, Regression
 from dashboard.results.models import Build, Run
 from dashboard.results.selectors.common import build_ref
@@ -22,7 +23,7 @@ from dashboard.web.templatetags.ptbench import metric
 MAX_LISTED = 25  # regressions spelled out in one message; the rest are counted, with a link to all
 _REAL_SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _UNITS = {"speedup": "x", "compiled_latency_ms": "ms", "compile_time_cold_s": "s", "compile_time_warm_s": "s",
-          "compiled_peak_memory_bytes": "bytes", "dynamic_gap": "rate"}
+          "compiled_peak_memory_bytes": "bytes", GAP_METRIC: "x"}
 
 
 @dataclass
@@ -120,10 +121,11 @@ def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
     good, bad = regression.last_good_build, regression.first_bad_build
     own_range = (good and good.id, bad.id) != (previous and previous.id, run.build_id)
     parts = []
-    if regression.before_value is not None and regression.after_value is not None:
+    before, after = shown_values(regression)  # the gap as the ratio unbacked/backed
+    if before is not None and after is not None:
         unit = _UNITS.get(regression.metric, "")
-        parts.append(f"{metric(regression.before_value, unit)} → {metric(regression.after_value, unit)}")
-    if regression.magnitude is not None:
+        parts.append(f"{metric(before, unit)} → {metric(after, unit)}")
+    if regression.magnitude is not None and regression.metric != GAP_METRIC:  # a gap's is ratio - 1: the ratio says it
         parts.append(f"({abs(regression.magnitude):.1%} worse)")
     if regression.confidence is not None:
         parts.append(f"confidence {regression.confidence:.3f}")

@@ -1,6 +1,8 @@
 """Deterministic findings: failing cases, graph breaks, recompiles, the dynamic-shape gap."""
 from __future__ import annotations
 
+import pytest
+
 from detection import compare_cases, dynamic_gap
 
 ITEM = ("Unsupported Tensor.item() call with capture_scalar_outputs=False\n  Explanation: Dynamo does not support "
@@ -93,9 +95,19 @@ def test_dynamic_gap_opening_past_the_threshold():
     unbacked = [1.19, 1.20, 1.19, 1.05]
     (f,) = dynamic_gap(backed, unbacked, threshold=0.05)
     assert f.kind == "dynamic_gap" and f.details["gap"] < -0.1 and f.details["previous_gap"] > -0.05
-    assert "unbacked speedup -13.2% vs backed" in f.message
+    assert f.message == "unbacked/backed speedup 0.992 -> 0.868, below 0.95"
     assert dynamic_gap(backed[:3], unbacked[:3]) == []  # within the threshold
     assert dynamic_gap(backed, [1.0, 1.0, 1.0, 1.0]) == []  # already open: reported when it opened
     assert dynamic_gap([1.2, None], [1.0, 1.0]) == []  # newest build lacks a value
     assert len(dynamic_gap([1.2], [1.0])) == 1  # first build with both, already past it
     assert f.to_dict()["reasons"] == []
+
+
+def test_the_gap_is_worded_as_the_ratio_unbacked_over_backed():
+    """Issue #17 item 3: the ratio unbacked/backed, never "gap minus one" or a percent "vs backed"."""
+    (f,) = dynamic_gap([1.0, 1.0], [1.449, 0.808])
+    assert f.message == "unbacked/backed speedup 1.449 -> 0.808, below 0.95"
+    assert "%" not in f.message and "vs backed" not in f.message
+    assert f.details["gap"] == pytest.approx(-0.192) and f.details["previous_gap"] == pytest.approx(0.449)
+    (first,) = dynamic_gap([1.25], [1.0])
+    assert first.message == "unbacked/backed speedup 0.800 (first build with both), below 0.95"
