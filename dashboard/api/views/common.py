@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from dashboard.api.body import chunked_body_read
 from dashboard.api.exceptions import FieldError, PayloadTooLarge
 from dashboard.api.pagination import Pagination
 from dashboard.api.serializers import ErrorSerializer
@@ -25,11 +26,12 @@ def error(description: str) -> OpenApiResponse:
 READ_ERRORS = {400: error("a bad parameter (named in errors[].field)"), 401: error("a wrong, revoked or missing token"),
                404: error("the named thing (or page) does not exist")}
 WRITE_ERRORS = {**READ_ERRORS, 403: error("a read-only token"), 413: error("the body is over the size limit"),
-                415: error("not application/json")}
+                411: error("a chunked body this server cannot read: send Content-Length"), 415: error("not application/json")}
 
 
 class ApiView(APIView):
-    """Refuses bodies over ``max_body_setting`` bytes with 413 before reading them; pages lists."""
+    """Refuses bodies over ``max_body_setting`` bytes with 413 before reading them (a chunked body:
+    while reading it, ``dashboard.api.body``); pages lists."""
 
     max_body_setting = "API_MAX_REQUEST_BYTES"
 
@@ -43,6 +45,7 @@ class ApiView(APIView):
 
     def initial(self, request, *args, **kwargs):
         limit = getattr(settings, self.max_body_setting)
+        chunked_body_read(request._request, limit=limit)  # Transfer-Encoding: chunked: read it, or 411
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
