@@ -14,10 +14,11 @@ python manage.py migrate --noinput -v 0
 export DJANGO_LOG_LEVEL=WARNING
 # Real measurements (bench/results, see its README): the tiny suite on this CPU class against four
 # PyTorch releases (the cpu class's trend), the H100 runs (gpu-h100), the one-H200 noise runs and the two-H200
-# worker runs (gpu-h200). Imported: their own builds, labelled "imported (host, day)" on every page,
-# apart from the build measured below.
+# worker runs (gpu-h200), and the H100 history of one build and two variants of it (the A/B page).
+# Imported: their own builds, labelled "imported (host, day)" on every page, apart from the build
+# measured below.
 python manage.py ingest --imported -v 0 bench/results/releases/*.json bench/results/h100-torch2.11-*.json \
-    bench/results/h200-torch2.11-*.json bench/results/h200x2/*.json
+    bench/results/h200-torch2.11-*.json bench/results/h200x2/*.json bench/results/history/hist-*.json
 build=$(python manage.py register_build --python "$(command -v python)" --machine-class cpu)
 # shellcheck disable=SC2086
 run=$(python manage.py request_run --build "$build" --suite tiny --machine-class cpu ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention})
