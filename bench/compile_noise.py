@@ -38,7 +38,30 @@ def _probe_median(n: int = 7) -> float:
     return statistics.median(host_probe_ms() for _ in range(n))
 
 
+def _steal_ticks() -> int:
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()
+    return int(fields[8]) if len(fields) > 8 else 0
+
+
+def _shutdown_compile_workers(torch) -> bool:
+    """The pool's workers exit, so that their counts join the process's inherited counters."""
+    for owner in ("torch._inductor.async_compile",):
+        try:
+            module = __import__(owner, fromlist=["_"])
+        except ImportError:
+            continue
+        shutdown = getattr(module, "shutdown_compile_workers", None)
+        if shutdown is not None:
+            shutdown()
+            return True
+    return False
+
+
 def child(workload_name: str, device: str, size: str) -> dict:
+    from bench.work_counter import WorkCounter
+
+    whole = WorkCounter()  # opened before torch starts any compile worker: the pool's work counts
     if os.environ.get("PTBENCH_PIN_PROBE") == "1":
         from runner.engine.host_speed import reserve_probe_cpu
 
@@ -57,10 +80,16 @@ def child(workload_name: str, device: str, size: str) -> dict:
     probe = MemoryProbe(device)
     eager = EagerSide(workload, spec, probe)
     probe_before = _probe_median()
+    steal_before = _steal_ticks()
+    at_start = whole.read()
     self_before, children_before = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
     wall = time.perf_counter() - started
+    in_process = whole.read()
+    pool_shut = _shutdown_compile_workers(torch)
+    at_end = whole.read()
+    steal_after = _steal_ticks()
     self_after, children_after = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     probe_after = _probe_median()
     phases = {}
@@ -76,6 +105,9 @@ def child(workload_name: str, device: str, size: str) -> dict:
         "cpu_self_s": (self_after.ru_utime + self_after.ru_stime) - (self_before.ru_utime + self_before.ru_stime),
         "cpu_children_s": (children_after.ru_utime + children_after.ru_stime)
         - (children_before.ru_utime + children_before.ru_stime),
+        "counters": {"available": whole.available, "at_start": at_start, "after_compile": in_process,
+                     "after_pool_exit": at_end, "pool_shut": pool_shut},
+        "steal_ticks": steal_after - steal_before,
         "probe_before_ms": probe_before,
         "probe_after_ms": probe_after,
         "phases": phases,
@@ -93,6 +125,8 @@ def run_one(workload: str, setting: str, args) -> dict:
         for part in setting.split("+"):
             if part.startswith("threads="):
                 env["TORCHINDUCTOR_COMPILE_THREADS"] = part.split("=", 1)[1]
+            if part == "seed":  # one hash seed: sets and dicts of str iterate in the same order every run
+                env["PYTHONHASHSEED"] = "0"
             if part == "pin":  # the sidecar on a CPU of its own (runner.engine.host_speed)
                 env["PTBENCH_PIN_PROBE"] = "1"
         started = time.perf_counter()
@@ -112,26 +146,47 @@ def spread(values: list[float]) -> str:
     if len(values) < 2:
         return "-"
     m = statistics.median(values)
-    return f"{100 * (max(values) - min(values)) / m:5.1f}%  sd {100 * statistics.stdev(values) / statistics.mean(values):4.1f}%"
+    return f"{100 * (max(values) - min(values)) / m:5.1f}% sd {100 * statistics.stdev(values) / statistics.mean(values):4.1f}%"
+
+
+def _counted(row: dict, key: str) -> float | None:
+    counters = row.get("counters") or {}
+    start, end = (counters.get("at_start") or {}).get(key), (counters.get("after_pool_exit") or {}).get(key)
+    return None if start is None or end is None else end - start
 
 
 def report(rows: list[dict]) -> str:
-    lines = [f"{'workload':18} {'setting':10} {'n':>2} {'wall median':>11}  wall range/sd         "
-             f"{'cpu median':>10}  cpu range/sd          at fixed host speed (sidecar) range/sd  sidecar ms"]
+    """Per workload x setting: the median and the run-to-run spread (range and sd, % of the median)
+    of wall time, wall time at fixed host speed (the sidecar's probe), CPU time of the process and its
+    compile workers (task clock) and user-space instructions retired."""
+    lines = [f"{'workload':18} {'setting':10} {'n':>2} {'wall':>8} {'spread':19} {'host-fixed':19} "
+             f"{'cpu':>8} {'spread':19} {'instr (G)':>9} {'spread':19} {'probe ms':>11}"]
     groups: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         if "error" not in row:
-            groups.setdefault((row["workload"], row["setting"]), []).append(row)
+            groups.setdefault((row["workload"], f"{row['setting']}x{row.get('concurrent', 1)}"), []).append(row)
     for (workload, setting), group in sorted(groups.items()):
         walls = [r["compile_time_s"] for r in group]
-        cpus = [r["cpu_self_s"] + r["cpu_children_s"] for r in group]
-        probes = [((r.get("sidecar") or {}).get("host_probe_ms") or {}).get("median") for r in group]
-        if all(probes):  # seconds at the speed of a host whose probe takes 1 ms
-            normal, probe_range = [w / p for w, p in zip(walls, probes)], f"{min(probes):.2f}-{max(probes):.2f}"
-        else:
-            normal, probe_range = [], "-"
-        lines.append(f"{workload:18} {setting:10} {len(group):>2} {statistics.median(walls):10.2f}s  {spread(walls):20}  "
-                     f"{statistics.median(cpus):9.2f}s  {spread(cpus):20}  {spread(normal):38}  {probe_range}")
+        probes = [((r.get("sidecar") or {}).get("host_probe_ms") or {}).get("median") or r.get("probe_before_ms")
+                  for r in group]
+        normal = [w / p for w, p in zip(walls, probes)] if all(probes) else []
+        cpus = [c for c in (_counted(r, "task_clock_s") for r in group) if c is not None]
+        instructions = [c / 1e9 for c in (_counted(r, "instructions") for r in group) if c is not None]
+        lines.append(
+            f"{workload:18} {setting:10} {len(group):>2} {statistics.median(walls):7.2f}s {spread(walls):19} "
+            f"{spread(normal):19} {statistics.median(cpus) if cpus else float('nan'):7.2f}s {spread(cpus):19} "
+            f"{statistics.median(instructions) if instructions else float('nan'):9.1f} {spread(instructions):19} "
+            f"{min(probes or [0]):.2f}-{max(probes or [0]):.2f}")
+    paired = [r for r in rows if "ratio" in r]
+    if paired:
+        lines.append("paired: compile time over that of the same compile run beside it (a reference), per workload")
+        for workload in sorted({r["workload"] for r in paired}):
+            ratios = [r["ratio"] for r in paired if r["workload"] == workload]
+            logs = [abs(__import__("math").log(x)) for x in ratios]
+            cpu_ratios = [_counted(r, "task_clock_s") / _counted(r["reference"], "task_clock_s") for r in paired
+                          if r["workload"] == workload and _counted(r["reference"], "task_clock_s")]
+            lines.append(f"  {workload:18} n {len(ratios):>2}  wall ratio median {statistics.median(ratios):.3f}  {spread(ratios)}  "
+                         f"|log ratio| median {100 * statistics.median(logs):.1f}%   cpu ratio {spread(cpu_ratios)}")
     errors = [r for r in rows if "error" in r]
     if errors:
         lines.append(f"{len(errors)} failed: " + "; ".join(f"{r['workload']}/{r['setting']}: {r['error'][-200:]}" for r in errors))
@@ -145,6 +200,9 @@ def main() -> int:
     parser.add_argument("--settings", default="default,threads=1")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--concurrent", type=int, default=1)
+    parser.add_argument("--paired", action="store_true",
+                        help="each job compiles the workload in two fresh processes at once (a build and its reference) and "
+                             "records the ratio: how steady compile time is relative to a reference compiled beside it")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--size", default="full")
     parser.add_argument("--timeout", type=float, default=300)
@@ -165,7 +223,17 @@ def main() -> int:
     def task(job):
         if args.deadline_s and time.monotonic() - started > args.deadline_s:
             return None
-        row = run_one(*job, args)
+        if args.paired:
+            with ThreadPoolExecutor(max_workers=2) as pair:
+                first, second = pair.map(lambda _: run_one(*job, args), range(2))
+            row = dict(first)
+            if "error" not in first and "error" not in second:
+                row["reference"] = {k: v for k, v in second.items() if k != "phases"}
+                row["ratio"] = first["compile_time_s"] / second["compile_time_s"]
+            elif "error" in second:
+                row["error"] = second["error"]
+        else:
+            row = run_one(*job, args)
         row["concurrent"] = args.concurrent
         print(json.dumps({k: v for k, v in row.items() if k != "phases"}), flush=True)
         return row
