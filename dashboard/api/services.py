@@ -1,7 +1,7 @@
 """Writes of the API (DESIGN §6: ``<entity>_<action>``, keyword-only, atomic).
 
 Tokens, build registration, run requests (create / cancel) and run submission. Results enter only
-through ``dashboard.results.services.run_ingest``.
+through the pipeline (``dashboard.pipeline.services.run_ingest_and_detect``).
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from django.utils import timezone
 from dashboard.api.models import ApiToken
 from dashboard.dispatch.services import run_cases_cancel
 from dashboard.results.models import Build, Machine, Run
-from dashboard.results.services import IngestOutcome, build_get_or_create, run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
+from dashboard.results.services import IngestOutcome, build_get_or_create
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import variant_get_or_create
 from contract.document import DocumentError, InvalidDocument, load_document
@@ -151,7 +152,7 @@ def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tupl
     """
     document = load_document(body, max_bytes=settings.INGEST_MAX_DOCUMENT_BYTES)
     with transaction.atomic():
-        outcome = run_ingest(document=document, size_bytes=len(body), prepare=_attach_requested)
+        outcome = run_ingest_and_detect(document=document, size_bytes=len(body), prepare=_attach_requested)
         run = Run.objects.select_related("build", "machine").get(pk=outcome.run_id)
         if outcome.created and not run.requested_by:
             run.requested_by = submitted_by  # who posted it, when the document does not say who asked

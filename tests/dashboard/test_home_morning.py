@@ -28,7 +28,7 @@ def test_recent_runs_are_in_measured_order_and_show_every_machine_class(client, 
     gpu = make_document(git_sha="b" * 40)  # measured first, ingested first: the oldest run
     gpu["machine"].update(machine_class="gpu-h100", hostname="h100-box")
     gpu["run"]["started_at"] = "2026-11-01T05:00:00+00:00"
-    run_ingest(document=gpu, detect=False)
+    run_ingest(document=gpu)
     for day in (20, 3, 12):  # ingested out of order
         ingest_build(day, cases())
     html = client.get("/").content.decode()
@@ -43,7 +43,7 @@ def test_recent_runs_keep_a_machine_class_whose_runs_are_older_than_the_ten_newe
     gpu = make_document(git_sha="b" * 40)
     gpu["machine"].update(machine_class="gpu-h100", hostname="h100-box")
     gpu["run"]["started_at"] = "2026-10-01T05:00:00+00:00"
-    run_ingest(document=gpu, detect=False)
+    run_ingest(document=gpu)
     for day in range(1, 13):
         ingest_build(day, cases())
     rows = _recent_rows(client.get("/").content.decode())

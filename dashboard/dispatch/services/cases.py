@@ -77,7 +77,7 @@ def case_finished(*, case_id: int, document: dict) -> str:
             document["machine"]["hostname"] = run.machine.hostname
         try:
             with transaction.atomic():
-                run_ingest(document=document, detect=False)
+                run_ingest(document=document)  # stored only: detection waits for the run's end
         except InvalidDocument as exc:
             case.state, case.error = CaseTask.State.FAILED, f"the worker's document was refused: {exc}"[:10000]
         else:

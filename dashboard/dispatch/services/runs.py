@@ -14,6 +14,7 @@ from dashboard.dispatch import broker
 from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, run_plan
 from dashboard.durable import send_after_commit
+from dashboard.dispatch.signals import run_finished
 from dashboard.results.models import Build, Machine, Run
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_stored
@@ -147,8 +148,8 @@ def run_cases_cancel(*, run: Run) -> int:
 
 def run_finish_if_done(*, run: Run) -> bool:
     """Close a dispatched run once every case is done, failed or cancelled (the caller holds the
-    run's lock). Completed when every case left a result, failed when some could not. Detection
-    then runs once over the whole run."""
+    run's lock). Completed when every case left a result, failed when some could not; then
+    ``run_finished`` is sent (the pipeline detects the whole run once)."""
     if run.status not in (Run.Status.PENDING, Run.Status.RUNNING):
         return False
     states = set(CaseTask.objects.filter(run=run).values_list("state", flat=True).distinct())
@@ -158,9 +159,5 @@ def run_finish_if_done(*, run: Run) -> bool:
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "finished_at"])
     build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
-    if settings.DETECT_AFTER_INGEST and not run.build.overrides:  # a variant's run is not a trend point
-        from dashboard.results.services import detection_enqueue
-
-        run_id = str(run.id)
-        send_after_commit(lambda: detection_enqueue(run_id=run_id), what=f"detection of run {run_id}")
+    run_finished.send(sender=Run, run=run)  # the pipeline detects it after the commit
     return True

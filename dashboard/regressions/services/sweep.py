@@ -21,7 +21,7 @@ UNFINISHED = (Run.Status.PENDING, Run.Status.RUNNING)  # a dispatched run is det
 def detection_sweep(*, now: dt.datetime | None = None, grace: dt.timedelta | None = None, limit: int = 200) -> dict:
     """Send detection for each finished run stored before ``now - grace`` whose detection never
     completed (oldest first, at most ``limit``); then the alerts' own sweep. Returns the counts."""
-    from dashboard.results.services import detection_enqueue  # noqa: PLC0415 (it imports our tasks)
+    from dashboard.regressions.tasks import detect_run  # noqa: PLC0415 (our tasks import this module)
 
     if not settings.DETECT_AFTER_INGEST:
         return {"detections": 0}
@@ -29,7 +29,7 @@ def detection_sweep(*, now: dt.datetime | None = None, grace: dt.timedelta | Non
     before = now - (grace if grace is not None else dt.timedelta(seconds=settings.DETECTION_SWEEP_GRACE_S))
     pending = runs_detection_pending(runs=Run.objects.filter(ingested_at__lt=before).exclude(status__in=UNFINISHED))
     run_ids = [str(i) for i in pending.order_by("ingested_at").values_list("id", flat=True)[:limit]]
-    counts = {"detections": sum(send_logged(lambda r=r: detection_enqueue(run_id=r), what=f"detection of run {r}")
+    counts = {"detections": sum(send_logged(lambda r=r: detect_run.delay(r), what=f"detection of run {r}")
                                 for r in run_ids)}
     if apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.services import alerts_sweep  # noqa: PLC0415 (optional app)
