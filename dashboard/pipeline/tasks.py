@@ -1,9 +1,11 @@
 """Celery tasks of the pipeline. GPU workers have no database: they send the document here."""
 from celery import shared_task
+from django.apps import apps
 
 from contract.document import InvalidDocument
-from dashboard.durable import DB_RETRY
-from dashboard.pipeline.services import run_ingest_and_detect
+from dashboard.durable import DB_RETRY, send_logged
+from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
+from dashboard.regressions.services import detection_run
 
 
 @shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True, **DB_RETRY)
@@ -14,3 +16,22 @@ def ingest_run_document(document: dict) -> dict:
         return {"ok": True, **run_ingest_and_detect(document=document).as_dict()}
     except InvalidDocument as exc:
         return {"ok": False, "errors": [{"field": e.field, "message": e.message} for e in exc.errors]}
+
+
+@shared_task(name="regressions.detect_run", queue="analysis", acks_late=True, **DB_RETRY)
+def detect_run(run_id: str) -> dict:
+    """Detection over one ingested run; idempotent, so a redelivered task creates nothing twice.
+    Then the run's alerts are planned (queue ``alerts``; a run's alerts go out once)."""
+    outcome = detection_run(run_id=run_id).as_dict()
+    if apps.is_installed("dashboard.alerts"):
+        from dashboard.alerts.tasks import plan_run  # noqa: PLC0415 (optional app)
+
+        # Detection has committed: the broker down now leaves the plan to the sweep, not a retry.
+        send_logged(lambda: plan_run.delay(run_id), what=f"the alerts of run {run_id}")
+    return outcome
+
+
+@shared_task(name="regressions.sweep", queue="analysis")
+def sweep() -> dict:
+    """Beat: detection of runs that never got it, alerts never planned or sent (``detection_sweep``)."""
+    return detection_sweep()
