@@ -19,7 +19,7 @@ from dashboard.dispatch.services import run_cases_cancel
 from dashboard.results.models import Build, Machine, Run
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.services import IngestOutcome, build_get_or_create
-from dashboard.results.summaries import build_summary_refresh
+from dashboard.results.run_status import run_status_set
 from dashboard.results.variants import variant_get_or_create
 from contract.document import DocumentError, InvalidDocument, load_document
 from contract.vocabulary import is_machine_class
@@ -123,12 +123,9 @@ def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:
             return run
         if run.status not in OPEN_STATUSES:
             raise Conflict("status", f"run {run.id} is {run.status}: only a pending or running run can be cancelled")
-        run.status = Run.Status.CANCELLED
-        run.finished_at = timezone.now()
         run_cases_cancel(run=run)  # queued cases dropped, running ones stopped by their workers
-        run.notes = (run.notes + "\n" if run.notes else "") + f"cancelled by {cancelled_by}"
-        run.save(update_fields=["status", "finished_at", "notes"])
-        build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
+        run_status_set(run=run, status=Run.Status.CANCELLED, finished_at=timezone.now(),
+                       notes=(run.notes + "\n" if run.notes else "") + f"cancelled by {cancelled_by}")
     return run
 
 
@@ -160,11 +157,11 @@ def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tupl
         wanted = Run.Status.COMPLETED if complete else Run.Status.RUNNING
         # A requested or partly posted run moves on; a new run posted as partial is running.
         if run.status != wanted and (run.status in OPEN_STATUSES or outcome.created):
-            run.status = wanted
-            run.started_at = run.started_at or _time(_peek(document, "run", "started_at")) or timezone.now()
-            run.finished_at = (_time(_peek(document, "run", "finished_at")) or timezone.now()) if complete else None
-            run.save(update_fields=["status", "started_at", "finished_at"])
-            build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
+            run_status_set(
+                run=run, status=wanted,
+                started_at=run.started_at or _time(_peek(document, "run", "started_at")) or timezone.now(),
+                finished_at=(_time(_peek(document, "run", "finished_at")) or timezone.now()) if complete else None,
+            )
     return outcome, run
 
 

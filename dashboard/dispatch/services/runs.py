@@ -16,7 +16,7 @@ from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, ru
 from dashboard.durable import send_after_commit
 from dashboard.dispatch.signals import run_finished
 from dashboard.results.models import Build, Machine, Run
-from dashboard.results.summaries import build_summary_refresh
+from dashboard.results.run_status import run_create, run_status_set
 from dashboard.results.variants import overrides_stored
 from contract.queues import machine_class_problem
 
@@ -45,7 +45,7 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
         planned = run_plan(suite=suite, matrix=matrix)
     with transaction.atomic():
         machine, _ = Machine.objects.get_or_create(hostname=hostname or POOL_HOST, machine_class=machine_class)
-        run = Run.objects.create(
+        run = run_create(
             build=build, machine=machine, suite=suite, status=Run.Status.PENDING, requested_by=requested_by, notes=notes,
             idempotency_key=idempotency_key,
             command=_request_command(build=build, machine_class=machine_class, suite=suite, matrix=matrix) if planned else "",
@@ -64,7 +64,6 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
             )
             # Redis down: the run is stored all the same and the stale-case sweep sends its cases.
             send_after_commit(lambda: run_enqueue_cases(run_id=run.id), what=f"the cases of run {run.id}")
-        build_summary_refresh(build_id=build.id, machine_class=machine_class)
     return run
 
 
@@ -155,9 +154,7 @@ def run_finish_if_done(*, run: Run) -> bool:
     states = set(CaseTask.objects.filter(run=run).values_list("state", flat=True).distinct())
     if not states or states & set(CaseTask.OPEN_STATES):
         return False
-    run.status = Run.Status.FAILED if CaseTask.State.FAILED in states else Run.Status.COMPLETED
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "finished_at"])
-    build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
+    run_status_set(run=run, status=Run.Status.FAILED if CaseTask.State.FAILED in states else Run.Status.COMPLETED,
+                   finished_at=timezone.now())
     run_finished.send(sender=Run, run=run)  # the pipeline detects it after the commit
     return True
