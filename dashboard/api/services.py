@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from dashboard.api.models import ApiToken
 from dashboard.dispatch.services import run_cases_cancel
+from dashboard.dispatch.services import run_request as dispatch_run_request
 from dashboard.results.models import Build, Machine, Run
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.services import IngestOutcome, build_get_or_create
@@ -94,7 +95,6 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
     a run of ``build``'s variant. Raises ``MatrixError`` naming the bad field.
     With an ``idempotency_key`` that this requester sent before, the run that request created is
     answered instead (created: False), whatever the rest of the request says."""
-    from dashboard.dispatch.services import run_request as dispatch_run_request
 
     def earlier() -> Run | None:
         return Run.objects.filter(requested_by=requested_by, idempotency_key=idempotency_key).first() if idempotency_key else None

@@ -17,6 +17,7 @@ from dashboard.durable import send_after_commit
 from dashboard.dispatch.signals import run_finished
 from dashboard.results.models import Build, Machine, Run
 from dashboard.results.run_status import run_create, run_status_set
+from dashboard.results.selectors.common import build_ref
 from dashboard.results.variants import overrides_stored
 from contract.queues import machine_class_problem
 
@@ -69,8 +70,6 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
 
 def _request_command(*, build: Build, machine_class: str, suite: str, matrix) -> str:
     """The ``manage.py request_run`` line that asks for the same run again."""
-    from dashboard.results.selectors.common import build_ref
-
     argv = ["python", "manage.py", "request_run", "--build", build_ref(build), "--suite", suite, "--machine-class", machine_class,
             "--modes", ",".join(matrix.modes), "--regimes", ",".join(matrix.regimes), "--timeout", f"{matrix.timeout_s:g}"]
     for flag, values in (("--workloads", matrix.workloads), ("--dtypes", matrix.dtypes)):
