@@ -101,7 +101,7 @@ def load_history(results: int, report) -> History:
 
 def detect_latest(history: History, builds: int, report) -> list:
     """Regression detection over the newest runs of the first machine class, as after their ingest."""
-    from dashboard.regressions.tasks import detect_run
+    from dashboard.pipeline.tasks import detect_run
     from dashboard.results.models import Run
 
     runs = list(Run.objects.filter(machine__machine_class=history.machine_classes[0], status="completed")

@@ -42,7 +42,7 @@ def main() -> None:
     from django.test.utils import setup_databases, teardown_databases
 
     django.setup()
-    from dashboard.results.services import run_ingest
+    from dashboard.pipeline.services import run_ingest_and_detect
 
     old = setup_databases(verbosity=0, interactive=False)
     try:
@@ -50,7 +50,7 @@ def main() -> None:
         for i in range(args.runs):
             document = synthetic_document(cases=args.cases, sha=f"{i:040x}")
             started = time.perf_counter()
-            run_ingest(document=document)
+            run_ingest_and_detect(document=document)
             per_run.append(time.perf_counter() - started)
         from django.db import connection
 

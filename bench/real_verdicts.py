@@ -82,7 +82,7 @@ def replay(builds: list[tuple[str, list[dict]]], *, keep_sha: bool = False, star
             doc["build"]["commit_time"] = (dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
                                            + dt.timedelta(days=start_day - 1 + i)).isoformat()
             doc["build"]["label"] = f"replay {i + 1}: {name}"
-            run_ingest(document=doc, detect=False)
+            run_ingest(document=doc)
             run_ids.append(doc["run"]["id"])
             machine_class = doc["machine"]["machine_class"]
         for run_id in run_ids:

@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "dashboard.api",
     "dashboard.alerts",
     "dashboard.dispatch",
+    "dashboard.pipeline",  # after the apps it joins: stored -> detected -> alerted
     "django_celery_beat",
 ]
 

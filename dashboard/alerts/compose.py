@@ -16,9 +16,9 @@ from dashboard.alerts.matching import severity_of
 from dashboard.alerts.models import Delivery, Subscription
 from dashboard.regressions.board import GAP_METRIC, shown_values
 from dashboard.regressions.models import AlertSummary, Regression
+from dashboard.results.formatting import metric_format
 from dashboard.results.models import Build, Run
 from dashboard.results.selectors.common import build_ref
-from dashboard.web.templatetags.ptbench import metric
 
 MAX_LISTED = 25  # regressions spelled out in one message; the rest are counted, with a link to all
 _REAL_SHA = re.compile(r"^[0-9a-f]{7,40}$")
@@ -124,7 +124,7 @@ def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
     before, after = shown_values(regression)  # the gap as the ratio unbacked/backed
     if before is not None and after is not None:
         unit = _UNITS.get(regression.metric, "")
-        parts.append(f"{metric(before, unit)} → {metric(after, unit)}")
+        parts.append(f"{metric_format(before, unit)} → {metric_format(after, unit)}")
     if regression.magnitude is not None and regression.metric != GAP_METRIC:  # a gap's is ratio - 1: the ratio says it
         parts.append(f"({abs(regression.magnitude):.1%} worse)")
     if regression.confidence is not None:

@@ -9,4 +9,4 @@ class ApiConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the OpenAPI description of our token authentication with drf-spectacular.
-        from dashboard.api import openapi  # noqa: F401
+        from dashboard.api import openapi  # noqa: F401, PLC0415 (apps are loaded now)

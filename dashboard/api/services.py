@@ -1,7 +1,7 @@
 """Writes of the API (DESIGN §6: ``<entity>_<action>``, keyword-only, atomic).
 
 Tokens, build registration, run requests (create / cancel) and run submission. Results enter only
-through ``dashboard.results.services.run_ingest``.
+through the pipeline (``dashboard.pipeline.services.run_ingest_and_detect``).
 """
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ from django.utils import timezone
 
 from dashboard.api.models import ApiToken
 from dashboard.dispatch.services import run_cases_cancel
+from dashboard.dispatch.services import run_request as dispatch_run_request
 from dashboard.results.models import Build, Machine, Run
-from dashboard.results.services import IngestOutcome, build_get_or_create, run_ingest
-from dashboard.results.summaries import build_summary_refresh
+from dashboard.pipeline.services import run_ingest_and_detect
+from dashboard.results.services import IngestOutcome, build_get_or_create
+from dashboard.results.run_status import run_status_set
 from dashboard.results.variants import variant_get_or_create
 from contract.document import DocumentError, InvalidDocument, load_document
 from contract.vocabulary import is_machine_class
@@ -93,7 +95,6 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
     a run of ``build``'s variant. Raises ``MatrixError`` naming the bad field.
     With an ``idempotency_key`` that this requester sent before, the run that request created is
     answered instead (created: False), whatever the rest of the request says."""
-    from dashboard.dispatch.services import run_request as dispatch_run_request
 
     def earlier() -> Run | None:
         return Run.objects.filter(requested_by=requested_by, idempotency_key=idempotency_key).first() if idempotency_key else None
@@ -122,12 +123,9 @@ def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:
             return run
         if run.status not in OPEN_STATUSES:
             raise Conflict("status", f"run {run.id} is {run.status}: only a pending or running run can be cancelled")
-        run.status = Run.Status.CANCELLED
-        run.finished_at = timezone.now()
         run_cases_cancel(run=run)  # queued cases dropped, running ones stopped by their workers
-        run.notes = (run.notes + "\n" if run.notes else "") + f"cancelled by {cancelled_by}"
-        run.save(update_fields=["status", "finished_at", "notes"])
-        build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
+        run_status_set(run=run, status=Run.Status.CANCELLED, finished_at=timezone.now(),
+                       notes=(run.notes + "\n" if run.notes else "") + f"cancelled by {cancelled_by}")
     return run
 
 
@@ -151,7 +149,7 @@ def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tupl
     """
     document = load_document(body, max_bytes=settings.INGEST_MAX_DOCUMENT_BYTES)
     with transaction.atomic():
-        outcome = run_ingest(document=document, size_bytes=len(body), prepare=_attach_requested)
+        outcome = run_ingest_and_detect(document=document, size_bytes=len(body), prepare=_attach_requested)
         run = Run.objects.select_related("build", "machine").get(pk=outcome.run_id)
         if outcome.created and not run.requested_by:
             run.requested_by = submitted_by  # who posted it, when the document does not say who asked
@@ -159,11 +157,11 @@ def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tupl
         wanted = Run.Status.COMPLETED if complete else Run.Status.RUNNING
         # A requested or partly posted run moves on; a new run posted as partial is running.
         if run.status != wanted and (run.status in OPEN_STATUSES or outcome.created):
-            run.status = wanted
-            run.started_at = run.started_at or _time(_peek(document, "run", "started_at")) or timezone.now()
-            run.finished_at = (_time(_peek(document, "run", "finished_at")) or timezone.now()) if complete else None
-            run.save(update_fields=["status", "started_at", "finished_at"])
-            build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
+            run_status_set(
+                run=run, status=wanted,
+                started_at=run.started_at or _time(_peek(document, "run", "started_at")) or timezone.now(),
+                finished_at=(_time(_peek(document, "run", "finished_at")) or timezone.now()) if complete else None,
+            )
     return outcome, run
 
 

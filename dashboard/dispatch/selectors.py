@@ -8,6 +8,7 @@ from django.db.models import Count
 from dashboard.dispatch.models import BuildEnvironment, CaseTask
 from dashboard.results.models import Build, Run
 from dashboard.results.selectors.build_refs import build_resolve
+from dashboard.results.selectors.runs import run_progress
 
 
 def build_for_schedule(*, ref: str, machine_class: str) -> Build:
@@ -57,8 +58,6 @@ def run_case_tasks(*, run: Run, states: tuple[str, ...] | None = None) -> list[C
 def run_request_summary(*, run: Run, build: Build) -> str:
     """What ``request_run`` says once the request returns: "queued" while workers have the cases,
     the outcome when they already ran (Celery eager: the quick start measures in-process)."""
-    from dashboard.results.selectors.runs import run_progress
-
     run.refresh_from_db(fields=["status"])
     where = run.machine.machine_class
     if run.status in (Run.Status.PENDING, Run.Status.RUNNING):

@@ -5,6 +5,9 @@ from __future__ import annotations
 from celery import shared_task
 
 from dashboard.dispatch import services
+from contract.variants import Overrides
+from dashboard.dispatch.selectors import build_for_schedule
+from dashboard.results.variants import variant_get_or_create
 from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
@@ -46,10 +49,6 @@ def scheduled_run(*, build: str = "latest", machine_class: str, suite: str = "fu
     in the admin). ``build`` is a build ref, or ``latest``: the build most recently reported by a
     worker of the class (a machine that installs the nightly each evening reports it on restart).
     ``config``/``env``: a nightly of that build's variant (``contract.variants``)."""
-    from contract.variants import Overrides
-    from dashboard.dispatch.selectors import build_for_schedule
-    from dashboard.results.variants import variant_get_or_create
-
     base = build_for_schedule(ref=build, machine_class=machine_class)
     variant = variant_get_or_create(base=base, overrides=Overrides.build(config, env))
     run = services.run_request(build=variant, machine_class=machine_class,

@@ -1,12 +1,13 @@
-"""Reads of the regressions app: lists for the page and the API, and the CI verdict."""
+"""Reads of the regressions app: lists for the page and the API, the CI verdict, and the other
+pages' reads of findings (open counts on the overview, markers on the trend charts)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from dashboard.regressions.board import shown_values
-from dashboard.regressions.models import Regression, Remeasurement
+from dashboard.regressions.models import Regression, RegressionStatusChange, Remeasurement
 from dashboard.results.models import Build, Result, Run
 
 OPEN_STATUSES = (Regression.Status.UNTRIAGED, Regression.Status.ACKNOWLEDGED, Regression.Status.INVESTIGATING)
@@ -170,3 +171,41 @@ def remeasurement_as_suspect(request: Remeasurement) -> dict:
         "magnitude": suspect.get("magnitude"), "confidence": suspect.get("confidence"), "status": request.status,
         "message": f"suspect: {request.metric}{change}; {confirm}",
     }
+
+
+def newest_rows() -> list:
+    """The newest finding's and triage step's ids: the pages' cache fingerprint reads them
+    (``results.page_cache``)."""
+    return [Regression.objects.aggregate(m=Max("id"))["m"], RegressionStatusChange.objects.aggregate(m=Max("id"))["m"]]
+
+
+@dataclass(frozen=True)
+class Marker:
+    series_id: int
+    metric: str
+    build_id: int  # the first bad build
+    kind: str  # "regression" or "improvement"
+    status: str
+    magnitude: float | None
+
+
+def open_regression_counts(*, machine_class: str, build_id: int | None = None) -> dict[int, int]:
+    """Open regressions (kind 'regression') of a machine class's series, per config id; with
+    ``build_id``, only those first seen on that build (the overview: the latest build's)."""
+    found = Regression.objects.filter(series__machine_class=machine_class, status__in=OPEN_STATUSES,
+                                      kind=Regression.Kind.REGRESSION)
+    if build_id is not None:
+        found = found.filter(first_bad_build_id=build_id)
+    rows = found.values("series__config_id").annotate(n=Count("id"))
+    return {r["series__config_id"]: r["n"] for r in rows}
+
+
+def regression_markers(*, series_ids: list[int]) -> list[Marker]:
+    """Every detected change on these series (any status): drawn on the trend charts at its first
+    bad build, on the chart of its metric."""
+    if not series_ids:
+        return []
+    rows = Regression.objects.filter(series_id__in=series_ids).values_list(
+        "series_id", "metric", "first_bad_build_id", "kind", "status", "magnitude"
+    )
+    return [Marker(*row) for row in rows]

@@ -1,5 +1,6 @@
-"""Writes. ``run_ingest`` is the one way results enter the database: the runner, the Celery
-ingest task, ``manage.py ingest`` and the REST API all call it."""
+"""Writes. ``run_ingest`` is the one way results enter the database; it stores and answers what it
+stored, nothing more: ``dashboard.pipeline`` (the Celery ingest task, ``manage.py ingest``, the REST
+API, dispatch) calls it and starts what follows."""
 from __future__ import annotations
 
 import datetime as dt
@@ -9,14 +10,13 @@ import math
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
 from dashboard.results.build_dates import build_time, version_date
-from dashboard.durable import send_after_commit
 from dashboard.results.imported import document_as_imported
 from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
@@ -33,6 +33,7 @@ class IngestOutcome:
     created: bool  # the run was new
     results_created: int
     results_skipped: int  # already stored: posting a run again stores nothing twice
+    variant: bool = False  # the build has overrides: an experiment, not a point of its base's trends
 
     def as_dict(self) -> dict:
         return {
@@ -43,14 +44,12 @@ class IngestOutcome:
         }
 
 
-def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, detect: bool = True,
+def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None,
                prepare: Callable[[dict], None] | None = None, imported: bool = False) -> IngestOutcome:
     """Validate a run document and store it atomically; idempotent on ``run.id``.
 
     ``size_bytes``: the serialized size of a parsed ``document`` where the caller knows it (the
     API: the request body's length), instead of serializing it again to compare with the limit.
-    ``detect=False``: the caller starts regression detection itself (a dispatched run does, once
-    all its cases are in).
     ``prepare``: called with the checked document inside the transaction, before anything of it is
     stored (the API moves a requested run to the host the document names); it may raise
     ``InvalidDocument`` too.
@@ -77,12 +76,9 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None, d
         if imported:
             document_as_imported(doc)
         outcome = _store(doc, imported=imported)
-        # A variant's results are an experiment, not the next point of its base's trends: no detection.
         if outcome.results_created or outcome.created:
             transaction.on_commit(pages_version_bump)
-        if outcome.results_created and detect and settings.DETECT_AFTER_INGEST and not overrides_of_document(doc["build"]):
-            send_after_commit(lambda: detection_enqueue(run_id=outcome.run_id), what=f"detection of run {outcome.run_id}")
-    return outcome
+    return replace(outcome, variant=bool(overrides_of_document(doc["build"])))
 
 
 # --- what the database cannot store ----------------------------------------------------------------
@@ -202,17 +198,6 @@ def range_errors(document) -> list[DocumentError]:
 
 
 # --- storing ---------------------------------------------------------------------------------------
-def detection_enqueue(*, run_id: str) -> None:
-    """Regression detection over the new results: a task on the ``analysis`` queue (in-process
-    when Celery runs eagerly)."""
-    from django.apps import apps  # noqa: PLC0415
-
-    if apps.is_installed("dashboard.regressions"):
-        from dashboard.regressions.tasks import detect_run  # noqa: PLC0415 (optional app)
-
-        detect_run.delay(run_id)
-
-
 def _store(doc: dict, *, imported: bool = False) -> IngestOutcome:
     build = build_get_or_create(doc["build"])
     machine = _machine_upsert(doc["machine"])

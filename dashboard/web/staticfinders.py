@@ -11,7 +11,7 @@ STATIC_PATH = "vendor/plotly.min.js"
 
 class PlotlyFinder(BaseFinder):
     def check(self, **kwargs):
-        from django.core.checks import Error
+        from django.core.checks import Error  # noqa: PLC0415 (only when checks run)
 
         if not PLOTLY_JS.is_file():
             return [Error(f"plotly.min.js not found at {PLOTLY_JS}", id="web.E001")]

@@ -144,7 +144,7 @@ def test_a_refused_mail_recipient_fails_the_delivery_with_the_smtp_reply(smtp_se
 
 def test_rerunning_detection_sends_nothing_new(slack_server, eager, django_capture_on_commit_callbacks):
     """The whole chain as after an ingest: detection, then planning, then sending (each on commit)."""
-    from dashboard.regressions.tasks import detect_run
+    from dashboard.pipeline.tasks import detect_run
 
     server = slack_server()
     slack(server.url)

@@ -12,7 +12,7 @@ import pytest
 
 from dashboard.alerts.models import Delivery, Subscription
 from dashboard.alerts.tasks import plan_run, send_delivery
-from dashboard.regressions.tasks import detect_run
+from dashboard.pipeline.tasks import detect_run
 from tests.dashboard.page_history import ingest_build
 from tests.regressions.history import case
 

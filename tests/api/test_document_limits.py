@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from dashboard.results.models import Build, Machine, Result, Run, Series, Workload
-from dashboard.results.tasks import ingest_run_document
+from dashboard.pipeline.tasks import ingest_run_document
 from tests.api.conftest import fields
 from tests.documents import make_document
 

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
-from dashboard.results.services import run_ingest
-from dashboard.results.tasks import ingest_run_document
+from dashboard.pipeline.services import run_ingest_and_detect
+from dashboard.pipeline.tasks import ingest_run_document
 from contract.document import InvalidDocument
 from tests.documents import make_document, make_result
 
@@ -37,7 +37,7 @@ def nothing_stored() -> bool:
 
 def test_run_ingest_refuses_what_the_database_cannot_hold():
     with pytest.raises(InvalidDocument) as raised:
-        run_ingest(document=unstorable_document())
+        run_ingest_and_detect(document=unstorable_document())
     assert sorted(e.field for e in raised.value.errors) == BAD_FIELDS
     assert nothing_stored()
 
@@ -80,7 +80,7 @@ def test_unstorable_values_are_named_before_schema_errors():
     document["results"][3]["status"] = "exploded"
     document["results"][3]["error"] = {"type": "X\x00", "message": "m"}
     with pytest.raises(InvalidDocument) as raised:
-        run_ingest(document=document)
+        run_ingest_and_detect(document=document)
     assert [str(e) for e in raised.value.errors] == ["results[3].error.type: contains a NUL character (U+0000)"]
 
 
@@ -88,25 +88,25 @@ def test_a_key_postgresql_cannot_store_is_named_at_its_object():
     document = make_document()
     document["build"]["environment"] = {"ok": 1, "bad\x00key": 2}
     with pytest.raises(InvalidDocument) as raised:
-        run_ingest(document=json.dumps(document))
+        run_ingest_and_detect(document=json.dumps(document))
     assert [str(e) for e in raised.value.errors] == ["build.environment: a key contains a NUL character (U+0000)"]
 
 
 def test_a_backslash_u0000_in_text_is_stored():
     document = make_document()
     document["results"][0]["repro"] = "printf '\\u0000'"  # a backslash, not a NUL
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
     assert Result.objects.filter(repro="printf '\\u0000'").count() == 1
 
 
 def test_a_later_document_updates_workload_and_machine_facts_and_reuses_series():
-    run_ingest(document=make_document())
+    run_ingest_and_detect(document=make_document())
     series_ids = set(Series.objects.values_list("id", flat=True))
     later = make_document(git_sha="a" * 40)
     later["workloads"][0].update(category="renamed", dynamic_dims=["x:0", "x:1"], description="")
     later["machine"].update(cpu_count=64, gpu_name="NVIDIA H100")
     later["results"].append(make_result("mlp_loop", "static", mode="max-autotune"))
-    outcome = run_ingest(document=later)
+    outcome = run_ingest_and_detect(document=later)
     assert outcome.results_created == 7
     mlp = Workload.objects.get(name="mlp_loop")
     assert (mlp.category, mlp.dynamic_dims, mlp.description) == ("renamed", ["x:0", "x:1"], "")
@@ -141,7 +141,7 @@ def test_concurrent_ingests_of_the_same_new_workloads_and_series_all_succeed():
     def ingest(doc: dict) -> None:
         try:
             barrier.wait(timeout=30)
-            run_ingest(document=doc)
+            run_ingest_and_detect(document=doc)
         except Exception as exc:  # noqa: BLE001 (reported below)
             failures.append(repr(exc))
         finally:

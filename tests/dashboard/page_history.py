@@ -1,7 +1,7 @@
 """Small build histories for the page tests, stored through the real ingest service."""
 from __future__ import annotations
 
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from tests.documents import WORKLOADS, make_document, make_result
 
 
@@ -21,7 +21,7 @@ def ingest_build(day: int, results: list[dict] | None = None, *, machine_class: 
     document["build"]["label"] = f"nightly {day}"
     document["machine"]["machine_class"] = machine_class
     document["workloads"] = WORKLOADS + (extra_workloads or [])
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
     return document
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db
@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.mark.parametrize("model", [Build, Config, Machine, Result, Run, Series, Workload])
 def test_list_search_and_detail_pages_load(admin_client, model):
-    run_ingest(document=make_document())
+    run_ingest_and_detect(document=make_document())
     base = f"/admin/results/{model._meta.model_name}/"
     listing = admin_client.get(base)
     assert listing.status_code == 200
@@ -22,7 +22,7 @@ def test_list_search_and_detail_pages_load(admin_client, model):
 
 
 def test_results_are_read_only_in_the_admin(admin_client):
-    run_ingest(document=make_document())
+    run_ingest_and_detect(document=make_document())
     result = Result.objects.first()
     assert admin_client.get("/admin/results/result/add/").status_code == 403
     page = admin_client.get(f"/admin/results/result/{result.pk}/change/").content.decode()

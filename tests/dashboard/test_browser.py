@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from tests.dashboard.conftest import open_page
 from tests.documents import make_document
 
@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 def test_home_page_draws_the_chart_without_errors(browser, live_server):
     document = make_document()
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
 
     page, problems = open_page(browser, live_server.url + "/")
     page.wait_for_selector("#overview-trends[data-drawn=true]", timeout=15_000)

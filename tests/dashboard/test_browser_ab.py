@@ -17,8 +17,8 @@ def test_ab_page_shows_figures_and_no_change_within_noise(browser, live_server):
                                      make_result("mlp_loop", "backed", speedup=1.6)])  # past it
     overrides = Overrides.build({"inductor.coordinate_descent_tuning": True})
     variant["build"].update(overrides=overrides.as_document(), local_label=variant_label("", overrides))
-    run_ingest(document=base, detect=False)
-    run_ingest(document=variant, detect=False)
+    run_ingest(document=base)
+    run_ingest(document=variant)
     ref = f"{base['build']['git_sha'][:12]}+{variant['build']['local_label']}"
 
     page, problems = open_page(browser, f"{live_server.url}/ab/")

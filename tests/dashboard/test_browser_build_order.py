@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from tests.dashboard.conftest import open_page
 from tests.documents import make_document
 
@@ -22,7 +22,7 @@ def releases():
     for sha, version in BUILDS:
         doc = make_document(git_sha=sha)
         doc["build"].update(torch_version=version, commit_time=None)
-        run_ingest(document=doc)
+        run_ingest_and_detect(document=doc)
 
 
 def xs(page, selector: str) -> list[list[str]]:

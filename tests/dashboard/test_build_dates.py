@@ -8,7 +8,7 @@ import pytest
 
 from dashboard.results.build_dates import version_date
 from dashboard.results.models import Build, BuildSummary
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def test_version_date_reads_nightlies_and_known_releases():
 def _ingest(sha: str, version: str, *, commit_time=None, started_at="2026-11-22T05:00:00+00:00") -> Build:
     doc = make_document(git_sha=sha, started_at=started_at)
     doc["build"].update(torch_version=version, commit_time=commit_time)
-    run_ingest(document=doc)
+    run_ingest_and_detect(document=doc)
     return Build.objects.get(git_sha=sha)
 
 

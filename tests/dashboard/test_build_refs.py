@@ -8,7 +8,7 @@ import pytest
 from dashboard.results.models import Build
 from dashboard.results.selectors.build_refs import build_resolve
 from dashboard.results.selectors.common import Ambiguous, NotFound
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from runner.ci import _describe
 from tests.documents import make_document
 
@@ -22,7 +22,7 @@ def builds():
     for sha, version, label, name in ((CPU, "2.13.0+cpu", "cpu", "torch 2.13.0"), (CU130, "2.11.0+cu130", "cu130", "torch 2.11.0")):
         doc = make_document(git_sha=sha)
         doc["build"].update(torch_version=version, local_label=label, label=name)
-        run_ingest(document=doc)
+        run_ingest_and_detect(document=doc)
     return {b.local_label: b for b in Build.objects.all()}
 
 

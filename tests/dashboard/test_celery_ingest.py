@@ -8,7 +8,7 @@ import time
 import pytest
 
 from dashboard.results.models import Result, Run
-from dashboard.results.tasks import ingest_run_document
+from dashboard.pipeline.tasks import ingest_run_document
 from tests.documents import make_document
 
 ROOT = __file__.rsplit("/tests/", 1)[0]

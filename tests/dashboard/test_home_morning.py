@@ -28,7 +28,7 @@ def test_recent_runs_are_in_measured_order_and_show_every_machine_class(client, 
     gpu = make_document(git_sha="b" * 40)  # measured first, ingested first: the oldest run
     gpu["machine"].update(machine_class="gpu-h100", hostname="h100-box")
     gpu["run"]["started_at"] = "2026-11-01T05:00:00+00:00"
-    run_ingest(document=gpu, detect=False)
+    run_ingest(document=gpu)
     for day in (20, 3, 12):  # ingested out of order
         ingest_build(day, cases())
     html = client.get("/").content.decode()
@@ -43,7 +43,7 @@ def test_recent_runs_keep_a_machine_class_whose_runs_are_older_than_the_ten_newe
     gpu = make_document(git_sha="b" * 40)
     gpu["machine"].update(machine_class="gpu-h100", hostname="h100-box")
     gpu["run"]["started_at"] = "2026-10-01T05:00:00+00:00"
-    run_ingest(document=gpu, detect=False)
+    run_ingest(document=gpu)
     for day in range(1, 13):
         ingest_build(day, cases())
     rows = _recent_rows(client.get("/").content.decode())
@@ -53,6 +53,7 @@ def test_recent_runs_keep_a_machine_class_whose_runs_are_older_than_the_ten_newe
 @pytest.mark.skipif(not apps.is_installed("dashboard.regressions"), reason="the regressions app is not installed")
 def test_open_regressions_count_only_the_latest_build(client):
     from dashboard.regressions.models import Regression
+    from dashboard.regressions.selectors import open_regression_counts
 
     for day in (1, 2, 3):
         ingest_build(day, cases())
@@ -63,7 +64,8 @@ def test_open_regressions_count_only_the_latest_build(client):
         Regression.objects.create(series=series, metric=metric, finding="change_point", first_bad_build=builds[ref_for_day(day)],
                                   raised_build=builds[ref_for_day(day)], last_good_build=builds[ref_for_day(day - 1)],
                                   status="untriaged", kind="regression", magnitude=-0.1)
-    static = next(r for r in overview_list()[0].rows if r.config == Config.objects.get(shape_regime="static"))
+    static = next(r for r in overview_list(open_regressions=open_regression_counts)[0].rows
+                  if r.config == Config.objects.get(shape_regime="static"))
     assert static.open_regressions == 2  # the two on build 3, not the one on build 2
 
 

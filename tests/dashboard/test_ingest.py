@@ -7,7 +7,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from contract.document import InvalidDocument
 from tests.documents import make_document, make_result
 
@@ -26,7 +26,7 @@ def test_round_trip_stores_every_field():
         graph_breaks=[{"reason": "call to Tensor.item()", "location": "workloads/x.py:41", "count": 2}],
         recompiles=[{"reason": "tensor 'x' size mismatch at index 0. expected 8, actual 16", "count": 1}],
     )
-    outcome = run_ingest(document=document)
+    outcome = run_ingest_and_detect(document=document)
 
     assert outcome.created and outcome.results_created == 6 and outcome.results_skipped == 0
     run = Run.objects.select_related("build", "machine").get(pk=document["run"]["id"])
@@ -48,10 +48,10 @@ def test_round_trip_stores_every_field():
 
 def test_posting_the_same_run_twice_stores_it_once():
     document = make_document()
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
     before = row_counts()
 
-    again = run_ingest(document=json.dumps(document))
+    again = run_ingest_and_detect(document=json.dumps(document))
 
     assert not again.created and again.results_created == 0 and again.results_skipped == 6
     assert row_counts() == before
@@ -59,18 +59,18 @@ def test_posting_the_same_run_twice_stores_it_once():
 
 def test_a_run_posted_in_parts_is_completed_not_duplicated():
     first = make_document(results=[make_result("mlp_loop", "static")])
-    run_ingest(document=first)
+    run_ingest_and_detect(document=first)
     whole = make_document(run_id=first["run"]["id"])
 
-    outcome = run_ingest(document=whole)
+    outcome = run_ingest_and_detect(document=whole)
 
     assert (outcome.created, outcome.results_created, outcome.results_skipped) == (False, 5, 1)
     assert Result.objects.filter(run_id=first["run"]["id"]).count() == 6
 
 
 def test_series_identity_is_shared_across_runs_and_builds():
-    run_ingest(document=make_document())
-    run_ingest(document=make_document(git_sha="a" * 40))
+    run_ingest_and_detect(document=make_document())
+    run_ingest_and_detect(document=make_document(git_sha="a" * 40))
     assert Build.objects.count() == 2
     assert Series.objects.count() == 6
     assert all(s.results.count() == 2 for s in Series.objects.all())
@@ -79,7 +79,7 @@ def test_series_identity_is_shared_across_runs_and_builds():
 def _ingest_expecting_error(document) -> str:
     before = row_counts()
     with pytest.raises(InvalidDocument) as raised:
-        run_ingest(document=document)
+        run_ingest_and_detect(document=document)
     assert row_counts() == before, "a bad document must write nothing"
     return str(raised.value)
 
@@ -138,17 +138,17 @@ def test_samples_that_are_not_one_per_pair_are_named_and_nothing_is_stored():
 def test_host_probes_are_stored_with_the_samples():
     document = make_document()
     document["results"][0]["samples"]["host_probe_ms"] = [0.9, 2.0, 1.0]
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
     stored = Result.objects.get(workload__name=document["results"][0]["workload"], config__shape_regime=document["results"][0]["config"]["shape_regime"])
     assert stored.samples["host_probe_ms"] == [0.9, 2.0, 1.0]
 
 
 def test_a_sha_stored_with_another_torch_version_is_refused():
-    run_ingest(document=make_document())
+    run_ingest_and_detect(document=make_document())
     before = row_counts()
     document = make_document(git_sha="b" * 40)
     document["build"]["torch_version"] = "2.12.0"
-    run_ingest(document=document)  # a second, valid build
+    run_ingest_and_detect(document=document)  # a second, valid build
     stored = row_counts()
     assert stored["Run"] == before["Run"] + 1
 
@@ -161,7 +161,7 @@ def test_a_sha_stored_with_another_torch_version_is_refused():
 def test_same_run_id_for_another_build_is_refused_and_rolled_back():
     """The conflict is found after the new build, machine and workload rows were written: all go."""
     document = make_document()
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
     other = make_document(run_id=document["run"]["id"], git_sha="c" * 40)
     other["machine"]["hostname"] = "another-box"
     other["workloads"].append({"name": "brand_new", "phase": "infer"})
@@ -171,7 +171,7 @@ def test_same_run_id_for_another_build_is_refused_and_rolled_back():
 
 
 def test_database_constraints_keep_data_clean():
-    run_ingest(document=make_document())
+    run_ingest_and_detect(document=make_document())
     result = Result.objects.first()
     with pytest.raises(IntegrityError), transaction.atomic():
         Result.objects.create(

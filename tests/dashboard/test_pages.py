@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import pytest
 
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from tests.documents import WORKLOADS, host_environment, make_document, make_result
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ def test_home_shows_the_latest_run_per_configuration_and_links_it(client):
     document = make_document()
     document["results"][1]["metrics"]["speedup"] = 0.5
     document["results"][2] = make_result("mlp_loop", "unbacked", status="compile_error", speedup=None)
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
 
     page = client.get("/")
     html = page.content.decode()
@@ -36,7 +36,7 @@ def test_home_shows_the_latest_run_per_configuration_and_links_it(client):
 
 
 def test_synthetic_runs_are_labelled(client):
-    run_ingest(document=make_document(synthetic=True))
+    run_ingest_and_detect(document=make_document(synthetic=True))
     assert b"synthetic demo data" in client.get("/").content
 
 
@@ -45,7 +45,7 @@ def test_run_page_lists_cases_with_repro_and_escapes_names(client):
     document = make_document(results=[make_result(evil, "static")])
     document["workloads"] = [dict(WORKLOADS[0], name=evil)]
     document["results"][0]["error"] = {"type": "RuntimeError", "message": "<b>boom</b>"}
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
 
     home = client.get("/").content.decode()
     page = client.get(f"/runs/{document['run']['id']}/").content.decode()
@@ -73,7 +73,7 @@ def test_run_page_marks_a_compiled_side_that_waited_for_the_host(client):
     document = make_document(results=[make_result(w["name"], "static") for w in WORKLOADS[:3]])
     document["results"][0]["environment"] = {"timing": {"host_share": {"eager": 0.62, "compiled": 0.98}}}
     document["results"][1]["environment"] = {"timing": {"host_share": {"eager": 0.30, "compiled": 0.41}}}
-    run_ingest(document=document)
+    run_ingest_and_detect(document=document)
     page = client.get(f"/runs/{document['run']['id']}/").content.decode()
     assert page.count('class="host-bound"') == 1
     assert "enqueueing took 98% of its device time" in page
@@ -87,7 +87,7 @@ def test_run_page_says_when_a_host_bound_case_ran_on_a_slowed_host(client):
     for document, probe_ms in ((fast, 0.9), (slow, 1.8)):
         document["results"][0]["environment"] = host_environment(0.99, probe_ms)
         document["results"][1]["environment"] = host_environment(0.30, probe_ms)
-        run_ingest(document=document)
+        run_ingest_and_detect(document=document)
 
     slow_page = client.get(f"/runs/{slow['run']['id']}/").content.decode()
     fast_page = client.get(f"/runs/{fast['run']['id']}/").content.decode()

@@ -32,8 +32,8 @@ def test_quiet_import_prints_one_summary_line_and_no_task_lines(tmp_path, subpro
 def test_local_measurement_is_its_own_build_beside_the_imported_sample(client):
     sample = make_document()
     sample["machine"]["hostname"] = "ci-box-7"
-    imported = run_ingest(document=sample, imported=True, detect=False)
-    local = run_ingest(document=make_document(), detect=False)
+    imported = run_ingest(document=sample, imported=True)
+    local = run_ingest(document=make_document())
 
     imported_run, local_run = Run.objects.get(pk=imported.run_id), Run.objects.get(pk=local.run_id)
     assert imported_run.build_id != local_run.build_id and Build.objects.count() == 2
@@ -51,13 +51,13 @@ def test_local_measurement_is_its_own_build_beside_the_imported_sample(client):
 def test_an_unnamed_host_is_shown_by_its_machine_class():
     sample = make_document()
     sample["machine"]["hostname"] = "(unassigned)"
-    run = Run.objects.get(pk=run_ingest(document=sample, imported=True, detect=False).run_id)
+    run = Run.objects.get(pk=run_ingest(document=sample, imported=True).run_id)
     assert run.build.label == "torch 2.13.0+cpu · imported (cpu, 2026-11-22)"
 
 
 @pytest.mark.django_db
 def test_request_run_says_measured_once_the_cases_ran_in_process():
-    outcome = run_ingest(document=make_document(), detect=False)
+    outcome = run_ingest(document=make_document())
     run = Run.objects.select_related("machine", "build").get(pk=outcome.run_id)
     Run.objects.filter(pk=run.pk).update(cases_expected=6)
     run.cases_expected = 6

@@ -17,7 +17,7 @@ def test_run_page_title_names_suite_torch_build_and_class(client):
     document = make_document(git_sha="cf30153c4c131c8164ee7798e5022d810682e2cb")
     document["build"]["local_label"] = "cpu"
     document["machine"]["hostname"] = "(unassigned)"
-    run = run_ingest(document=document, detect=False)
+    run = run_ingest(document=document)
     html = client.get(f"/runs/{run.run_id}/").content.decode()
     assert "<h1>tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu</h1>" in html
     assert "<title>tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu" in html
@@ -27,7 +27,7 @@ def test_run_page_title_names_suite_torch_build_and_class(client):
 def test_repro_has_a_copy_button_and_the_speedup_interval_stops_at_zero(client):
     results = [make_result("mlp_loop", "static", speedup=0.5, speedup_noise=1.5),  # ±0.75 around 0.5
                make_result("resnet_train", "static", speedup=2.0, speedup_noise=0.1)]
-    run = run_ingest(document=make_document(results=results), detect=False)
+    run = run_ingest(document=make_document(results=results))
     html = client.get(f"/runs/{run.run_id}/").content.decode()
     assert html.count('class="copy" data-copy="#repro-') == 2
     chart = json.loads(html.split('id="speedup-chart-data" type="application/json">')[1].split("</script>")[0])

@@ -33,18 +33,18 @@ def variant_document(overrides: Overrides = CDT, results=None, local_label: str 
 
 
 def test_ingest_stores_the_overrides_of_a_variant_as_its_own_build():
-    run_ingest(document=make_document(), detect=False)
-    run_ingest(document=variant_document(), detect=False)
+    run_ingest(document=make_document())
+    run_ingest(document=variant_document())
     base, variant = Build.objects.get(local_label=""), Build.objects.exclude(local_label="").get()
     assert base.overrides == {} and variant.overrides == {"config": {"inductor.coordinate_descent_tuning": True}, "env": {}}
     assert variant.local_label.startswith("coordinate_descent_tuning.") and variant.git_sha == base.git_sha
 
 
 def test_ingest_refuses_other_overrides_under_one_label_but_not_a_label_of_its_own():
-    run_ingest(document=variant_document(local_label="my-label"), detect=False)  # the runner names it: fine
+    run_ingest(document=variant_document(local_label="my-label"))  # the runner names it: fine
     other = Overrides.build({"inductor.coordinate_descent_tuning": False})
     with pytest.raises(InvalidDocument) as refused:
-        run_ingest(document=variant_document(other, local_label="my-label"), detect=False)
+        run_ingest(document=variant_document(other, local_label="my-label"))
     assert [e.field for e in refused.value.errors] == ["build.overrides"]
     assert Run.objects.count() == 1
 
@@ -58,7 +58,7 @@ def test_ingest_refuses_a_bad_override_naming_it_and_stores_nothing(overrides, f
     document = make_document()
     document["build"]["overrides"] = overrides
     with pytest.raises(InvalidDocument) as refused:
-        run_ingest(document=document, detect=False)
+        run_ingest(document=document)
     assert any(field in f"{e.field} {e.message}" for e in refused.value.errors), refused.value.errors
     assert Build.objects.count() == 0
 
@@ -145,10 +145,8 @@ def test_ptbench_builds_declares_variants_and_names_a_bad_key():
 
 # --- the A/B selector ----------------------------------------------------------------------------
 def _ab(base_metrics: dict, variant_metrics: dict):
-    run_ingest(document=make_document(results=[make_result("mlp_loop", r, **base_metrics) for r in ("static", "backed")]),
-               detect=False)
-    run_ingest(document=variant_document(results=[make_result("mlp_loop", r, **variant_metrics) for r in ("static", "backed")]),
-               detect=False)
+    run_ingest(document=make_document(results=[make_result("mlp_loop", r, **base_metrics) for r in ("static", "backed")]))
+    run_ingest(document=variant_document(results=[make_result("mlp_loop", r, **variant_metrics) for r in ("static", "backed")]))
     base, variant = Build.objects.get(local_label=""), Build.objects.exclude(local_label="").get()
     return ab_compare(base=base, variant=variant, machine_class="cpu")
 
@@ -206,8 +204,8 @@ def test_a_variant_never_becomes_a_point_of_its_base_builds_trends_or_detection_
     from dashboard.results.models import Result, Series
     from dashboard.results.selectors.workloads import series_history, workload_latest
 
-    run_ingest(document=make_document(results=[make_result()]), detect=False)
-    run_ingest(document=variant_document(results=[make_result(speedup=0.5)]), detect=False)
+    run_ingest(document=make_document(results=[make_result()]))
+    run_ingest(document=variant_document(results=[make_result(speedup=0.5)]))
     series = Series.objects.get()
     assert Result.objects.filter(series=series).count() == 2  # both stored, on the same series
     base = Build.objects.get(overrides={})

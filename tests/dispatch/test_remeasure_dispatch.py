@@ -26,7 +26,7 @@ def sent(monkeypatch):
 
 def _suspect():
     for sha in (OLD_SHA, NEW_SHA):
-        run_ingest(document=make_document(git_sha=sha), detect=False)
+        run_ingest(document=make_document(git_sha=sha))
     result = Result.objects.filter(build__git_sha=NEW_SHA, config__shape_regime="backed").select_related("series").first()
     return Remeasurement.objects.create(
         series=result.series, metric="speedup", build=Build.objects.get(git_sha=NEW_SHA),

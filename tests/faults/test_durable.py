@@ -15,9 +15,9 @@ from django.utils import timezone
 from dashboard.dispatch.models import CaseTask
 from dashboard.regressions.models import AlertSummary
 from dashboard.regressions.selectors import build_verdict, run_detection_pending
-from dashboard.regressions.services.sweep import detection_sweep
+from dashboard.pipeline.services import detection_sweep
 from dashboard.results.models import Build, Run
-from dashboard.results.tasks import ingest_run_document
+from dashboard.pipeline.tasks import ingest_run_document
 from tests.api.conftest import secret, writer  # noqa: F401 (fixtures)
 from tests.dispatch.conftest import QUICK, ROOT, wait_for
 from tests.documents import make_document

@@ -102,7 +102,7 @@ def test_detection_not_run_is_pending_never_pass():
     replay(load_builds([real("g2", 1)]))
     (name, [document]), = load_builds([real("g2", 2)])
     document["build"].update(git_sha="ab" * 20, commit_time="2026-03-01T00:00:00+00:00")
-    run_ingest(document=document, detect=False)
+    run_ingest(document=document)
     build = Run.objects.get(pk=document["run"]["id"]).build
     assert (build_verdict(build=build, machine_class="gpu-h200").verdict,
             build_verdict(build=build, machine_class="gpu-h200").reason) == ("pending", "detection_pending")

@@ -15,6 +15,7 @@ from django.utils import timezone
 from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services.runs import case_enqueue, run_finish_if_done
 from dashboard.results.models import Result, Run
+from dashboard.results.run_status import run_status_set
 from dashboard.results.services import run_ingest
 from contract.document import InvalidDocument
 
@@ -40,9 +41,7 @@ def _lock_open(case_id: int, states=CaseTask.OPEN_STATES) -> tuple[Run, CaseTask
 
 def _run_started(run: Run) -> None:
     if run.status == Run.Status.PENDING:
-        run.status = Run.Status.RUNNING
-        run.started_at = run.started_at or timezone.now()
-        run.save(update_fields=["status", "started_at"])
+        run_status_set(run=run, status=Run.Status.RUNNING, started_at=run.started_at or timezone.now())
 
 
 def case_started(*, case_id: int, worker: str, hostname: str, attempt: int = 1, redelivered: bool = False,
@@ -77,7 +76,7 @@ def case_finished(*, case_id: int, document: dict) -> str:
             document["machine"]["hostname"] = run.machine.hostname
         try:
             with transaction.atomic():
-                run_ingest(document=document, detect=False)
+                run_ingest(document=document)  # stored only: detection waits for the run's end
         except InvalidDocument as exc:
             case.state, case.error = CaseTask.State.FAILED, f"the worker's document was refused: {exc}"[:10000]
         else:

@@ -14,8 +14,10 @@ from dashboard.dispatch import broker
 from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, run_plan
 from dashboard.durable import send_after_commit
+from dashboard.dispatch.signals import run_finished
 from dashboard.results.models import Build, Machine, Run
-from dashboard.results.summaries import build_summary_refresh
+from dashboard.results.run_status import run_create, run_status_set
+from dashboard.results.selectors.common import build_ref
 from dashboard.results.variants import overrides_stored
 from contract.queues import machine_class_problem
 
@@ -44,7 +46,7 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
         planned = run_plan(suite=suite, matrix=matrix)
     with transaction.atomic():
         machine, _ = Machine.objects.get_or_create(hostname=hostname or POOL_HOST, machine_class=machine_class)
-        run = Run.objects.create(
+        run = run_create(
             build=build, machine=machine, suite=suite, status=Run.Status.PENDING, requested_by=requested_by, notes=notes,
             idempotency_key=idempotency_key,
             command=_request_command(build=build, machine_class=machine_class, suite=suite, matrix=matrix) if planned else "",
@@ -63,14 +65,11 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
             )
             # Redis down: the run is stored all the same and the stale-case sweep sends its cases.
             send_after_commit(lambda: run_enqueue_cases(run_id=run.id), what=f"the cases of run {run.id}")
-        build_summary_refresh(build_id=build.id, machine_class=machine_class)
     return run
 
 
 def _request_command(*, build: Build, machine_class: str, suite: str, matrix) -> str:
     """The ``manage.py request_run`` line that asks for the same run again."""
-    from dashboard.results.selectors.common import build_ref
-
     argv = ["python", "manage.py", "request_run", "--build", build_ref(build), "--suite", suite, "--machine-class", machine_class,
             "--modes", ",".join(matrix.modes), "--regimes", ",".join(matrix.regimes), "--timeout", f"{matrix.timeout_s:g}"]
     for flag, values in (("--workloads", matrix.workloads), ("--dtypes", matrix.dtypes)):
@@ -147,20 +146,14 @@ def run_cases_cancel(*, run: Run) -> int:
 
 def run_finish_if_done(*, run: Run) -> bool:
     """Close a dispatched run once every case is done, failed or cancelled (the caller holds the
-    run's lock). Completed when every case left a result, failed when some could not. Detection
-    then runs once over the whole run."""
+    run's lock). Completed when every case left a result, failed when some could not; then
+    ``run_finished`` is sent (the pipeline detects the whole run once)."""
     if run.status not in (Run.Status.PENDING, Run.Status.RUNNING):
         return False
     states = set(CaseTask.objects.filter(run=run).values_list("state", flat=True).distinct())
     if not states or states & set(CaseTask.OPEN_STATES):
         return False
-    run.status = Run.Status.FAILED if CaseTask.State.FAILED in states else Run.Status.COMPLETED
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "finished_at"])
-    build_summary_refresh(build_id=run.build_id, machine_class=run.machine.machine_class)
-    if settings.DETECT_AFTER_INGEST and not run.build.overrides:  # a variant's run is not a trend point
-        from dashboard.results.services import detection_enqueue
-
-        run_id = str(run.id)
-        send_after_commit(lambda: detection_enqueue(run_id=run_id), what=f"detection of run {run_id}")
+    run_status_set(run=run, status=Run.Status.FAILED if CaseTask.State.FAILED in states else Run.Status.COMPLETED,
+                   finished_at=timezone.now())
+    run_finished.send(sender=Run, run=run)  # the pipeline detects it after the commit
     return True

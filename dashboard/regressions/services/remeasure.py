@@ -18,6 +18,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.durable import send_after_commit
+from dashboard.dispatch.models import BuildEnvironment
+from dashboard.dispatch.services import run_request
+from dashboard.results.models import Result
 from detection import K_NOISE, confirm_with_remeasurement, is_worse
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
@@ -49,9 +52,6 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
     workers of the series' machine class (``dashboard.dispatch``). Only where a worker of the class
     has reported both builds; otherwise the request waits on /regressions/ and is decided as soon as
     re-runs of both builds are ingested by any means (CLI, API). Returns the requested run ids."""
-    from dashboard.dispatch.services import run_request
-    from dashboard.results.models import Result
-
     request = Remeasurement.objects.select_related("series__workload", "series__config").get(pk=remeasurement_id)
     series, config = request.series, request.series.config
     builds = [request.build, request.baseline_build]
@@ -72,8 +72,6 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
 
 def remeasurement_runnable(request: Remeasurement) -> bool:
     """Whether a runner worker of the series' machine class has reported both builds."""
-    from dashboard.dispatch.models import BuildEnvironment
-
     available = set(BuildEnvironment.objects.filter(
         machine_class=request.series.machine_class, build_id__in=[request.build_id, request.baseline_build_id],
     ).values_list("build_id", flat=True))

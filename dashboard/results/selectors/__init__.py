@@ -1,7 +1,7 @@
 """Reads for the pages (DESIGN §6: ``<entity>_<action>``, keyword-only arguments).
 
 One module per page: ``overview``, ``workloads``, ``compare``, ``dynamic``, ``runs``; ``builds``
-and ``common`` are shared; ``regressions`` holds the two reads of the regressions app.
+and ``common`` are shared.
 """
 from dashboard.results.aggregates import geomean
 from dashboard.results.selectors.runs import RunSummary, run_list_recent, run_progress, run_results, run_speedup_chart

@@ -3,13 +3,13 @@ before it (over the cases present in both), and the suite-level trends of the sa
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dashboard.results.aggregates import OVERVIEW_FIGURES, Figure
 from dashboard.results.models import BuildSummary, Config, ConfigSummary
 from dashboard.results.selectors.builds import build_summary_latest, build_summary_previous, machine_class_list
 from dashboard.results.selectors.common import config_label, ref_for
-from dashboard.results.selectors.regressions import open_regression_counts
 from dashboard.results.variants import PLAIN_BUILD
 
 
@@ -71,10 +71,17 @@ def cell_tone(figure: Figure, old: float | None, new: float | None) -> tuple[flo
     return change, ("better" if better else "worse") + (" strong" if strong else "")
 
 
-def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids: list[int] | None = None) -> ClassOverview | None:
+# Open regressions per config id of a machine class's build (``regressions.selectors.open_regression_counts``):
+# passed in by the page, results imports no app above it.
+RegressionCounts = Callable[..., dict[int, int]]
+
+
+def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids: list[int] | None = None,
+                   open_regressions: RegressionCounts | None = None) -> ClassOverview | None:
     """The latest build of a class: per configuration, its figures (``ConfigSummary``) and their
     change against the previous build over the cases present in both (``versus_previous``, kept
-    by ingest), so this reads a few dozen summary rows however many results there are."""
+    by ingest), so this reads a few dozen summary rows however many results there are; each row's
+    open regressions from ``open_regressions`` (none without it)."""
     latest = build_summary_latest(machine_class=machine_class)
     if latest is None:
         return None
@@ -82,7 +89,7 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
     rows = ConfigSummary.objects.filter(build_id=latest.build_id, machine_class=machine_class)
     if config_ids is not None:
         rows = rows.filter(config_id__in=config_ids)
-    regressions = open_regression_counts(machine_class=machine_class, build_id=latest.build_id)
+    regressions = open_regressions(machine_class=machine_class, build_id=latest.build_id) if open_regressions else {}
     out = ClassOverview(machine_class=machine_class, latest=latest, previous=previous)
     for summary in sorted(rows, key=lambda s: config_label(configs[s.config_id])):
         against = summary.versus_previous if previous and summary.previous_build_id == previous.build_id else {}
@@ -102,11 +109,12 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
     return out
 
 
-def overview_list(*, config_ids: list[int] | None = None) -> list[ClassOverview]:
+def overview_list(*, config_ids: list[int] | None = None, open_regressions: RegressionCounts | None = None) -> list[ClassOverview]:
     """One block per machine class, the class with the newest build first; ``config_ids``
     limits the rows to some configurations."""
     configs = {c.id: c for c in Config.objects.all()}
-    blocks = (overview_class(machine_class=mc, configs=configs, config_ids=config_ids) for mc in machine_class_list())
+    blocks = (overview_class(machine_class=mc, configs=configs, config_ids=config_ids, open_regressions=open_regressions)
+              for mc in machine_class_list())
     return [b for b in blocks if b is not None]
 
 

@@ -1,6 +1,7 @@
 from django.shortcuts import render
 from django.urls import reverse
 
+from dashboard.regressions.selectors import open_regression_counts
 from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES, Config, Workload
 from dashboard.results.selectors.builds import builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, range_since
@@ -22,7 +23,7 @@ def overview(request):
     wanted = {"compile_mode": mode, "shape_regime": regime, "dtype": dtype}
     config_ids = list(Config.objects.filter(**{k: v for k, v in wanted.items() if v}).values_list("id", flat=True))
 
-    blocks = overview_list(config_ids=config_ids)
+    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts)
     trends = None
     if machine_class:
         since = range_since(newest=builds_newest_time(machine_class=machine_class), range_key=range_key)

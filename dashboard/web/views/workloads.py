@@ -2,10 +2,10 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
+from dashboard.regressions.selectors import regression_markers
 from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES
 from dashboard.results.selectors.builds import machine_class_list
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
-from dashboard.results.selectors.regressions import regression_markers
 from dashboard.results.selectors.workloads import series_history, workload_get, workload_latest, workload_series
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params

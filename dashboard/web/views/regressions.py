@@ -1,4 +1,5 @@
-"""The regressions page: list and filter findings grouped per run, and triage them (signed-in users)."""
+"""The regressions page: list and filter findings grouped per run, and triage them (signed-in users);
+the findings and their triage are the regressions app's (its selectors and services)."""
 from __future__ import annotations
 
 from django.contrib import messages

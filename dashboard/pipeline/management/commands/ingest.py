@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from dashboard.results.services import run_ingest
+from dashboard.pipeline.services import run_ingest_and_detect
 from contract.document import InvalidDocument
 
 
@@ -21,7 +21,7 @@ class Command(BaseCommand):
         failed = stored = 0
         for path in files:
             try:
-                outcome = run_ingest(document=path.read_bytes(), imported=imported)
+                outcome = run_ingest_and_detect(document=path.read_bytes(), imported=imported)
             except OSError as exc:
                 failed += 1
                 self.stderr.write(f"{path}: cannot read: {exc.strerror}")

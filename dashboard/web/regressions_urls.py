@@ -1,0 +1,9 @@
+"""URLs of the regressions page (namespace ``regressions``; the views are web's, the data the regressions app's)."""
+from django.urls import path
+
+from dashboard.web.views import regressions as views
+
+app_name = "regressions"
+urlpatterns = [
+    path("regressions/", views.regression_page, name="list"),
+]
