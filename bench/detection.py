@@ -25,8 +25,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+# ROOT first: the package detection/, not this script (bench/detection.py), answers `import detection`
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT))
 
 import detection_baselines as baselines  # noqa: E402
 import detection_series as gen  # noqa: E402

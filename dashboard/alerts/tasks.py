@@ -19,7 +19,11 @@ def plan_run(run_id: str) -> list[int]:
 def send_delivery(self, delivery_id: int, attempts_before: int | None = None) -> str:
     """One try per execution; a failure worth retrying comes back after the next countdown of
     ``ALERTS_RETRY_COUNTDOWNS_S`` (so at most 1 + len(countdowns) tries), then the delivery is failed.
-    Run in-process (no broker: nothing would run a retry later) the tries follow at once.
+    Run in-process (no broker: nothing would run a retry later) the tries follow at once, by this
+    loop: Celery's eager ``apply`` re-raises a retry instead of running it when
+    ``CELERY_TASK_EAGER_PROPAGATES`` is set (it is: eager errors must surface). The countdowns are
+    a list, not a doubling, and each retry carries its own ``attempts_before``, so ``self.retry``,
+    not ``autoretry_for``.
     ``attempts_before``: a retry's count of the delivery's attempts when it was scheduled; a copy
     of the retry that the broker handed out again (a countdown past the dashboard's short
     visibility timeout) finds more and does nothing. A database error is retried (``DB_RETRY``)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from contract.variants import InvalidOverride, Overrides
-from contract.vocabulary import COMPILE_MODES, DEVICES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES
+from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES
 from dashboard.results.models import Result, Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
@@ -170,15 +170,6 @@ class BuildDetailSerializer(BuildSerializer):
     environment = serializers.DictField()
 
 
-class BuildFilterSerializer(Strict):
-    machine_class = machine_class_field(required=False)
-    torch_version = StrictCharField(max_length=64, required=False)
-    git_sha = StrictRegexField(r"^[0-9a-f]{1,40}$", required=False, help_text="a prefix of the git sha")
-    local_label = StrictCharField(max_length=100, required=False, allow_blank=True)
-    since = serializers.DateTimeField(required=False, help_text="ordered_at at or after")
-    until = serializers.DateTimeField(required=False, help_text="ordered_at at or before")
-
-
 class BuildRegisterSerializer(OverridesInput):
     """The ``build`` object of a run document; with ``config``/``env``, its variant (the local
     label derived from the given one and the overrides)."""
@@ -258,13 +249,6 @@ class RunSerializer(serializers.Serializer):
 
     def get_progress(self, run) -> ProgressSerializer:
         return self._progress(run)
-
-
-class RunFilterSerializer(Strict):
-    build = build_ref_field(required=False)
-    machine_class = machine_class_field(required=False)
-    status = serializers.ChoiceField(choices=Run.Status.values, required=False)
-    suite = StrictCharField(max_length=64, required=False)
 
 
 class RunRequestSerializer(OverridesInput):
@@ -355,34 +339,12 @@ class ResultDetailSerializer(ResultSerializer):
     environment = serializers.DictField()
 
 
-class ResultFilterSerializer(Strict):
-    build = build_ref_field(required=False)
-    run = serializers.UUIDField(required=False)
-    workload = StrictCharField(max_length=200, required=False)
-    compile_mode = serializers.ChoiceField(choices=COMPILE_MODES, required=False)
-    shape_regime = serializers.ChoiceField(choices=SHAPE_REGIMES, required=False)
-    dtype = serializers.ChoiceField(choices=DTYPES, required=False)
-    device = serializers.ChoiceField(choices=DEVICES, required=False)
-    machine_class = machine_class_field(required=False)
-    status = serializers.ChoiceField(choices=Result.Status.values, required=False)
-    series = StrictRegexField(r"^[0-9a-f]{40}$", required=False, help_text="a series signature")
-
-
 # --- series ----------------------------------------------------------------------------------------
 class SeriesSerializer(serializers.Serializer):
     signature = StrictCharField(help_text="the series' stable identity (workload x config x machine class)")
     workload = StrictCharField(source="workload.name")
     config = ConfigSerializer()
     machine_class = StrictCharField()
-
-
-class SeriesFilterSerializer(Strict):
-    workload = StrictCharField(max_length=200, required=False)
-    compile_mode = serializers.ChoiceField(choices=COMPILE_MODES, required=False)
-    shape_regime = serializers.ChoiceField(choices=SHAPE_REGIMES, required=False)
-    dtype = serializers.ChoiceField(choices=DTYPES, required=False)
-    device = serializers.ChoiceField(choices=DEVICES, required=False)
-    machine_class = machine_class_field(required=False)
 
 
 class SeriesPointsQuerySerializer(Strict):
@@ -530,17 +492,6 @@ class RegressionSerializer(serializers.Serializer):
         details = r.details if isinstance(r.details, dict) else {}
         reasons = details.get("reasons") or []
         return [str(x) for x in reasons] if isinstance(reasons, list) else []
-
-
-class RegressionFilterSerializer(Strict):
-    status = serializers.ChoiceField(choices=REGRESSION_STATUS_FILTERS, required=False,
-                                     help_text="open = untriaged, acknowledged or investigating")
-    build = build_ref_field(required=False, help_text="the first bad build")
-    workload = StrictCharField(max_length=200, required=False)
-    machine_class = machine_class_field(required=False)
-    kind = serializers.ChoiceField(choices=["regression", "improvement"], required=False)
-    metric = StrictCharField(max_length=64, required=False)
-    finding = serializers.ChoiceField(choices=REGRESSION_FINDINGS, required=False)
 
 
 class TriageSerializer(serializers.Serializer):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 
+from django.core.paginator import EmptyPage, Page, Paginator
 from django.shortcuts import render
 
 from dashboard.results.models import Build
@@ -65,6 +66,19 @@ def number(request, name: str, default: float, *, low: float, high: float, integ
     if not low <= parsed <= high:
         raise BadParameter(name, f"{parsed} is outside {low}..{high}")
     return parsed
+
+
+def page(request, items, per_page: int, *, count: int | None = None) -> Page:
+    """The ``page`` parameter's page of ``items`` (Django's ``Paginator``; ``count``: the number of
+    items when it is known already, saving a COUNT query); past the last page: 400 naming ``page``."""
+    wanted = int(number(request, "page", 1, low=1, high=1_000_000, integer=True))
+    paginator = Paginator(items, per_page)
+    if count is not None:
+        paginator.count = count
+    try:
+        return paginator.page(wanted)
+    except EmptyPage:
+        raise BadParameter("page", f"{wanted} is past the last page ({paginator.num_pages})") from None
 
 
 def build(request, name: str) -> Build | None:

@@ -66,21 +66,28 @@ def _worker_facts(task) -> dict:
     return {"hostname": config.hostname, "worker": task.request.hostname, "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")}
 
 
-def _retry_or_fail(task, *, case_id: int, run_id: str, exc: BaseException) -> dict:
-    reason = f"{type(exc).__name__}: {exc}"[:4000]
-    if task.request.retries < config.max_retries:
-        log.warning("case %s: infrastructure error, retrying: %s", case_id, reason)
-        raise task.retry(exc=exc, countdown=config.retry_delay_s * 2**task.request.retries)
-    notify(CASE_FAILED, case_id=case_id, run_id=run_id, reason=reason, attempts=task.request.retries + 1, **_worker_facts(task))
-    return {"case_id": case_id, "outcome": "failed", "reason": reason}
+class _CaseTask(app.Task):
+    """``run_case``'s class: a case whose infrastructure errors ran out of retries is reported failed."""
+
+    def on_failure(self, exc, task_id, args, kwargs, einfo):
+        if isinstance(exc, INFRASTRUCTURE_ERRORS):
+            reason = f"{type(exc).__name__}: {exc}"[:4000]
+            notify(CASE_FAILED, case_id=kwargs["case_id"], run_id=kwargs["run_id"], reason=reason,
+                   attempts=self.request.retries + 1, **_worker_facts(self))
 
 
-@app.task(name=RUN_CASE, bind=True, acks_late=True, reject_on_worker_lost=True)
+# Celery retries an infrastructure error (autoretry_for) after PTBENCH_RETRY_DELAY_S, doubling each
+# time (retry_backoff; no jitter, no cap below the last delay), at most PTBENCH_MAX_RETRIES times; in
+# eager mode the retries follow at once. The last one's error fails the task (``_CaseTask.on_failure``).
+@app.task(name=RUN_CASE, bind=True, base=_CaseTask, acks_late=True, reject_on_worker_lost=True,
+          autoretry_for=INFRASTRUCTURE_ERRORS, max_retries=config.max_retries, default_retry_delay=0,
+          retry_backoff=config.retry_delay_s or False, retry_jitter=False,
+          retry_backoff_max=int(config.retry_delay_s * 2**config.max_retries))
 def run_case(self, **message) -> dict:
     """Measure one case of a run and hand its one-result run document to the dashboard.
 
     A case that fails (compile error, timeout, crash...) is a result like any other and is never
-    retried; only infrastructure errors are.
+    retried; only infrastructure errors are (by Celery, see above).
     """
     taken_at = _now()
     case_id, run_id = message["case_id"], message["run_id"]
@@ -97,8 +104,6 @@ def run_case(self, **message) -> dict:
                                 notify_started=started, should_stop=lambda: run_cancelled(run_id))
     except CaseStopped:
         return {"case_id": case_id, "outcome": "cancelled"}
-    except INFRASTRUCTURE_ERRORS as exc:
-        return _retry_or_fail(self, case_id=case_id, run_id=run_id, exc=exc)
     # When this worker took the case and handed its result over (bench/dispatch_overhead.py).
     document["results"][0]["environment"]["worker"].update(taken_at=taken_at, handed_over_at=_now())
     notify(CASE_FINISHED, case_id=case_id, document=document)

@@ -50,6 +50,26 @@ def test_bad_result_filters(api, params, field):
     assert response.status_code == 400 and fields(response) == [field], response.json()
 
 
+@pytest.mark.parametrize("path, params, field", [
+    ("results", "colour=red", "colour"), ("results", "status=oom&status=pass", "status"), ("runs", "suite=", "suite"),
+    ("series", "machine_class=GPU!", "machine_class"), ("builds", "since=yesterday", "since"), ("regressions", "kind=worse", "kind"),
+    ("builds", "git_sha=xyz", "git_sha"), ("runs", "build=ffffffffffff", "build"),
+])
+def test_bad_list_filters_name_the_parameter(api, path, params, field):
+    """The django-filter FilterSets refuse an unknown, repeated, empty or malformed parameter (a
+    build no one has: 404), each naming it."""
+    response = api.get(f"/api/v1/{path}/?{params}")
+    assert response.status_code in (400, 404) and fields(response) == [field], response.json()
+
+
+def test_build_filters_by_time_with_any_offset_and_by_empty_local_label(api):
+    ingest_build(1, cases())
+    assert api.get("/api/v1/builds/?since=1387-09-27T19:24:12.031923-18:48").json()["count"] == 1  # PostgreSQL: offsets <= 15:59
+    assert api.get("/api/v1/builds/?until=1387-09-27T19:24:12Z").json()["count"] == 0
+    assert api.get("/api/v1/builds/?local_label=").json()["count"] == 1
+    assert api.get("/api/v1/builds/?local_label=patched").json()["count"] == 0
+
+
 def test_results_pages(api):
     ingest_build(1, cases())
     first = api.get("/api/v1/results/?page_size=4").json()

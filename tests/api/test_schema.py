@@ -8,6 +8,7 @@ import re
 
 import pytest
 import schemathesis
+import yaml
 from django.contrib.staticfiles import finders
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.checks import not_a_server_error
@@ -33,7 +34,12 @@ def test_schema_is_openapi_3_and_lists_every_endpoint(api):
     assert document["properties"]["results"]["items"]["properties"]["status"]["enum"][0] == "pass"  # the run document's schema
     assert submit["security"] == [{"token": []}]
     assert schema["components"]["securitySchemes"]["token"]["scheme"] == "bearer"
-    assert "yaml" in api.get("/api/v1/schema/").get("Content-Type", "") or api.get("/api/v1/schema/").status_code == 200
+    as_yaml = api.get("/api/v1/schema/")  # the default format: the same schema as YAML
+    assert as_yaml.status_code == 200 and as_yaml.get("Content-Type", "").startswith("application/vnd.oai.openapi")
+    assert yaml.safe_load(as_yaml.content) == schema
+    runs = {p["name"]: p for p in schema["paths"]["/api/v1/runs/"]["get"]["parameters"]}  # django-filter's, documented
+    assert runs["status"]["schema"]["enum"] == sorted(["pending", "running", "completed", "failed", "cancelled"])
+    assert runs["machine_class"]["schema"]["pattern"] and runs["build"]["schema"]["maxLength"] == 160
 
 
 @pytest.mark.django_db

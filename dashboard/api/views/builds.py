@@ -5,16 +5,23 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from dashboard.api import selectors, services
-from dashboard.api.serializers import BuildDetailSerializer, BuildFilterSerializer, BuildRegisterSerializer, BuildSerializer
-from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiView, body, paged, query, resolve_build
+from dashboard.api.filters import BuildFilter, resolve_build
+from dashboard.api.serializers import BuildDetailSerializer, BuildRegisterSerializer, BuildSerializer
+from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiListView, ApiView, body, paged
 from dashboard.results.models import Build
 
 
-class BuildListView(ApiView):
-    @extend_schema(operation_id="builds_list", summary="List builds, newest first", parameters=[BuildFilterSerializer],
+class BuildListView(ApiListView):
+    filterset_class = BuildFilter
+    serializer_class = BuildSerializer
+
+    def get_queryset(self):
+        return selectors.build_list()
+
+    @extend_schema(operation_id="builds_list", filters=True, summary="List builds, newest first",
                    responses={200: paged(BuildSerializer), **READ_ERRORS}, tags=["builds"])
     def get(self, request):
-        return self.page(request, selectors.build_list(**query(request, BuildFilterSerializer)), BuildSerializer)
+        return self.list(request)
 
     @extend_schema(operation_id="builds_register", summary="Register a build (idempotent on git_sha + local_label)",
                    description="201 when the build is new, 200 when it was already registered; 400 naming "

@@ -5,18 +5,16 @@ from __future__ import annotations
 import functools
 
 from django.conf import settings
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.utils import OpenApiResponse
-from rest_framework import serializers
+from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dashboard.api.body import chunked_body_read
-from dashboard.api.exceptions import FieldError, PayloadTooLarge
+from dashboard.api.exceptions import PayloadTooLarge
 from dashboard.api.pagination import Pagination
 from dashboard.api.serializers import ErrorSerializer
-from dashboard.results.models import Build
-from dashboard.results.selectors.build_refs import build_resolve
-from dashboard.results.selectors.common import Ambiguous, NotFound
 
 
 def error(description: str) -> OpenApiResponse:
@@ -55,6 +53,17 @@ class ApiView(APIView):
         super().initial(request, *args, **kwargs)
 
 
+class ApiListView(ApiView, generics.GenericAPIView):
+    """A list: ``get_queryset()`` filtered by ``filterset_class`` (django-filter, ``dashboard.api.filters``:
+    a bad parameter is a 400 naming it; drf-spectacular documents them), then paged."""
+
+    filter_backends = [DjangoFilterBackend]
+    pagination_class = Pagination
+
+    def list(self, request) -> Response:
+        return self.page(request, self.filter_queryset(self.get_queryset()), self.get_serializer_class())
+
+
 def query(request, serializer_class) -> dict:
     """The validated query parameters; a bad one raises 400 naming it."""
     serializer = serializer_class(data=request.query_params)
@@ -81,17 +90,3 @@ def paged(item_serializer):
         "previous": serializers.URLField(allow_null=True),
         "results": item_serializer(many=True),
     })
-
-
-def resolve_build(field: str, ref: str | None) -> Build | None:
-    """The build a reference names; 404 (unknown) or 400 (malformed, ambiguous) naming ``field``."""
-    if ref is None:
-        return None
-    try:
-        return build_resolve(ref=ref)
-    except ValueError as exc:
-        raise FieldError(field, str(exc)) from None
-    except NotFound as exc:
-        raise FieldError(field, str(exc), 404) from None
-    except Ambiguous as exc:
-        raise FieldError(field, str(exc)) from None

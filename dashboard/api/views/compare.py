@@ -4,7 +4,8 @@ from drf_spectacular.utils import extend_schema
 
 from dashboard.api.exceptions import FieldError
 from dashboard.api.serializers import CompareQuerySerializer, ComparePageSerializer, CompareRowSerializer
-from dashboard.api.views.common import READ_ERRORS, ApiView, query, resolve_build
+from dashboard.api.filters import resolve_build
+from dashboard.api.views.common import READ_ERRORS, ApiView, query
 from dashboard.results.selectors.builds import build_classes, build_summary_get, build_summary_previous
 from dashboard.results.selectors.common import build_ref
 from dashboard.regressions.compare import builds_compare_judged

@@ -10,14 +10,14 @@ from dashboard.api.auth import actor
 from dashboard.api.exceptions import FieldError
 from dashboard.api.serializers import (
     BulkTriageSerializer,
-    RegressionFilterSerializer,
     RegressionSerializer,
     TriageOutcomeSerializer,
     TriageSerializer,
     VerdictQuerySerializer,
     VerdictSerializer,
 )
-from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiView, body, paged, query, resolve_build
+from dashboard.api.filters import RegressionFilter, resolve_build
+from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiListView, ApiView, body, paged, query
 from dashboard.api.views.compare import machine_class_for
 from dashboard.results.selectors.common import build_ref
 
@@ -32,15 +32,18 @@ def _regressions():
 
     return selectors, regression_triage
 
-class RegressionListView(ApiView):
-    @extend_schema(operation_id="regressions_list", summary="List detected regressions (and improvements), newest first",
-                   parameters=[RegressionFilterSerializer], responses={200: paged(RegressionSerializer), **READ_ERRORS},
-                   tags=["regressions"])
-    def get(self, request):
+class RegressionListView(ApiListView):
+    filterset_class = RegressionFilter
+    serializer_class = RegressionSerializer
+
+    def get_queryset(self):
         selectors, _ = _regressions()
-        filters = query(request, RegressionFilterSerializer)
-        filters["build"] = resolve_build("build", filters.get("build"))
-        return self.page(request, selectors.regression_list(**filters), RegressionSerializer)
+        return selectors.regression_list()
+
+    @extend_schema(operation_id="regressions_list", filters=True, summary="List detected regressions (and improvements), newest first",
+                   responses={200: paged(RegressionSerializer), **READ_ERRORS}, tags=["regressions"])
+    def get(self, request):
+        return self.list(request)
 
 def _one(selectors, regression_id: int):
     found = selectors.regression_list().filter(pk=regression_id).first()

@@ -5,18 +5,23 @@ from rest_framework.response import Response
 
 from dashboard.api import selectors
 from dashboard.api.exceptions import FieldError
-from dashboard.api.serializers import ResultDetailSerializer, ResultFilterSerializer, ResultSerializer
-from dashboard.api.views.common import READ_ERRORS, ApiView, paged, query, resolve_build
+from dashboard.api.filters import ResultFilter
+from dashboard.api.serializers import ResultDetailSerializer, ResultSerializer
+from dashboard.api.views.common import READ_ERRORS, ApiListView, ApiView, paged
 from dashboard.results.models import Result
 
 
-class ResultListView(ApiView):
-    @extend_schema(operation_id="results_list", summary="List results (one per case and run), in the order stored",
-                   parameters=[ResultFilterSerializer], responses={200: paged(ResultSerializer), **READ_ERRORS}, tags=["results"])
+class ResultListView(ApiListView):
+    filterset_class = ResultFilter
+    serializer_class = ResultSerializer
+
+    def get_queryset(self):
+        return selectors.result_list()
+
+    @extend_schema(operation_id="results_list", filters=True, summary="List results (one per case and run), in the order stored",
+                   responses={200: paged(ResultSerializer), **READ_ERRORS}, tags=["results"])
     def get(self, request):
-        filters = query(request, ResultFilterSerializer)
-        filters["build"] = resolve_build("build", filters.get("build"))
-        return self.page(request, selectors.result_list(**filters), ResultSerializer)
+        return self.list(request)
 
 
 class ResultDetailView(ApiView):

@@ -10,13 +10,13 @@ from dashboard.api.document_schema import RUN_DOCUMENT_SCHEMA
 from dashboard.api.exceptions import FieldError
 from dashboard.dispatch.services import MatrixError
 from dashboard.api.serializers import (
-    RunFilterSerializer,
     RunRequestSerializer,
     RunSerializer,
     SubmitOutcomeSerializer,
     SubmitQuerySerializer,
 )
-from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiView, body, error, paged, query, resolve_build
+from dashboard.api.filters import RunFilter, resolve_build
+from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiListView, ApiView, body, error, paged, query
 from dashboard.results.models import Run
 from dashboard.results.selectors.runs import run_progress
 
@@ -37,13 +37,19 @@ def _with_progress(run: Run) -> Run:
     return run
 
 
-class RunListView(ApiView):
-    @extend_schema(operation_id="runs_list", summary="List runs, newest first", parameters=[RunFilterSerializer],
+class RunListView(ApiListView):
+    filterset_class = RunFilter
+
+    def get_queryset(self):
+        return selectors.run_list()
+
+    def get_serializer_class(self):
+        return _RunsWithProgress
+
+    @extend_schema(operation_id="runs_list", filters=True, summary="List runs, newest first",
                    responses={200: paged(RunSerializer), **READ_ERRORS}, tags=["runs"])
     def get(self, request):
-        filters = query(request, RunFilterSerializer)
-        filters["build"] = resolve_build("build", filters.get("build"))
-        return self.page(request, selectors.run_list(**filters), _RunsWithProgress)
+        return self.list(request)
 
     @extend_schema(operation_id="runs_request", summary="Request a run of a build on a machine class",
                    description="Creates a pending run (the runners of the machine class pick it up). Its id is the "

@@ -9,23 +9,29 @@ from dashboard.api import selectors
 from dashboard.api.exceptions import FieldError
 from dashboard.api.serializers import (
     PointSerializer,
-    SeriesFilterSerializer,
     SeriesPointsPageSerializer,
     SeriesPointsQuerySerializer,
     SeriesSerializer,
 )
-from dashboard.api.views.common import READ_ERRORS, ApiView, paged, query
+from dashboard.api.filters import SeriesFilter
+from dashboard.api.views.common import READ_ERRORS, ApiListView, ApiView, paged, query
 from dashboard.results.models import Series
 from dashboard.results.selectors.common import METRICS_BY_NAME, range_since
 from dashboard.results.selectors.workloads import series_history
 
 
 
-class SeriesListView(ApiView):
-    @extend_schema(operation_id="series_list", summary="List series (workload x config x machine class)",
-                   parameters=[SeriesFilterSerializer], responses={200: paged(SeriesSerializer), **READ_ERRORS}, tags=["series"])
+class SeriesListView(ApiListView):
+    filterset_class = SeriesFilter
+    serializer_class = SeriesSerializer
+
+    def get_queryset(self):
+        return selectors.series_list()
+
+    @extend_schema(operation_id="series_list", filters=True, summary="List series (workload x config x machine class)",
+                   responses={200: paged(SeriesSerializer), **READ_ERRORS}, tags=["series"])
     def get(self, request):
-        return self.page(request, selectors.series_list(**query(request, SeriesFilterSerializer)), SeriesSerializer)
+        return self.list(request)
 
 
 class SeriesPointsView(ApiView):

@@ -1,4 +1,3 @@
-import math
 
 from django.shortcuts import render
 
@@ -44,7 +43,7 @@ def compare(request):
     only = params.choice(request, "filter", FILTERS, "all")
     sort = params.choice(request, "sort", SORT_KEYS, "")
     direction = params.choice(request, "dir", ("asc", "desc"), "asc")
-    page = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
+    params.number(request, "page", 1, low=1, high=1_000_000, integer=True)  # a bad one is refused before the work
     fmt = export_format(request)
     context = {"classes": classes, "machine_class": machine_class, "metrics": METRICS, "metric": METRICS_BY_NAME[metric],
                "threshold": threshold, "only": only, "filters": FILTERS, "sort": sort, "dir": direction}
@@ -64,12 +63,10 @@ def compare(request):
     if fmt != "html":
         return table_response(fmt=fmt, filename=f"compare-{machine_class}-{build_ref(base_summary.build)}-{build_ref(head_summary.build)}",
                               tables=compare_tables(comparison=comparison, rows=rows))
-    pages = max(1, math.ceil(len(rows) / PAGE_SIZE))
-    if page > pages:
-        raise params.BadParameter("page", f"{page} is past the last page ({pages})")
+    page = params.page(request, rows, PAGE_SIZE)
     context.update(
         comparison=comparison,
-        rows=rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+        rows=page.object_list,
         row_count=len(rows),
         summary=compare_summary(rows=rows, threshold=threshold / 100),
         filter_links=[
@@ -78,9 +75,9 @@ def compare(request):
         ],
         sort_columns=SORT_COLUMNS,
         one_sided=[("Only in base", comparison.only_base, "only-base"), ("Only in head", comparison.only_head, "only-head")],
-        page=page,
-        pages=pages,
-        page_range=range(1, pages + 1),
+        page=page.number,
+        pages=page.paginator.num_pages,
+        page_range=page.paginator.page_range,
         any_synthetic=base_summary.synthetic or head_summary.synthetic,
     )
     return render(request, "web/compare.html", context)

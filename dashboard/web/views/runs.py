@@ -1,5 +1,3 @@
-import math
-
 from django.shortcuts import get_object_or_404, render
 
 from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
@@ -21,12 +19,10 @@ PAGE_SIZE = 500
 def run_detail(request, run_id):
     run = get_object_or_404(Run.objects.select_related("build", "machine"), pk=run_id)
     only = params.choice(request, "status", ("all", "failed"), "all")
-    page = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
     progress = run_progress(run=run)
     cases = run_case_progress(run=run)  # a run requested through the workers: where its cases are
-    pages = max(1, math.ceil((progress.failed if only == "failed" else progress.stored) / PAGE_SIZE))
-    if page > pages:
-        raise params.BadParameter("page", f"{page} is past the last page ({pages})")
+    page = params.page(request, run_results(run=run, only=only), PAGE_SIZE,
+                       count=progress.failed if only == "failed" else progress.stored)
     return render(
         request,
         "web/run.html",
@@ -38,12 +34,12 @@ def run_detail(request, run_id):
             "cases": cases,
             "unfinished": run_case_tasks(run=run, states=("queued", "running", "failed", "cancelled"))[:200] if cases else [],
             "open": run.status in (Run.Status.PENDING, Run.Status.RUNNING),
-            "results": with_host_speed(run_results(run=run, only=only)[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]),
+            "results": with_host_speed(page.object_list),
             "host_bound_share": HOST_BOUND_SHARE,
             "host_slowed_below": HOST_SPEED_MARK_BELOW,
-            "page": page,
-            "pages": pages,
-            "page_range": range(1, pages + 1),
+            "page": page.number,
+            "pages": page.paginator.num_pages,
+            "page_range": page.paginator.page_range,
             "chart": run_speedup_chart(run=run),
             "any_synthetic": False,  # the run page has its own banner
         },
