@@ -198,3 +198,59 @@ def apply_variant(build: dict, overrides: Overrides) -> dict:
         return build
     return {**build, "local_label": variant_label(build.get("local_label") or "", overrides),
             "overrides": overrides.as_document()}
+
+
+# --- the config catalog of a build's torch ---------------------------------------------------------
+# ``runner.engine.overrides.config_catalog`` writes it in the build's interpreter (the environment
+# probe of ``register_build`` and of workers); the dashboard stores it on the build and checks a
+# variant's config keys against its base build's catalog without that torch:
+#   {"torch_version": "2.13.0+cpu", "sections": {"inductor": {"max_autotune": {"type": "bool"}, ...}}}
+# An entry's ``type`` is ``bool``, ``int``, ``float``, ``str``, ``any`` (unknown: every value) or
+# another type's name (``list``, ``dict``, ``callable``: no value of an override gives one); with
+# ``nullable`` null is allowed, with ``choices`` only those values (a ``Literal``).
+CATALOG_SCALARS = ("bool", "int", "float", "str")
+
+
+def catalog_entry_problem(value: Scalar, entry: dict) -> str | None:
+    """Why ``value`` cannot be set on a config entry of the catalog, or None."""
+    kinds = [k for k in str(entry.get("type") or "any").split("|") if k]
+    choices = entry.get("choices")
+    if value is None:  # a nullable entry, or one whose type is unknown (the runner always allowed null)
+        return None
+    if choices is not None:
+        return None if any(value == c and type(value) is type(c) for c in choices) else \
+            f"expects one of {', '.join(_cli_value(c) for c in choices)}"
+    if "any" in kinds:
+        return None
+    if isinstance(value, bool):
+        fits = "bool" in kinds
+    elif isinstance(value, int):
+        fits = "int" in kinds or "float" in kinds
+    elif isinstance(value, float):
+        fits = "float" in kinds
+    else:
+        fits = "str" in kinds
+    if fits:
+        return None
+    scalars = [k for k in kinds if k in CATALOG_SCALARS]
+    if not scalars:
+        return f"expects a {'/'.join(kinds)}, which the command line cannot give"
+    wording = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string"}
+    return "expects " + " or ".join(wording[k] for k in scalars)
+
+
+def catalog_problems(config: dict, catalog: dict) -> list[dict]:
+    """[{field, message}] for every config key ``catalog`` lacks or whose value has the wrong type
+    (the same answers as ``runner.engine.overrides.check_config`` in that build's interpreter)."""
+    sections = catalog.get("sections") or {}
+    torch_version = catalog.get("torch_version") or "?"
+    problems = []
+    for key, value in config.items():
+        section, _, name = key.partition(".")
+        field_name = f"config.{key}"
+        entry = (sections.get(section) or {}).get(name)
+        if entry is None:
+            problems.append({"field": field_name, "message": f"torch {torch_version} has no {section} config key {name!r}"})
+        elif problem := catalog_entry_problem(value, entry):
+            problems.append({"field": field_name, "message": f"{problem} (got {value!r})"})
+    return problems

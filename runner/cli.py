@@ -94,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     environment = commands.add_parser("environment", help="(internal) describe this interpreter's build and machine")
     environment.add_argument("--out", type=Path, required=True)
     environment.add_argument("--check-config", type=Path, help="(internal) JSON {SECTION.KEY: value} to check against this torch")
+    environment.add_argument("--catalog", action="store_true", help="(internal) add config_catalog: this torch's config keys and types")
     return parser
 
 
@@ -394,6 +395,10 @@ def command_environment(args: argparse.Namespace) -> int:
         from runner.engine.overrides import check_config
 
         environment["override_problems"] = check_config(json.loads(args.check_config.read_text()))
+    if args.catalog:
+        from runner.engine.overrides import config_catalog
+
+        environment["config_catalog"] = config_catalog()
     args.out.write_text(json.dumps(environment, indent=1))
     return 0
 

@@ -10,7 +10,7 @@ from dashboard.results.models import Result, Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
 from dashboard.results.services import storable_errors
-from dashboard.results.variants import base_of, variant_document
+from dashboard.results.variants import base_of, catalog_of
 from contract.document import METRIC_NAMES, environment_errors, time_problem
 
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
@@ -168,6 +168,12 @@ class BuildDetailSerializer(BuildSerializer):
     """One build, with its ``environment`` (lists leave it out: it can be large)."""
 
     environment = serializers.DictField()
+    probed = serializers.SerializerMethodField(
+        help_text="whether its torch's config keys are known (a worker or register_build probed it, or its base): "
+        "a variant's config overrides are checked against them")
+
+    def get_probed(self, build) -> bool:
+        return bool(catalog_of(build))
 
 
 class BuildRegisterSerializer(OverridesInput):
@@ -201,10 +207,11 @@ class BuildRegisterSerializer(OverridesInput):
             raise serializers.ValidationError("may not contain '/' (it is part of the build's URLs)")
         return value
 
-    def to_document_build(self) -> dict:
+    def to_document_build(self) -> tuple[dict, Overrides]:
+        """The base build's document ``build`` and the variant's overrides (none for a plain build)."""
         data = dict(self.validated_data)
         data["commit_time"] = data["commit_time"].isoformat() if data["commit_time"] else None
-        return variant_document(data, data.pop("overrides"))
+        return data, data.pop("overrides")
 
 
 # --- runs ------------------------------------------------------------------------------------------

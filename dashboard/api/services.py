@@ -15,13 +15,13 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from dashboard.api.models import ApiToken
-from dashboard.dispatch.services import run_cases_cancel
+from dashboard.dispatch.services import BaseNotProbed, run_cases_cancel, variant_overrides_validate
 from dashboard.dispatch.services import run_request as dispatch_run_request
 from dashboard.results.models import Build, Machine, Run
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.services import IngestOutcome, build_get_or_create
 from dashboard.results.run_status import run_status_set
-from dashboard.results.variants import variant_get_or_create
+from dashboard.results.variants import variant_document, variant_get_or_create
 from contract.document import DocumentError, InvalidDocument, load_document
 from contract.vocabulary import is_machine_class
 
@@ -71,11 +71,26 @@ def api_token_touch(*, token: ApiToken) -> None:
 
 
 # --- builds ----------------------------------------------------------------------------------------
-def build_register(*, data: dict) -> tuple[Build, bool]:
+def _variant_validate(*, base: Build | None, overrides, machine_class: str = "", base_name: str = "") -> None:
+    """A variant's config keys against its base build's torch (``dispatch``): InvalidDocument naming
+    each bad key (400), or Conflict naming ``config`` (409) while the base was never probed."""
+    try:
+        variant_overrides_validate(base=base, overrides=overrides, machine_class=machine_class, base_name=base_name)
+    except BaseNotProbed as exc:
+        raise Conflict(exc.field, exc.message) from None
+
+
+def build_register(*, data: dict, overrides=None) -> tuple[Build, bool]:
     """Register a build (the ``build`` object of a run document); idempotent on (git_sha,
     local_label). Uses the ingest service's own function, so a build registered here is the same
-    row a run document would create. Raises ``InvalidDocument`` when the sha is stored with another
-    torch version."""
+    row a run document would create. With ``overrides``, the variant of the build ``data`` names
+    (its base), its config keys checked against the base's torch first. Raises ``InvalidDocument``
+    naming the field (the sha stored with another torch version, a bad key), or ``Conflict``."""
+    if overrides:
+        base = Build.objects.filter(git_sha=data["git_sha"], local_label=data.get("local_label", "")).first()
+        _variant_validate(base=base, overrides=overrides,
+                          base_name=f"{data['git_sha'][:12]}{'+' + data['local_label'] if data.get('local_label') else ''}")
+        data = variant_document(data, overrides)
     with transaction.atomic():
         before = Build.objects.filter(git_sha=data["git_sha"], local_label=data.get("local_label", "")).exists()
         try:
@@ -101,7 +116,8 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
 
     if (run := earlier()) is not None:
         return run, False
-    if overrides:  # a run of the variant of ``build`` (created when new)
+    if overrides:  # a run of the variant of ``build`` (created when new), its keys checked first
+        _variant_validate(base=build, overrides=overrides, machine_class=machine_class)
         build = variant_get_or_create(base=build, overrides=overrides)
     try:
         return dispatch_run_request(

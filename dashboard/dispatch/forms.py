@@ -1,7 +1,10 @@
 """The admin's run-request form (the same checks as the API and ``manage.py request_run``)."""
 from django import forms
 
+from contract.queues import machine_class_problem
+from contract.variants import InvalidOverride, Overrides
 from contract.vocabulary import COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
+from dashboard.dispatch.models import BuildEnvironment
 
 
 class RunRequestForm(forms.Form):
@@ -24,3 +27,45 @@ class RunRequestForm(forms.Form):
             "dtypes": data["dtypes"] or None,
             "timeout_s": data["timeout_s"],
         }
+
+
+class VariantForm(forms.Form):
+    """A variant of a base build (issue #16): the same ``SECTION.KEY=VALUE`` / ``NAME=VALUE`` lines as
+    ``--config`` / ``--env``; each config key is checked against the base build's torch."""
+
+    config = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
+                             help_text="one SECTION.KEY=VALUE a line, e.g. inductor.max_autotune=true (sections: inductor, "
+                             "dynamo, functorch)")
+    env = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+                          help_text="one NAME=VALUE a line (TORCHINDUCTOR_*, TORCHDYNAMO_*, TORCH_*, TRITON_*)")
+
+    def clean(self):
+        data = super().clean()
+        lines = {name: [line for line in (data.get(name) or "").splitlines() if line.strip()] for name in ("config", "env")}
+        try:
+            data["overrides"] = Overrides.from_cli(lines["config"], lines["env"])
+        except InvalidOverride as exc:  # named: "config.inductor.x: ..." under the field it came from
+            self.add_error("env" if exc.field.startswith(("env", "--env")) else "config", str(exc))
+            return data
+        if not data["overrides"]:
+            self.add_error("config", "give at least one override: a variant without any is its base build")
+        return data
+
+
+class ProbeForm(forms.ModelForm):
+    """*Build environments* -> Add: an interpreter on the workers of a class, probed by one of them."""
+
+    class Meta:
+        model = BuildEnvironment
+        fields = ["machine_class", "python"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["machine_class"].required = True
+        self.fields["machine_class"].help_text = "a worker of this class probes the interpreter on its machine and reports it"
+
+    def clean_machine_class(self) -> str:
+        value = self.cleaned_data["machine_class"]
+        if problem := machine_class_problem(value):
+            raise forms.ValidationError(problem)
+        return value

@@ -53,3 +53,21 @@ def case_run_inprocess(*, machine_class: str, message: dict) -> str:
                                     hostname=worker["hostname"])
     print(f"case {label}: {document['results'][0]['status']} ({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)
     return services.case_finished(case_id=case_id, document=document)
+
+
+def probe_inprocess(*, machine_class: str, python: str = "") -> int:
+    """A probe without a broker (``build_probe_request``): this host's interpreter (or ``python``)
+    probed after the request's commit, as a worker of ``machine_class`` would, and its build
+    recorded with its config catalog. Returns how many builds it recorded."""
+    from dashboard.dispatch.models import BuildEnvironment
+    from dashboard.dispatch.services.builds import build_environment_record
+
+    probed = LocalBuilds.probe((BuildEntry(python=python or sys.executable, local_label=None),))
+    _probed.pop(python or sys.executable, None)  # the next case probes it afresh too
+    for error in probed.errors:
+        print(f"probe of {error['python']}: {error['error']}", file=sys.stderr, flush=True)
+    for found in probed.builds:
+        build_environment_record(environment=found.environment, python=found.python, machine_class=machine_class,
+                                 hostname=socket.gethostname(), worker="in-process",
+                                 source=BuildEnvironment.Source.REGISTERED, catalog=found.catalog)
+    return len(probed.builds)

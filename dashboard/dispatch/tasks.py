@@ -7,7 +7,7 @@ from celery import shared_task
 from dashboard.dispatch import services
 from contract.variants import Overrides
 from dashboard.dispatch.selectors import build_for_schedule
-from dashboard.results.variants import variant_get_or_create
+from dashboard.results.variants import CatalogUnknown, variant_get_or_create, variant_overrides_check
 from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
@@ -48,9 +48,16 @@ def scheduled_run(*, build: str = "latest", machine_class: str, suite: str = "fu
     """A run requested by the schedule (django-celery-beat: a periodic task with these kwargs, edited
     in the admin). ``build`` is a build ref, or ``latest``: the build most recently reported by a
     worker of the class (a machine that installs the nightly each evening reports it on restart).
-    ``config``/``env``: a nightly of that build's variant (``contract.variants``)."""
+    ``config``/``env``: a nightly of that build's variant (``contract.variants``), its config keys
+    checked against the base build's torch when it was probed (a bad key: no run, the task fails
+    naming it); else each case checks them in the build's interpreter before anything compiles."""
     base = build_for_schedule(ref=build, machine_class=machine_class)
-    variant = variant_get_or_create(base=base, overrides=Overrides.build(config, env))
+    overrides = Overrides.build(config, env)
+    try:
+        variant_overrides_check(base=base, overrides=overrides)
+    except CatalogUnknown:
+        pass
+    variant = variant_get_or_create(base=base, overrides=overrides)
     run = services.run_request(build=variant, machine_class=machine_class,
                                suite=suite, requested_by="schedule", workloads=workloads, modes=modes, regimes=regimes,
                                dtypes=dtypes, timeout_s=timeout_s)

@@ -54,6 +54,10 @@ class Build(models.Model):
     # A build variant's compiler settings (issue #16), ``{"config": {...}, "env": {...}}`` as
     # ``contract.variants.Overrides.as_document``; empty for a plain build.
     overrides = models.JSONField(default=dict, blank=True)
+    # Its torch's config keys and their types (``contract.variants``: ``{"torch_version", "sections"}``),
+    # recorded when the build is probed (``register_build``, a worker's report); empty until then.
+    # The API and the admin check a variant's config overrides against its base build's.
+    config_catalog = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
-from contract.variants import InvalidOverride, Overrides, variant_label
+from contract.variants import InvalidOverride, Overrides, catalog_problems, variant_label
 from contract.document import DocumentError, InvalidDocument
 
 
@@ -63,3 +63,39 @@ def base_of(build):
     # The runner names variants; a label it derived otherwise still starts with its base's.
     prefixed = [b for b in candidates if not b.local_label or build.local_label.startswith(b.local_label + ".")]
     return (derived or prefixed or [None])[0]
+
+
+class CatalogUnknown(LookupError):
+    """A variant's config keys cannot be checked: its base build has not been probed yet (no
+    config catalog). ``field`` names the body's field (``config``)."""
+
+    def __init__(self, build, field_name: str = "config"):
+        from dashboard.results.selectors.common import build_ref  # noqa: PLC0415
+
+        self.build, self.field = build, field_name
+        self.message = (f"build {build_ref(build)} has not been probed yet: its torch's config keys are unknown here, "
+                        "so these overrides cannot be checked")
+        super().__init__(self.message)
+
+
+def catalog_of(build) -> dict:
+    """The config catalog of a build's torch: its own, else its base's (a variant's torch is its base's)."""
+    if build.config_catalog:
+        return build.config_catalog
+    base = base_of(build)
+    return base.config_catalog if base is not None else {}
+
+
+def variant_overrides_check(*, base, overrides: Overrides, field_prefix: str = "") -> None:
+    """Check a variant's config keys against the config catalog of ``base``'s torch, before
+    anything is stored. Raises ``InvalidDocument`` naming every bad key (``config.inductor.KEY``),
+    or ``CatalogUnknown`` when ``base`` was never probed. Environment overrides need no catalog
+    (their names were checked by ``contract.variants``)."""
+    if not overrides.config:
+        return
+    catalog = catalog_of(base)
+    if not catalog:
+        raise CatalogUnknown(base, f"{field_prefix}config")
+    problems = catalog_problems(overrides.config, catalog)
+    if problems:
+        raise InvalidDocument([DocumentError(field_prefix + p["field"], p["message"]) for p in problems])

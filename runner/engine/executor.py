@@ -243,12 +243,13 @@ def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
         environment["warm_compile_error"] = f"{warm.status}: {error.get('message', '')}"[:2000]
 
 
-def probe_environment(python: str, *, timeout_s: float = 300, overrides=None) -> dict:
+def probe_environment(python: str, *, timeout_s: float = 300, overrides=None, catalog: bool = False) -> dict:
     """Run the build's interpreter once to describe the build and the machine.
 
     With ``overrides`` (``contract.variants.Overrides``) the probe runs with the variant's
     environment and checks its config keys against that torch: ``override_problems`` lists
-    ``{field, message}`` for each key it lacks or value of the wrong type."""
+    ``{field, message}`` for each key it lacks or value of the wrong type. With ``catalog``,
+    ``config_catalog`` describes every config key of that torch (``runner.engine.overrides``)."""
     workdir = Path(tempfile.mkdtemp(prefix="ptbench-env-"))
     try:
         out_path = workdir / "environment.json"
@@ -257,6 +258,8 @@ def probe_environment(python: str, *, timeout_s: float = 300, overrides=None) ->
             config_path = workdir / "overrides.json"
             config_path.write_text(json.dumps(overrides.config))
             command += ["--check-config", str(config_path)]
+        if catalog:
+            command.append("--catalog")
         child = run_child(
             command,
             env=child_environment(None, overrides.env if overrides else None),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 
-from contract.variants import variant_label
+from contract.variants import InvalidOverride, Overrides, apply_variant, variant_label
 from runner.engine.executor import EnvironmentProbeFailed, probe_environment
 from runner.worker.config import BuildEntry
 
@@ -18,6 +18,7 @@ class BuildUnavailable(LookupError):
 class LocalBuild:
     python: str
     environment: dict  # ``python -m runner environment`` of that interpreter
+    catalog: dict = field(default_factory=dict, compare=False)  # its torch's config keys (``config_catalog``)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -39,7 +40,7 @@ class LocalBuilds:
                 found.errors.append({"python": entry.python, "error": "not an executable file"})
                 continue
             try:
-                environment = probe_environment(python, timeout_s=300, overrides=entry.overrides or None)
+                environment = probe_environment(python, timeout_s=300, overrides=entry.overrides or None, catalog=True)
             except EnvironmentProbeFailed as exc:
                 found.errors.append({"python": entry.python, "error": str(exc)[-2000:]})
                 continue
@@ -53,15 +54,35 @@ class LocalBuilds:
                 base = environment["build"].get("local_label") or ""
                 environment["build"]["local_label"] = variant_label(base, entry.overrides)
                 environment["build"]["overrides"] = entry.overrides.as_document()
-            found.builds.append(LocalBuild(python=python, environment=environment))
+            catalog = environment.pop("config_catalog", None) or {}  # reported apart: never in run documents
+            found.builds.append(LocalBuild(python=python, environment=environment, catalog=catalog))
         return found
 
-    def find(self, *, git_sha: str, local_label: str) -> LocalBuild:
+    def find(self, *, git_sha: str, local_label: str, overrides: dict | None = None) -> LocalBuild:
+        """The interpreter of a build; for a variant made on the dashboard (the API, the admin, a
+        nightly), the interpreter of its base build (its label derives from the base's), described
+        as the variant: the case applies the overrides its message carries."""
         for build in self.builds:
             if build.key == (git_sha, local_label or ""):
                 return build
+        if variant := self._variant_of_base(git_sha=git_sha, local_label=local_label or "", overrides=overrides):
+            return variant
         have = ", ".join(f"{sha[:12]}{'+' + label if label else ''}" for sha, label in (b.key for b in self.builds)) or "none"
         raise BuildUnavailable(f"no interpreter here for build {git_sha[:12]}{'+' + local_label if local_label else ''} (have: {have})")
 
+    def _variant_of_base(self, *, git_sha: str, local_label: str, overrides: dict | None) -> LocalBuild | None:
+        try:
+            wanted = Overrides.from_document({"overrides": overrides}) if overrides else Overrides()
+        except InvalidOverride:
+            return None
+        if not wanted:
+            return None
+        for base in self.builds:
+            sha, label = base.key
+            if sha == git_sha and not base.environment["build"].get("overrides") and variant_label(label, wanted) == local_label:
+                environment = {**base.environment, "build": apply_variant(base.environment["build"], wanted)}
+                return LocalBuild(python=base.python, environment=environment, catalog=base.catalog)
+        return None
+
     def report(self) -> list[dict]:
-        return [{"python": b.python, "environment": b.environment} for b in self.builds]
+        return [{"python": b.python, "environment": b.environment, "config_catalog": b.catalog} for b in self.builds]

@@ -24,7 +24,7 @@ def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: di
                  requested_by: str = "", should_stop=None) -> dict:
     """Measure one case of a run; returns its one-result run document. Raises BuildUnavailable,
     CaseStopped, or an infrastructure error; a failing case is a result, not an exception."""
-    interpreter = local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""))
+    interpreter = local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
     notify_started()
     started_at = now_iso()
     executor = CaseExecutor(python=interpreter.python, timeout_s=timeout_s, warm=warm, should_stop=should_stop)

@@ -17,6 +17,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
 from runner.worker.app import app, config
 from runner.worker.builds import BuildUnavailable, LocalBuilds
+from runner.worker.config import BuildEntry
 from runner.worker.measure import measure_case
 from contract.messages import (
     CASE_FAILED,
@@ -34,12 +35,12 @@ INFRASTRUCTURE_ERRORS = (BuildUnavailable, EnvironmentProbeFailed, OSError, Soft
 PUBLISH_RETRY = {"max_retries": 20, "interval_start": 1, "interval_step": 2, "interval_max": 30}
 
 
-_state: dict = {"builds": None, "redis": None}
+_state: dict = {"builds": None, "redis": None, "extra": ()}  # extra: interpreters the dashboard asked to probe
 
 
 def local_builds() -> LocalBuilds:
     if _state["builds"] is None:
-        _state["builds"] = LocalBuilds.probe(config.builds)
+        _state["builds"] = LocalBuilds.probe(config.builds + _state["extra"])
     return _state["builds"]
 
 
@@ -111,8 +112,14 @@ def run_case(self, **message) -> dict:
 
 
 @app.task(name=PROBE_BUILDS, bind=True)
-def probe_builds(self) -> dict:
-    """Probe the configured interpreters again (a build was installed or updated) and report."""
+def probe_builds(self, python: str = "") -> dict:
+    """Probe the configured interpreters again (a build was installed or updated) and report each
+    build with its environment and config catalog. The dashboard sends this (the admin, or a variant
+    whose base build's config keys it does not know yet): probing runs here, never in a web request.
+    ``python``: one more interpreter of this machine to probe, kept until the worker restarts (put
+    it in PTBENCH_BUILDS to keep it for good)."""
+    if python and python not in {e.python for e in config.builds + _state["extra"]}:
+        _state["extra"] += (BuildEntry(python=python, local_label=None),)
     _state["builds"] = None
     return report_builds(worker=self.request.hostname)
 

@@ -63,9 +63,27 @@ def test_ingest_refuses_a_bad_override_naming_it_and_stores_nothing(overrides, f
     assert Build.objects.count() == 0
 
 
+# A base build's config catalog as a probe records it (runner.engine.overrides.config_catalog).
+CATALOG = {"torch_version": "2.13.0", "sections": {
+    "inductor": {"coordinate_descent_tuning": {"type": "bool"}, "max_autotune": {"type": "bool"},
+                 "max_fusion_size": {"type": "int"}, "max_autotune_gemm_backends": {"type": "str"},
+                 "triton.persistent_reductions": {"type": "bool"}},
+    "dynamo": {"capture_scalar_outputs": {"type": "bool"}}, "functorch": {}}}
+
+
+def probed(ref: str) -> Build:
+    build = Build.objects.get(git_sha=SHA, local_label=ref)
+    build.config_catalog = CATALOG
+    build.save(update_fields=["config_catalog"])
+    return build
+
+
 def test_api_build_registration_derives_the_variant_label_and_names_a_bad_key(writer):
     body = {"torch_version": "2.13.0", "git_sha": SHA, "local_label": "cu130"}
     base = writer.post("/api/v1/builds/", body, format="json").json()
+    assert writer.get(f"/api/v1/builds/{base['ref']}/").json()["probed"] is False
+    probed("cu130")
+    assert writer.get(f"/api/v1/builds/{base['ref']}/").json()["probed"] is True
     created = writer.post("/api/v1/builds/", {**body, "config": {"inductor.coordinate_descent_tuning": True},
                                               "env": {"TORCHINDUCTOR_FREEZING": "1"}}, format="json")
     assert created.status_code == 201, created.json()
@@ -73,20 +91,59 @@ def test_api_build_registration_derives_the_variant_label_and_names_a_bad_key(wr
     overrides = Overrides.build({"inductor.coordinate_descent_tuning": True}, {"TORCHINDUCTOR_FREEZING": "1"})
     assert variant["local_label"] == variant_label("cu130", overrides) and variant["overrides"] == overrides.as_document()
     assert variant["base"]["ref"] == base["ref"] and base["base"] is None
+    assert variant["probed"] is True  # its base's catalog is its own torch's
     for bad, field in (({"config": {"triton.x": 1}}, "config.triton.x"), ({"config": {"inductor.x": {"a": 1}}}, "config.inductor.x"),
-                       ({"env": {"PATH": "/bin"}}, "env.PATH"), ({"env": {"TORCH_X": 1}}, "env.TORCH_X")):
+                       ({"env": {"PATH": "/bin"}}, "env.PATH"), ({"env": {"TORCH_X": 1}}, "env.TORCH_X"),
+                       # checked against the base build's torch: a key it lacks, a value of the wrong type
+                       ({"config": {"inductor.no_such_key": True}}, "config.inductor.no_such_key"),
+                       ({"config": {"inductor.max_fusion_size": "four"}}, "config.inductor.max_fusion_size")):
         refused = writer.post("/api/v1/builds/", {**body, **bad}, format="json")
         assert refused.status_code == 400 and fields(refused) == [field], refused.json()
+    refused = writer.post("/api/v1/builds/", {**body, "config": {"inductor.nope": 1, "dynamo.capture_scalar_outputs": 1}},
+                          format="json")
+    assert fields(refused) == ["config.dynamo.capture_scalar_outputs", "config.inductor.nope"]  # every bad key named
+    assert "torch 2.13.0 has no inductor config key 'nope'" in refused.json()["errors"][1]["message"]
     assert Build.objects.count() == 2
+
+
+def test_api_variant_of_a_base_never_probed_is_409_naming_config_and_stores_nothing(writer, django_capture_on_commit_callbacks):
+    from dashboard.dispatch.models import BuildEnvironment
+
+    body = {"torch_version": "2.13.0", "git_sha": SHA, "local_label": "cu130"}
+    refused = writer.post("/api/v1/builds/", {**body, "config": {"inductor.max_autotune": True}}, format="json")
+    assert refused.status_code == 409 and fields(refused) == ["config"]
+    assert "is not stored" in refused.json()["detail"] and not Build.objects.exists()
+    assert writer.post("/api/v1/builds/", body, format="json").status_code == 201
+    base = Build.objects.get()
+    BuildEnvironment.objects.create(build=base, machine_class="gpu-h100", hostname="h", python="/opt/p", source="worker",
+                                    reported_at=base.created_at)
+    with django_capture_on_commit_callbacks() as sent:  # the probe message goes out once the request commits
+        refused = writer.post("/api/v1/builds/", {**body, "config": {"inductor.max_autotune": True}}, format="json")
+    assert refused.status_code == 409 and fields(refused) == ["config"]
+    assert "has not been probed yet" in refused.json()["detail"] and "asked a worker of gpu-h100" in refused.json()["detail"]
+    assert len(sent) == 1
+    # env overrides alone need no catalog (their names are all there is to check)
+    assert writer.post("/api/v1/builds/", {**body, "env": {"TORCHINDUCTOR_FREEZING": "1"}}, format="json").status_code == 201
+    # a run request asks the requested class's workers
+    request = {"build": SHA[:12] + "+cu130", "machine_class": "cpu", "suite": "tiny", "cases_expected": 3,
+               "config": {"inductor.max_autotune": True}}
+    with django_capture_on_commit_callbacks() as sent:
+        refused = writer.post("/api/v1/runs/", request, format="json")
+    assert refused.status_code == 409 and fields(refused) == ["config"] and "asked a worker of cpu" in refused.json()["detail"]
+    assert len(sent) == 1 and Run.objects.count() == 0 and Build.objects.count() == 2
 
 
 def test_api_run_request_runs_the_variant_and_names_a_bad_key(writer):
     writer.post("/api/v1/builds/", {"torch_version": "2.13.0", "git_sha": SHA}, format="json")
+    probed("")
     request = {"build": SHA[:12], "machine_class": "cpu", "suite": "tiny", "cases_expected": 3}
     refused = writer.post("/api/v1/runs/", {**request, "config": {"inductor.max autotune": True}}, format="json")
     assert refused.status_code == 400 and fields(refused) == ["config.inductor.max autotune"]
     refused = writer.post("/api/v1/runs/", {**request, "env": {"HOME": "/"}}, format="json")
     assert refused.status_code == 400 and fields(refused) == ["env.HOME"]
+    refused = writer.post("/api/v1/runs/", {**request, "config": {"inductor.max_autotune_gemm_backends": False}}, format="json")
+    assert refused.status_code == 400 and fields(refused) == ["config.inductor.max_autotune_gemm_backends"]
+    assert "expects a string" in refused.json()["detail"]
     assert Run.objects.count() == 0 and Build.objects.count() == 1
     made = writer.post("/api/v1/runs/", {**request, "config": {"inductor.coordinate_descent_tuning": True}}, format="json")
     assert made.status_code == 201, made.json()
@@ -224,3 +281,28 @@ def test_register_build_checks_a_variants_keys_against_the_builds_own_torch():
         call_command("register_build", "--python", sys.executable, "--config", "inductor.max_fusion_size=four",
                      stdout=io.StringIO(), stderr=err)
     assert not Build.objects.exists()
+    # A build registered is probed with its config catalog: the API and the admin check variants against it.
+    call_command("register_build", "--python", sys.executable, "--config", "inductor.max_fusion_size=4",
+                 stdout=io.StringIO(), stderr=err)
+    variant = Build.objects.get()
+    catalog = variant.config_catalog
+    assert catalog["torch_version"].startswith(variant.torch_version.split("+")[0])
+    assert catalog["sections"]["inductor"]["max_fusion_size"] == {"type": "int"}
+    assert catalog["sections"]["inductor"]["triton.persistent_reductions"] == {"type": "bool"}
+    assert catalog["sections"]["dynamo"]["capture_scalar_outputs"] == {"type": "bool"}
+    assert catalog["sections"]["functorch"]  # all three sections
+    # reported apart, never in the environment that run documents carry
+    assert "config_catalog" not in variant.environment and "config_catalog" not in variant.environments.get().environment
+
+
+def test_admin_variant_of_a_base_never_probed_names_config_and_stores_nothing(admin_client):
+    run_ingest(document=make_document(), detect=False)
+    base = Build.objects.get()
+    form = {"action": "create_variant", "_selected_action": [base.pk], "apply": "1"}
+    page = admin_client.post("/admin/results/build/", {**form, "config": "inductor.max_autotune=true"}).content.decode()
+    assert "config: build " in page and "has not been probed yet" in page
+    page = admin_client.post("/admin/results/build/", {**form, "config": "cudnn.benchmark=true"}).content.decode()
+    assert "config.cudnn.benchmark: not a config key" in page
+    page = admin_client.post("/admin/results/build/", {**form, "env": "HOME=/"}).content.decode()
+    assert "env.HOME: not an allowed variable" in page
+    assert Build.objects.count() == 1

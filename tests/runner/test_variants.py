@@ -92,3 +92,72 @@ def test_a_dynamo_setting_or_its_variable_removes_a_real_graph_break(tmp_path):
     assert "--config dynamo.capture_scalar_outputs=true" in by_config["repro"]
     assert "--env TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1" in by_env["repro"]
     assert "--config" not in base["repro"]
+
+
+# --- the config catalog: what the dashboard checks a variant's keys against, without torch ---------
+def test_the_catalog_describes_declared_types_across_the_config_module_layouts():
+    """``_config`` entries with a ``value_type`` (torch 2.5+, 2.11, 2.13), ``_default`` dicts (2.1-2.4),
+    and plain module attributes: each read into the same entries."""
+    import types
+    import typing
+
+    from runner.engine.overrides import _module_entries
+
+    class Entry:
+        def __init__(self, default, value_type=None):
+            self.default, self.value_type = default, value_type
+
+    new = types.SimpleNamespace(_config={
+        "flag": Entry(False, bool), "size": Entry(64, int), "name": Entry(None, typing.Optional[str]),
+        "mode": Entry("a", typing.Literal["a", "b"]), "passes": Entry(None, typing.Optional[list[int]]),
+        "either": Entry(True, bool | str), "untyped": Entry(0.5), "unknown": Entry(None)})
+    entries = _module_entries(new)
+    assert entries["flag"] == {"type": "bool"} and entries["size"] == {"type": "int"}
+    assert entries["name"] == {"type": "str", "nullable": True} and entries["untyped"] == {"type": "float"}
+    assert entries["mode"] == {"type": "str", "choices": ["a", "b"]} and entries["either"] == {"type": "bool|str"}
+    assert entries["passes"] == {"type": "list", "nullable": True} and entries["unknown"] == {"type": "any", "nullable": True}
+    old = types.SimpleNamespace(_default={"flag": True, "threads": 4})
+    assert _module_entries(old) == {"flag": {"type": "bool"}, "threads": {"type": "int"}}
+    plain = types.ModuleType("plain_config")
+    plain.flag, plain._private = False, 1
+    assert _module_entries(plain) == {"flag": {"type": "bool"}}
+
+
+@pytest.mark.parametrize("value, entry, problem", [
+    (True, {"type": "bool"}, None), (1, {"type": "bool"}, "expects true or false"),
+    (3, {"type": "int"}, None), (True, {"type": "int"}, "expects an integer"), (2.5, {"type": "int"}, "expects an integer"),
+    (2, {"type": "float"}, None), ("x", {"type": "float"}, "expects a number"),
+    ("TRITON", {"type": "str"}, None), (None, {"type": "str"}, None), (False, {"type": "bool|str"}, None),
+    ("c", {"type": "str", "choices": ["a", "b"]}, "expects one of a, b"), ("a", {"type": "str", "choices": ["a"]}, None),
+    ("x", {"type": "list"}, "expects a list, which the command line cannot give"), ({"a": 1}, {"type": "any"}, None),
+])
+def test_catalog_entry_problem(value, entry, problem):
+    from contract.variants import catalog_entry_problem
+
+    assert catalog_entry_problem(value, entry) == problem
+
+
+def test_catalog_problems_name_each_key_as_the_builds_own_check_does():
+    from contract.variants import catalog_problems
+
+    catalog = {"torch_version": "2.11.0", "sections": {"inductor": {"max_fusion_size": {"type": "int"}}}}
+    assert catalog_problems({"inductor.max_fusion_size": "four", "dynamo.x": 1, "inductor.max_fusion_size_": 1}, catalog) == [
+        {"field": "config.inductor.max_fusion_size", "message": "expects an integer (got 'four')"},
+        {"field": "config.dynamo.x", "message": "torch 2.11.0 has no dynamo config key 'x'"},
+        {"field": "config.inductor.max_fusion_size_", "message": "torch 2.11.0 has no inductor config key 'max_fusion_size_'"},
+    ]
+
+
+def test_a_worker_finds_the_base_interpreter_of_a_variant_made_on_the_dashboard():
+    from runner.worker.builds import BuildUnavailable, LocalBuild, LocalBuilds
+
+    base = LocalBuild(python="/opt/t/python", environment={"build": {"git_sha": "a" * 40, "local_label": "cu130"}},
+                      catalog={"sections": {}})
+    local = LocalBuilds(builds=[base])
+    overrides = Overrides.build({"inductor.max_autotune": True})
+    found = local.find(git_sha="a" * 40, local_label=variant_label("cu130", overrides), overrides=overrides.as_document())
+    assert found.python == base.python and found.environment["build"]["overrides"] == overrides.as_document()
+    assert found.environment["build"]["local_label"] == variant_label("cu130", overrides)
+    assert base.environment["build"] == {"git_sha": "a" * 40, "local_label": "cu130"}  # the base's unchanged
+    with pytest.raises(BuildUnavailable):  # a label that is not the base's variant with these overrides
+        local.find(git_sha="a" * 40, local_label="other.abc123", overrides=overrides.as_document())

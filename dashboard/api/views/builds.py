@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from dashboard.api import selectors, services
 from dashboard.api.filters import BuildFilter, resolve_build
 from dashboard.api.serializers import BuildDetailSerializer, BuildRegisterSerializer, BuildSerializer
-from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiListView, ApiView, body, paged
+from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiListView, ApiView, body, error, paged
 from dashboard.results.models import Build
 
 
@@ -25,12 +25,16 @@ class BuildListView(ApiListView):
 
     @extend_schema(operation_id="builds_register", summary="Register a build (idempotent on git_sha + local_label)",
                    description="201 when the build is new, 200 when it was already registered; 400 naming "
-                   "`torch_version` when the sha is stored with another torch version.",
+                   "`torch_version` when the sha is stored with another torch version. With `config`/`env`: a variant "
+                   "of the build named by `git_sha` + `local_label` (its base); each config key is checked against the "
+                   "base's torch (400 naming `config.SECTION.KEY`, nothing stored), 409 naming `config` when the base was "
+                   "never probed (a probe is asked of its workers: send again once `probed` is true).",
                    request=BuildRegisterSerializer,
-                   responses={201: BuildDetailSerializer, 200: BuildDetailSerializer, **WRITE_ERRORS}, tags=["builds"])
+                   responses={201: BuildDetailSerializer, 200: BuildDetailSerializer, 409: error("the base build was never probed"), **WRITE_ERRORS}, tags=["builds"])
     def post(self, request):
         serializer = body(request, BuildRegisterSerializer)
-        build, created = services.build_register(data=serializer.to_document_build())
+        data, overrides = serializer.to_document_build()
+        build, created = services.build_register(data=data, overrides=overrides)
         build = Build.objects.prefetch_related("summaries").get(pk=build.pk)
         return Response(BuildDetailSerializer(build).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 

@@ -1,5 +1,12 @@
 """Writes of the dispatch app (DESIGN §6: ``<entity>_<action>``, keyword-only, atomic)."""
-from dashboard.dispatch.services.builds import build_register_local, worker_report
+from dashboard.dispatch.services.builds import (
+    BaseNotProbed,
+    build_probe_classes,
+    build_probe_request,
+    build_register_local,
+    variant_overrides_validate,
+    worker_report,
+)
 from dashboard.dispatch.services.cases import (
     case_failed,
     case_finished,
@@ -14,6 +21,6 @@ from dashboard.dispatch.services.runs import (
 )
 
 __all__ = [
-    "MatrixError", "build_register_local", "case_failed", "case_finished", "case_started", "cases_requeue_stale",
-    "run_cases_cancel", "run_enqueue_cases", "run_plan", "run_request", "worker_report",
+    "BaseNotProbed", "MatrixError", "build_probe_classes", "build_probe_request", "build_register_local", "case_failed", "case_finished", "case_started", "cases_requeue_stale",
+    "run_cases_cancel", "run_enqueue_cases", "run_plan", "run_request", "variant_overrides_validate", "worker_report",
 ]
