@@ -27,11 +27,13 @@ from .types import direction_sign
 
 #: Conservative run-to-run sd per metric before anything is known of a series or its class. Cold
 #: compile time is host work measured once per run: on the lent GPU VMs, runs of one unchanged build
-#: spread with an sd of 7-20 % per workload (bench/results/history, bench/compile_spread.py; the
-#: host's speed changes by up to 2x for minutes), so its default is 20 %.
+#: spread with an sd of 6-15 % per workload (ten runs of three workloads on one H100: 10.6, 12.8,
+#: 15.4 %, bench/results/history and bench/compile_spread.py; two cases at once: 5.6-7.1 %,
+#: bench/results/compile-noise), so its default is the noisiest measured, 15 %. (20 % hid a +94 %
+#: compile-time change after four earlier builds: 2.97 sd.)
 DEFAULT_NOISE = {
     "speedup": 0.02, "compiled_latency_ms": 0.02, "eager_latency_ms": 0.02,
-    "compile_time_cold_s": 0.20, "compile_time_warm_s": 0.20,
+    "compile_time_cold_s": 0.15, "compile_time_warm_s": 0.15,
     "compiled_peak_memory_bytes": 0.02, "eager_peak_memory_bytes": 0.02,
 }
 #: Smallest relative change the short-history rule calls bad (as the HUD's bot: 5% / 15% / 5%).
@@ -93,12 +95,18 @@ def series_noise(values: Sequence[float | None], runs: Sequence[Sequence[float]]
     return math.sqrt(float(np.mean(np.minimum(r * r, cap * cap)))), int(r.size)
 
 
-def class_prior(estimates: Sequence[tuple[float, int]]) -> float:
+#: Residuals before a series' estimate joins its class prior: fewer than a series needs for its own
+#: estimate, since the prior is the upper quartile over several series (a series' first week: with
+#: four earlier builds, detection's prior comes from the first two residuals of each series).
+PRIOR_MIN_RESIDUALS = 2
+
+
+def class_prior(estimates: Sequence[tuple[float, int]], min_dof: int = MIN_SERIES_DOF) -> float:
     """The prior of a machine class and metric: the upper quartile of the sds of its series that
     have their own estimate (nan when fewer than ``MIN_CLASS_SERIES``). Not the median: series of
     one class differ (cold compile time of three workloads on one H100 VM: sd 7 %, 11 %, 15 %), and
     a prior is what a series without its own history is judged by, so it leans to the noisier."""
-    sds = [sd for sd, dof in estimates if dof >= MIN_SERIES_DOF and math.isfinite(sd)]
+    sds = [sd for sd, dof in estimates if dof >= min_dof and math.isfinite(sd)]
     return float(np.percentile(sds, 75)) if len(sds) >= MIN_CLASS_SERIES else math.nan
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from detection import NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
+from detection import PRIOR_MIN_RESIDUALS, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
 from dashboard.regressions.history import TRACKED_METRICS, Point
 from dashboard.results.models import BuildSummary, Result
 
@@ -15,14 +15,17 @@ PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is 
 TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 
 
-def class_priors(*, machine_class: str, upto=None) -> dict[str, float]:
-    """Per metric, the median run-to-run sd of the class's series with enough history (nan: none),
-    over the newest ``PRIOR_BUILDS`` builds of the class (up to the build ``upto`` when given).
+def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0) -> dict[str, float]:
+    """Per metric, the upper quartile of the run-to-run sds of the class's series with enough
+    history (each series' robust estimate, ``series_noise``; nan: none), over the newest ``PRIOR_BUILDS`` builds of the class (up to the build ``upto`` when
+    given, less the ``skip_newest`` newest of those: detection judges a change of the newest one or
+    two builds by the noise known before them, never by a prior that the change itself inflated).
     Builds are points; runs of one build are repeated runs."""
     summaries = BuildSummary.objects.filter(machine_class=machine_class)
     if upto is not None:
         summaries = summaries.filter(ordered_at__lte=upto.ordered_at)
-    builds = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:PRIOR_BUILDS])
+    builds = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)
+                  [skip_newest:skip_newest + PRIOR_BUILDS])
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
     rows = Result.objects.filter(series__machine_class=machine_class, build_id__in=builds, status=Result.Status.PASS
                                  ).values_list("series_id", "build_id", *TRACKED_METRICS)
@@ -36,7 +39,7 @@ def class_priors(*, machine_class: str, upto=None) -> dict[str, float]:
         ordered = [by_build[b] for b in sorted(by_build, key=order.__getitem__)]
         per_metric.setdefault(metric, []).append(
             series_noise([statistics.median(r) for r in ordered], runs=ordered))
-    return {metric: class_prior(per_metric.get(metric, [])) for metric in TRACKED_METRICS}
+    return {metric: class_prior(per_metric.get(metric, []), min_dof=PRIOR_MIN_RESIDUALS) for metric in TRACKED_METRICS}
 
 
 def point_noise(points: list[Point], metric: str, *, prior: float | None = None, breaks=()) -> NoiseEstimate:

@@ -19,7 +19,7 @@ SHOTS = os.environ.get("PTBENCH_SCREENSHOTS", "")  # a folder: the test leaves i
 
 def test_admin_creates_a_variant_and_names_a_bad_key(browser, live_server, django_user_model, tmp_path):
     django_user_model.objects.create_superuser("admin", "admin@example.com", "pw-for-the-test")
-    run_ingest(document=make_document(), detect=False)
+    run_ingest(document=make_document())
     base = Build.objects.get()
     Build.objects.filter(pk=base.pk).update(config_catalog=CATALOG)  # as a probe recorded it
 

@@ -296,7 +296,7 @@ def test_register_build_checks_a_variants_keys_against_the_builds_own_torch():
 
 
 def test_admin_variant_of_a_base_never_probed_names_config_and_stores_nothing(admin_client):
-    run_ingest(document=make_document(), detect=False)
+    run_ingest(document=make_document())
     base = Build.objects.get()
     form = {"action": "create_variant", "_selected_action": [base.pk], "apply": "1"}
     page = admin_client.post("/admin/results/build/", {**form, "config": "inductor.max_autotune=true"}).content.decode()

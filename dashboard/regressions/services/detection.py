@@ -7,11 +7,12 @@ left out of the series, so they never serve as a baseline again.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from detection import FLOORS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
+from detection import FLOORS, K_NOISE, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.noise import class_priors, point_noise
@@ -56,7 +57,10 @@ def detection_run(*, run_id) -> DetectionOutcome:
         )
         series_list = list(Series.objects.filter(results__run=run).select_related("config", "workload").distinct())
         cache: dict[int, list[Point] | None] = {}  # one read of each series' history per pass
-        priors = class_priors(machine_class=machine_class, upto=run.build)
+        # The noise known before a change of the newest 1-2 builds (the floor rule's window): a change
+        # must not widen the prior it is judged by (4 earlier builds, then +94 % compile time in three
+        # workloads at once: a prior learned with the bad build in it was 28 %, and it passed as noise).
+        priors = class_priors(machine_class=machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS)
         for series in series_list:
             points = _points_upto(series=series, build_id=run.build_id, cache=cache)
             if points is None:
@@ -135,6 +139,9 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                            prior=priors.get(metric))
         for cp in found:
             host = host_slowed(points, cp, metric) if cp.kind == "regression" else None
+            past_host = None
+            if host is not None and not host_explains(metric, before=cp.before, after=cp.after, z=cp.z, host=host):
+                past_host, host = host, None  # past anything the slower host explains: a regression as it stands
             if cp.state == "suspect" or host is not None:
                 if cp.raised_at == len(points) - 1 and cp.kind == "regression" and cp.first_bad > 0:
                     request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host)
@@ -147,10 +154,12 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                 last_good=points[cp.last_good].build_id if cp.last_good is not None else None,
                 raised=points[cp.raised_at].build_id, summary=summary, outcome=outcome,
                 magnitude=cp.magnitude, confidence=cp.confidence, before_value=cp.before, after_value=cp.after,
-                details={"message": _change_message(metric, cp), "z": cp.z, "noise": cp.noise, "delay": cp.delay},
+                details={"message": _change_message(metric, cp) + _past_host_note(past_host), "z": cp.z, "noise": cp.noise,
+                         "delay": cp.delay, **({"host_slowed": past_host} if past_host else {})},
             )
 
 
+FLOOR_RULE_BAD_BUILDS = 2  # the newest builds a change of the floor rule may span before it is regressed
 FLOOR_RULE_WINDOW = 10  # builds: the floor rule's baseline, and how far back a detector finding covers it
 
 
@@ -162,7 +171,7 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     suspect, re-measured where a worker can, decided by the next build where none can
     (``remeasurement_decide_by_next_build``)."""
     values = [p.values.get(metric) for p in points]
-    noise = point_noise(points[:-2], metric, prior=prior)  # the noise known before a change of 1-2 builds
+    noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)  # the noise known before a change of 1-2 builds
     found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric], min_before=None)
     if found is None:
         return
@@ -170,6 +179,9 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
                      relative_change=found.relative_change, magnitude=found.magnitude, before=found.before,
                      after=found.after, z=found.z, confidence=0.0, state="suspect", noise=noise.sd)
     host = host_slowed(points, cp, metric)
+    past_host = None
+    if host is not None and not host_explains(metric, before=found.before, after=found.after, z=found.z, host=host):
+        past_host, host = host, None  # past anything the slower host explains: a regression as it stands
     if found.state == "suspect" or host is not None:  # a host-bound drop on a slowed host: re-measured
         request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host,
                                         extra={"rule": "short_history", "floor": FLOORS[metric], "noise_source": noise.source})
@@ -183,10 +195,30 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
         before_value=found.before, after_value=found.after,
         details={"message": f"{metric} {found.before:.4g} -> {found.after:.4g} ({found.relative_change:+.1%}) on "
                  f"{found.bad_builds} builds in a row, past the {FLOORS[metric]:.0%} floor and {abs(found.z):.1f} x the "
-                 f"run-to-run noise ({noise.sd:.2%}, {noise.source}); short history",
+                 f"run-to-run noise ({noise.sd:.2%}, {noise.source}); short history" + _past_host_note(past_host),
                  "rule": "short_history", "z": found.z, "noise": noise.sd, "noise_source": noise.source,
-                 "delay": found.bad_builds},
+                 "delay": found.bad_builds, **({"host_slowed": past_host} if past_host else {})},
     )
+
+
+def host_explains(metric: str, *, before: float, after: float, z: float, host: dict) -> bool:
+    """Whether a slower host could explain a change: always for a host-sensitive metric of a
+    host-bound case (no model of how the host moves it); for host work (compile time, which scales
+    with the host's speed) only where the change less the slowdown is under the metric's floor or
+    ``K_NOISE`` x the noise. The slowdown is measured beside the compile, so a build whose compile
+    works the host harder (coordinate-descent tuning: +127 % compile time, the probe 1.45x slower)
+    would otherwise hold back its own regression."""
+    if metric not in HOST_WORK_METRICS or not before or not after or not z:
+        return True
+    raw = math.log(after / before)
+    adjusted = raw - math.log(max(host["slowdown"], 1.0))
+    if raw <= 0 or adjusted <= 0:
+        return True
+    return adjusted < math.log1p(FLOORS[metric]) or abs(z) * adjusted / raw < K_NOISE
+
+
+def _past_host_note(host: dict | None) -> str:
+    return f"; the host was {host['slowdown']:.2f}x slower, which explains less than this" if host else ""
 
 
 def host_slowed(points: list[Point], cp, metric: str) -> dict | None:
