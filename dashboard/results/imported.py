@@ -11,11 +11,24 @@ def imported_local_label(local_label: str) -> str:
     return f"{local_label}.{IMPORTED_SUFFIX}" if local_label else IMPORTED_SUFFIX
 
 
-def imported_build_label(*, torch_version: str, machine: dict, started_at: str | None) -> str:
+def _host(hostname: str, machine_class: str) -> str:
     """A host named like "(unassigned)" (a dispatched run's placeholder) is shown by its machine class."""
+    return hostname if hostname[:1].isalnum() else machine_class
+
+
+def imported_build_label(*, torch_version: str, machine: dict, started_at: str | None) -> str:
     day = (started_at or "")[:10] or "undated"
-    host = machine["hostname"] if machine["hostname"][:1].isalnum() else machine["machine_class"]
-    return f"torch {torch_version} · imported ({host}, {day})"
+    return f"torch {torch_version} · imported ({_host(machine['hostname'], machine['machine_class'])}, {day})"
+
+
+def imported_sources_label(*, torch_version: str, sources: list[tuple[str, str, str]]) -> str:
+    """The label of a build imported from several documents, (hostname, machine class, day) each:
+    every host and the span of days, so that a build imported from a CPU and then from an H100
+    never reads "imported (cpu, ...)" above its H100 figures."""
+    hosts = sorted({_host(hostname, machine_class) for hostname, machine_class, _ in sources})
+    days = sorted({day or "undated" for _, _, day in sources})
+    span = days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+    return f"torch {torch_version} · imported ({', '.join(hosts)}, {span})"
 
 
 def document_as_imported(doc: dict) -> None:

@@ -17,7 +17,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from dashboard.results.build_dates import build_time, version_date
-from dashboard.results.imported import document_as_imported
+from dashboard.results.imported import document_as_imported, imported_sources_label
 from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
@@ -198,6 +198,17 @@ def range_errors(document) -> list[DocumentError]:
 
 
 # --- storing ---------------------------------------------------------------------------------------
+def _imported_label_update(build: Build) -> None:
+    """An imported build's label names every host and day it was imported from."""
+    sources = [(hostname, machine_class, started.date().isoformat() if started else "")
+               for hostname, machine_class, started in Run.objects.filter(build=build).values_list(
+                   "machine__hostname", "machine__machine_class", "started_at")]
+    label = imported_sources_label(torch_version=build.torch_version, sources=sources)
+    if label != build.label:
+        build.label = label
+        build.save(update_fields=["label"])
+
+
 def _store(doc: dict, *, imported: bool = False) -> IngestOutcome:
     build = build_get_or_create(doc["build"])
     machine = _machine_upsert(doc["machine"])
@@ -205,6 +216,8 @@ def _store(doc: dict, *, imported: bool = False) -> IngestOutcome:
     run, created = _run_get_or_create(doc["run"], build=build, machine=machine, imported=imported)
     if created:
         build_date_from_first_run(build=build, run=run)
+        if imported:
+            _imported_label_update(build)
 
     stored = {(wid, cid) for wid, cid in Result.objects.filter(run=run).values_list("workload_id", "config_id")}
     configs: dict[tuple, Config] = {}

@@ -56,6 +56,22 @@ def test_an_unnamed_host_is_shown_by_its_machine_class():
 
 
 @pytest.mark.django_db
+def test_a_build_imported_from_two_hosts_names_both_and_its_days(client):
+    # The quick start's torch 2.11 build comes from the CPU release runs and from the H100 runs:
+    # its label must not say "imported (cpu, ...)" above the H100 figures.
+    cpu = make_document()
+    gpu = make_document()
+    gpu["machine"].update(hostname="h100-vm", machine_class="gpu-h100")
+    gpu["run"]["started_at"] = "2026-11-24T03:00:00+00:00"
+    run_ingest(document=cpu, imported=True)
+    run = Run.objects.get(pk=run_ingest(document=gpu, imported=True).run_id)
+    assert Build.objects.count() == 1
+    hosts = sorted([cpu["machine"]["hostname"], "h100-vm"])
+    assert run.build.label == f"torch 2.13.0+cpu · imported ({', '.join(hosts)}, 2026-11-22 to 2026-11-24)"
+    assert run.build.label in client.get("/").content.decode()
+
+
+@pytest.mark.django_db
 def test_request_run_says_measured_once_the_cases_ran_in_process():
     outcome = run_ingest(document=make_document())
     run = Run.objects.select_related("machine", "build").get(pk=outcome.run_id)
