@@ -2,6 +2,7 @@
 
     python bench/dashboard_load.py --results 1000000 [--repeat 30] [--out FILE] [--keep]
     python bench/dashboard_load.py --results 16000 --concurrent 20 --out FILE
+    python bench/dashboard_load.py --results 1000000 --concurrent 20 --both --out FILE   (both tables, one database)
 
 Starts a throwaway PostgreSQL cluster on a free loopback port (as scripts/test.sh does; with
 DATABASE_URL set it uses that database instead and drops nothing), migrates it, generates a
@@ -112,7 +113,12 @@ def asset_sizes(html: str, static_root: Path) -> tuple[int, int]:
     return raw, gz
 
 
-def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path) -> list[dict]:
+def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path, budget: float = 60.0) -> list[dict]:
+    """Each page ``repeat`` times; a page served through the page cache (overview, workload) twice:
+    cold (the cache emptied before each request, as the first request after an ingest finds it) and
+    warm (served from the cache, as every later request until the next ingest)."""
+    from django.conf import settings
+    from django.core.cache import cache
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -120,26 +126,51 @@ def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path) -> li
     client = Client()
     rows = []
     for name, targets in pages:
-        for target in targets[:3]:  # warm-up: connections, template and query-plan caches
-            target(client)
-        times = []
-        for i in range(repeat):
-            target = targets[i % len(targets)]
+        cached = name in CACHED_PAGES and settings.PAGE_CACHE_SECONDS
+        for state in ("cold", "warm") if cached else ("",):
+            warmups = targets if state == "warm" else targets[:3]  # connections, template and query-plan caches;
+            started = time.perf_counter()  # warm: every path once into the page cache
+            for k, target in enumerate(warmups):
+                if k and time.perf_counter() - started > budget / 4:  # a very slow page: one warm-up request
+                    break
+                if state == "cold":
+                    cache.clear()
+                with CaptureQueriesContext(connection) as first_queries:
+                    target(client)
+                if k == 0:
+                    query_count = len(first_queries)
+            times = []
             started = time.perf_counter()
-            response = target(client)
-            times.append((time.perf_counter() - started) * 1000)
-        with CaptureQueriesContext(connection) as queries:
-            response = targets[0](client)
-        row = {"name": name, "median": statistics.median(times), "p95": percentile(times, 0.95), "max": max(times),
-               "queries": len(queries), "n": repeat}
-        if hasattr(response, "content") and response.get("Content-Type", "").startswith("text/html"):
-            assert response.status_code == 200, (name, response.status_code)
-            html = response.content.decode()
-            row["html"], row["html_gz"] = len(response.content), len(gzip.compress(response.content, 6))
-            row["assets"], row["assets_gz"] = asset_sizes(html, static_root)
-        rows.append(row)
-        print(f"  {name}: median {row['median']:.1f} ms, p95 {row['p95']:.1f} ms", flush=True)
+            for i in range(repeat):
+                if times and time.perf_counter() - started > budget:  # a very slow page: fewer requests (column n)
+                    break
+                target = targets[i % len(targets)]
+                if state == "cold":
+                    cache.clear()
+                begun = time.perf_counter()
+                response = target(client)
+                times.append((time.perf_counter() - begun) * 1000)
+            if statistics.median(times) < 1000 or state == "warm":  # else the count of the first warm-up request
+                if state == "cold":
+                    cache.clear()
+                with CaptureQueriesContext(connection) as queries:
+                    response = targets[0](client)
+                query_count = len(queries)
+            label = f"{name}, cache {state}" if state else name
+            row = {"name": label, "median": statistics.median(times), "p95": percentile(times, 0.95), "max": max(times),
+                   "queries": query_count, "n": len(times)}
+            if hasattr(response, "content") and response.get("Content-Type", "").startswith("text/html"):
+                assert response.status_code == 200, (name, response.status_code)
+                html = response.content.decode()
+                row["html"], row["html_gz"] = len(response.content), len(gzip.compress(response.content, 6))
+                row["assets"], row["assets_gz"] = asset_sizes(html, static_root)
+            rows.append(row)
+            print(f"  {label}: median {row['median']:.1f} ms, p95 {row['p95']:.1f} ms", flush=True)
     return rows
+
+
+# The pages served through dashboard.results.page_cache (timed cold and warm).
+CACHED_PAGES = ("overview /", "workload /workloads/<name>/ (90d)", "workload, whole history (range=all)")
 
 
 def page_targets(history: History):
@@ -175,6 +206,7 @@ def page_targets(history: History):
         ("trend query: suite, 24 configs, 1 year", [call(lambda: overview_trend(machine_class=classes[0], since=latest.ordered_at - dt.timedelta(days=365)))]),
         ("backed vs unbacked /dynamic/ (90d)", [get("/dynamic/")]),
         ("run page /runs/<id>/ (1,920 cases)", [get(f"/runs/{builds[-2].latest_run_id}/")]),
+        ("regressions board /regressions/", [get("/regressions/")]),
     ]
 
 
@@ -186,7 +218,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--out", help="also write the table to this file")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    parser.add_argument("--budget", type=float, default=60.0, help="seconds of timed requests per page at most (at least one)")
     parser.add_argument("--concurrent", type=int, default=0, metavar="N", help="N clients at once against gunicorn")
+    parser.add_argument("--both", action="store_true", help="--concurrent after the server-time table, on the same database")
     parser.add_argument("--per-client", type=int, default=10, help="--concurrent: requests per client and page")
     parser.add_argument("--workers", type=int, default=3, help="--concurrent: gunicorn workers (docker-compose: 3)")
     args = parser.parse_args()
@@ -210,10 +244,12 @@ def main() -> None:
         history.load(report=timed)
         generation_s = time.perf_counter() - started
         print("== timing", flush=True)
-        if args.concurrent:
+        if args.concurrent and not args.both:
             table = concurrent_table(history, args, generation_s)
         else:
-            table = report(measure(page_targets(history), args.repeat, static_root), args, history, generation_s)
+            table = report(measure(page_targets(history), args.repeat, static_root, args.budget), args, history, generation_s)
+            if args.concurrent:
+                table += "\n\n" + concurrent_table(history, args, generation_s)
         print(table)
         if args.out:
             Path(args.out).write_text(table + "\n")
@@ -232,7 +268,9 @@ def concurrent_table(history: History, args, generation_s: float) -> str:
     names = history.rng.sample(history.workload_names, 10)
     pages = [("overview /", ["/"]), ("workload /workloads/<name>/ (10)", [f"/workloads/{n}/" for n in names])]
     body = concurrent_report(pages, clients=args.concurrent, per_client=args.per_client, workers=args.workers, percentile=percentile)
-    return (f"# python bench/dashboard_load.py --results {args.results} --concurrent {args.concurrent}\n"
+    first = ("# the same database, then:" if args.both else
+             f"# python bench/dashboard_load.py --results {args.results} --concurrent {args.concurrent}")
+    return (first + "\n"
             f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {args.results:,} synthetic results "
             f"(generated and loaded in {generation_s:.0f} s)\n" + body)
 
@@ -246,21 +284,23 @@ def report(rows: list[dict], args, history: History, generation_s: float) -> str
         cursor.execute("select count(*) from results_result")
         count = cursor.fetchone()[0]
     lines = [
-        f"# python bench/dashboard_load.py --results {args.results} --repeat {args.repeat}",
+        f"# python bench/dashboard_load.py --results {args.results} --repeat {args.repeat} --budget {args.budget:g}"
+        + (f" --concurrent {args.concurrent} --both" if args.concurrent else ""),
         f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {version} · Python {platform.python_version()}",
         f"# {count:,} results (synthetic): {len(history.machine_classes)} machine classes x {history.builds} nightly builds x "
         f"{len(history.workload_names)} workloads x {len(history.configs)} configs; generated and loaded in {generation_s:.0f} s",
-        "# server time through Django's test client (DEBUG off), after 3 warm-up requests; "
+        "# server time through Django's test client (DEBUG off), after 3 warm-up requests; pages behind the page cache: "
+        "cold = cache emptied before each request (the first request after an ingest), warm = served from it; "
         "page weight: HTML, and HTML + our static JS/CSS (plotly.min.js included) on a first visit",
         "",
-        f"{'page / query':<42}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'queries':>8}{'HTML kB':>9}{'HTML gz':>9}{'+static kB':>11}{'+static gz':>11}",
+        f"{'page / query':<54}{'n':>4}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'queries':>8}{'HTML kB':>9}{'HTML gz':>9}{'+static kB':>11}{'+static gz':>11}",
     ]
     for r in rows:
         weight = ""
         if "html" in r:
             weight = (f"{r['html'] / 1e3:>9.1f}{r['html_gz'] / 1e3:>9.1f}{(r['html'] + r['assets']) / 1e3:>11.0f}"
                       f"{(r['html_gz'] + r['assets_gz']) / 1e3:>11.0f}")
-        lines.append(f"{r['name']:<42}{r['median']:>10.1f}{r['p95']:>9.1f}{r['max']:>9.1f}{r['queries']:>8}{weight}")
+        lines.append(f"{r['name']:<54}{r['n']:>4}{r['median']:>10.1f}{r['p95']:>9.1f}{r['max']:>9.1f}{r['queries']:>8}{weight}")
     return "\n".join(lines)
 
 
