@@ -4,16 +4,17 @@ one unchanged build differ 95 % of the time on its series, the A/B page's rule
 ``dashboard.results.selectors.compare``."""
 from __future__ import annotations
 
-from dashboard.regressions.noise import class_priors, series_noise_bands
+from dashboard.regressions.noise import class_noise_bands, class_priors
 from dashboard.results.models import Build
 from dashboard.results.selectors.common import METRICS
 from dashboard.results.selectors.compare import Comparison, NoiseBands, builds_compare
 
 
 def compare_noise_bands(*, base: Build, head: Build, machine_class: str) -> NoiseBands:
-    """Per series, its noise bands from its history without the head build (the change judged)."""
+    """Per series, its noise bands from its newest builds up to the base, without the head build
+    (the change judged)."""
     priors = class_priors(machine_class=machine_class, upto=base)
-    return lambda series_id: series_noise_bands(series_id=series_id, metrics=METRICS, priors=priors, without_build=head.id)
+    return class_noise_bands(machine_class=machine_class, upto=base, without_build=head.id, metrics=METRICS, priors=priors)
 
 
 def builds_compare_judged(*, base: Build, head: Build, machine_class: str, metric: str = "speedup",

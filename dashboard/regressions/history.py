@@ -67,6 +67,19 @@ def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset(
     return points
 
 
+def class_series_points(*, build_ids: list[int], machine_class: str) -> dict[int, list[Point]]:
+    """Every series of the machine class over these builds (plain builds only), in one query:
+    ``{series_id: [Point, ...]}`` oldest build first, as ``series_points`` gives one series."""
+    rows = _with_host(
+        Result.objects.filter(PLAIN_BUILD, build_id__in=build_ids, series__machine_class=machine_class)
+        .order_by("series_id", "build__ordered_at", "build_id", "run__ingested_at")
+    ).values("series_id", *_ROW_FIELDS)
+    by_series: dict[int, list[dict]] = {}
+    for row in rows:
+        by_series.setdefault(row["series_id"], []).append(row)
+    return {sid: points_from_rows(series_rows) for sid, series_rows in by_series.items()}
+
+
 def build_points(*, build_ids: list[int], machine_class: str) -> dict[int, dict[int, Point]]:
     """The points of these builds on every series of the machine class, in one query:
     ``{series_id: {build_id: Point}}``."""

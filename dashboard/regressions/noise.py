@@ -8,7 +8,7 @@ import math
 import statistics
 
 from detection import PRIOR_MIN_RESIDUALS, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
-from dashboard.regressions.history import TRACKED_METRICS, Point
+from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points
 from dashboard.results.models import BuildSummary, Result
 
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
@@ -50,6 +50,24 @@ def point_noise(points: list[Point], metric: str, *, prior: float | None = None,
     ses = [within_run_se([x for run in p.samples.get(metric, []) for x in run]) for p in points if p.samples.get(metric)]
     ses = [se for se in ses if math.isfinite(se)]
     return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
+
+
+def class_noise_bands(*, machine_class: str, upto, without_build: int | None, metrics, priors: dict[str, float]):
+    """``series_noise_bands`` for every series of a machine class at once, from the newest
+    ``PRIOR_BUILDS`` builds of the class up to ``upto`` (less ``without_build``): one read instead of
+    a whole history per series (/compare/ at 1,000,000 results read 1,934 histories: 111-140 s).
+    Returns ``series_id -> bands``; a series without points gets the prior's bands."""
+    summaries = BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=upto.ordered_at)
+    if without_build is not None:
+        summaries = summaries.exclude(build_id=without_build)
+    build_ids = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:PRIOR_BUILDS])
+    points = class_series_points(build_ids=build_ids, machine_class=machine_class)
+
+    def bands(series_id: int) -> dict[str, float]:
+        return {m.name: TWO_RUNS_95 * point_noise(points.get(series_id, []), m.name, prior=priors.get(m.name)).sd
+                for m in metrics if m.noisy}
+
+    return bands
 
 
 def series_noise_bands(*, series_id: int, metrics, priors: dict[str, float], without_build: int | None = None
