@@ -87,6 +87,7 @@ from .confirm import Confirmation, confirm_with_remeasurement
 from .deterministic import Finding, compare_cases, dynamic_gap
 from .replicates import (
     DEFAULT_NOISE, FLOORS, K_NOISE, EarlyChange, NoiseEstimate, class_prior, early_check, is_worse, noise_estimate,
+    MIN_SERIES_DOF,
     PRIOR_MIN_RESIDUALS,
     series_noise,
 )
@@ -95,7 +96,7 @@ from .types import HIGHER_IS_BETTER, LOWER_IS_BETTER, METRIC_DIRECTIONS, ChangeP
 
 __all__ = [
     "DEFAULT_NOISE", "FLOORS", "K_NOISE", "EarlyChange", "NoiseEstimate", "class_prior", "early_check", "is_worse",
-    "noise_estimate", "series_noise", "PRIOR_MIN_RESIDUALS",
+    "noise_estimate", "series_noise", "PRIOR_MIN_RESIDUALS", "MIN_SERIES_DOF",
     "ChangePoint", "Confirmation", "DetectorConfig", "Finding", "HIGHER_IS_BETTER", "LOWER_IS_BETTER",
     "METRIC_DIRECTIONS", "between_build_noise", "compare_cases", "confirm_with_remeasurement", "detect",
     "dynamic_gap", "noise_summary", "replay_online", "speedup_replicates", "within_run_se",

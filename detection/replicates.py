@@ -95,9 +95,9 @@ def series_noise(values: Sequence[float | None], runs: Sequence[Sequence[float]]
     return math.sqrt(float(np.mean(np.minimum(r * r, cap * cap)))), int(r.size)
 
 
-#: Residuals before a series' estimate joins its class prior: fewer than a series needs for its own
-#: estimate, since the prior is the upper quartile over several series (a series' first week: with
-#: four earlier builds, detection's prior comes from the first two residuals of each series).
+#: Residuals before a series' estimate joins detection's class prior, which leaves the newest two
+#: builds out: fewer than a series needs for its own estimate, since the prior is the upper quartile
+#: over several series (with four earlier builds, it comes from the first two residuals of each).
 PRIOR_MIN_RESIDUALS = 2
 
 

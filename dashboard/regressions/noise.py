@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from detection import PRIOR_MIN_RESIDUALS, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
+from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
 from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points
 from dashboard.results.models import BuildSummary, Result
 
@@ -15,12 +15,15 @@ PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is 
 TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 
 
-def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0) -> dict[str, float]:
+def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF
+                 ) -> dict[str, float]:
     """Per metric, the upper quartile of the run-to-run sds of the class's series with enough
     history (each series' robust estimate, ``series_noise``; nan: none), over the newest ``PRIOR_BUILDS`` builds of the class (up to the build ``upto`` when
     given, less the ``skip_newest`` newest of those: detection judges a change of the newest one or
     two builds by the noise known before them, never by a prior that the change itself inflated).
-    Builds are points; runs of one build are repeated runs."""
+    ``min_residuals``: residuals before a series joins the prior (detection, which leaves the newest
+    builds out, takes series from ``PRIOR_MIN_RESIDUALS``). Builds are points; runs of one build are
+    repeated runs."""
     summaries = BuildSummary.objects.filter(machine_class=machine_class)
     if upto is not None:
         summaries = summaries.filter(ordered_at__lte=upto.ordered_at)
@@ -39,7 +42,7 @@ def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0) -> dict
         ordered = [by_build[b] for b in sorted(by_build, key=order.__getitem__)]
         per_metric.setdefault(metric, []).append(
             series_noise([statistics.median(r) for r in ordered], runs=ordered))
-    return {metric: class_prior(per_metric.get(metric, []), min_dof=PRIOR_MIN_RESIDUALS) for metric in TRACKED_METRICS}
+    return {metric: class_prior(per_metric.get(metric, []), min_dof=min_residuals) for metric in TRACKED_METRICS}
 
 
 def point_noise(points: list[Point], metric: str, *, prior: float | None = None, breaks=()) -> NoiseEstimate:

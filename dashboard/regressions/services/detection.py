@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from detection import FLOORS, K_NOISE, ChangePoint, compare_cases, detect, dynamic_gap, early_check
+from detection import FLOORS, K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.noise import class_priors, point_noise
@@ -60,7 +60,8 @@ def detection_run(*, run_id) -> DetectionOutcome:
         # The noise known before a change of the newest 1-2 builds (the floor rule's window): a change
         # must not widen the prior it is judged by (4 earlier builds, then +94 % compile time in three
         # workloads at once: a prior learned with the bad build in it was 28 %, and it passed as noise).
-        priors = class_priors(machine_class=machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS)
+        priors = class_priors(machine_class=machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS,
+                              min_residuals=PRIOR_MIN_RESIDUALS)
         for series in series_list:
             points = _points_upto(series=series, build_id=run.build_id, cache=cache)
             if points is None:
