@@ -66,11 +66,12 @@ def class_noise_bands(*, machine_class: str, upto, without_build: int | None, me
     build_ids = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:PRIOR_BUILDS])
     points = class_series_points(build_ids=build_ids, machine_class=machine_class)
 
-    def bands(series_id: int) -> dict[str, float]:
-        return {m.name: TWO_RUNS_95 * point_noise(points.get(series_id, []), m.name, prior=priors.get(m.name)).sd
-                for m in metrics if m.noisy}
+    return lambda series_id: points_noise_bands(points.get(series_id, []), metrics=metrics, priors=priors)
 
-    return bands
+
+def points_noise_bands(points: list[Point], *, metrics, priors: dict[str, float]) -> dict[str, float]:
+    """Per noisy metric, ``TWO_RUNS_95`` x the noise model of these points: the band of one series."""
+    return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name)).sd for m in metrics if m.noisy}
 
 
 def series_noise_bands(*, series_id: int, metrics, priors: dict[str, float], without_build: int | None = None
@@ -81,7 +82,7 @@ def series_noise_bands(*, series_id: int, metrics, priors: dict[str, float], wit
     from dashboard.regressions.history import series_points  # noqa: PLC0415
 
     points = [p for p in series_points(series_id=series_id) if p.build_id != without_build]
-    return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name)).sd for m in metrics if m.noisy}
+    return points_noise_bands(points, metrics=metrics, priors=priors)
 
 
 def series_noise_get(*, series, metric: str) -> NoiseEstimate | None:
