@@ -59,7 +59,7 @@ def _shutdown_compile_workers(torch) -> bool:
 
 
 def child(workload_name: str, device: str, size: str) -> dict:
-    from bench.work_counter import WorkCounter
+    from runner.engine.work_counter import WorkCounter
 
     whole = WorkCounter()  # opened before torch starts any compile worker: the pool's work counts
     if os.environ.get("PTBENCH_PIN_PROBE") == "1":

@@ -113,7 +113,7 @@ def named_pairs(build_ids: list[int]) -> list[tuple[int, int, str]]:
     return out
 
 
-CHANGE_METRICS = {"speedup": 1, "compiled_latency_ms": -1, "compile_time_cold_s": -1}
+CHANGE_METRICS = {"speedup": 1, "compiled_latency_ms": -1, "compile_time_cold_s": -1, "compile_cpu_ratio": -1}
 
 
 def planted_changes(history: list[tuple[str, list[dict]]], then: list[tuple[str, list[dict]]]) -> str:
@@ -141,6 +141,7 @@ def planted_changes(history: list[tuple[str, list[dict]]], then: list[tuple[str,
         hist = before[key]
         median = statistics.median(hist)
         sd = statistics.stdev(hist) / statistics.mean(hist) if len(hist) > 1 else float("nan")
+        sd = sd or float("nan")  # one document replayed as several builds: no spread
         changes = [f"{100 * (v / median - 1):+6.1f}% ({abs(v / median - 1) / sd:4.1f})" for v in after.get(key, [])]
         lines.append(f"{key[0]:18} {key[1]:20} {median:14.4g} {100 * sd:5.2f}%  " + "  ".join(changes))
     return "\n".join(lines)

@@ -16,6 +16,7 @@ METRIC_DIRECTIONS = {
     "compiled_latency_ms": LOWER_IS_BETTER,
     "compile_time_cold_s": LOWER_IS_BETTER,
     "compile_time_warm_s": LOWER_IS_BETTER,
+    "compile_cpu_ratio": LOWER_IS_BETTER,
     "eager_peak_memory_bytes": LOWER_IS_BETTER,
     "compiled_peak_memory_bytes": LOWER_IS_BETTER,
 }

@@ -5,6 +5,7 @@
     python -m runner ci verdict --url URL --build BUILD               (CI: see runner/ci.py)
     python -m runner case --spec SPEC.json --result RESULT.json     (internal: one case)
     python -m runner environment --out ENV.json                       (internal: describe the build)
+    python -m runner compile-once --spec SPEC.json --result R.json    (internal: one side of a compile pair)
 
 Imports stay inside the subcommands: ``case`` and ``environment`` run in the build's interpreter,
 which need not have jsonschema or Django.
@@ -48,6 +49,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+def _pair_count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 1 <= value <= 20:
+        raise argparse.ArgumentTypeError("from 1 to 20")
+    return value
+
+
 def _build_label(text: str) -> str:
     if len(text) > 200:
         raise argparse.ArgumentTypeError("at most 200 characters")
@@ -79,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "(SECTION inductor, dynamo or functorch; repeatable); checked against the build's torch")
     run.add_argument("--env", action="append", metavar="NAME=VALUE",
                      help="a build variant: set TORCHINDUCTOR_*/TORCHDYNAMO_*/TORCH_*/TRITON_* in every case process (repeatable)")
+    run.add_argument("--compile-reference", metavar="PYTHON",
+                     help="the machine class's pinned reference interpreter: each case that compiled is compiled again, in "
+                          "fresh processes, beside this one's compile of it (no overrides); compile_cpu_ratio = compile "
+                          "CPU time over the reference's, steady where the host's speed drifts")
+    run.add_argument("--compile-pairs", type=_pair_count, metavar="N",
+                     help="compile pairs per case with --compile-reference (default 5; their geometric mean is kept)")
 
     listing = commands.add_parser("list", help="print the suite's workloads")
     listing.add_argument("--workloads", type=_name_list, help="only these (names or package.module:Class)")
@@ -90,6 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     # Parsed by runner.ci (main() hands it everything after "ci"); listed here for --help.
     commands.add_parser("ci", help="CI client of the dashboard's API: submit, request, wait, verdict (see: ci --help)")
+
+    once = commands.add_parser("compile-once", help="(internal) one side of a compile pair: compile a case spec when told")
+    once.add_argument("--spec", type=Path, required=True)
+    once.add_argument("--result", type=Path, required=True)
 
     environment = commands.add_parser("environment", help="(internal) describe this interpreter's build and machine")
     environment.add_argument("--out", type=Path, required=True)
@@ -135,6 +156,7 @@ class RunSettings:
     modes: list[str]
     machine_class: str
     overrides: object = None  # contract.variants.Overrides (empty for a plain build)
+    compile_pairs: object = None  # runner.engine.compile_pairs.CompilePairs, or None
 
 
 def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentParser) -> RunSettings:
@@ -173,6 +195,7 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
     if args.backend != "inductor" and modes != ["default"]:
         print(f"note: backend {args.backend} ignores compile modes; each mode runs the same compile", file=sys.stderr)
     gpu_class = machine_class_for(environment["machine"]["gpu_name"]) if device == "cuda" else "cpu"
+    compile_pairs = _compile_pairs(args, parser, device)
     return RunSettings(
         python=python,
         environment=environment,
@@ -181,7 +204,27 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
         modes=modes,
         machine_class=args.machine_class or gpu_class,
         overrides=overrides,
+        compile_pairs=compile_pairs,
     )
+
+
+def _compile_pairs(args: argparse.Namespace, parser: argparse.ArgumentParser, device: str):
+    """The CompilePairs that ``--compile-reference``/``--compile-pairs`` ask for (the reference probed once), or None."""
+    from runner.engine.compile_pairs import DEFAULT_PAIRS, CompilePairs, probe_reference
+    from runner.engine.executor import EnvironmentProbeFailed
+
+    if args.compile_reference is None:
+        if args.compile_pairs is not None:
+            parser.error("--compile-pairs: needs --compile-reference (the pinned interpreter compiled beside each case)")
+        return None
+    python = shutil.which(args.compile_reference)
+    if python is None:
+        parser.error(f"--compile-reference {args.compile_reference}: not an executable file")
+    try:
+        reference = probe_reference(os.path.abspath(python), device=device)
+    except EnvironmentProbeFailed as exc:
+        parser.error(f"--compile-reference {args.compile_reference}: {str(exc).splitlines()[0]}")
+    return CompilePairs(reference=reference, pairs=args.compile_pairs or DEFAULT_PAIRS)
 
 
 def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_case=None) -> list[dict] | None:
@@ -192,7 +235,8 @@ def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_
     from runner.engine.executor import CaseExecutor
     from runner.engine.progress import Progress
 
-    executor = CaseExecutor(python=settings.python, timeout_s=args.timeout, warm=not args.no_warm)
+    executor = CaseExecutor(python=settings.python, timeout_s=args.timeout, warm=not args.no_warm,
+                            compile_pairs=settings.compile_pairs)
     progress = Progress(len(plan.cases))
     results = []
     try:
@@ -417,4 +461,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return command_list(args, parser)
     if args.command == "case":
         return command_case(args)
+    if args.command == "compile-once":
+        from runner.engine.compile_once import compile_once
+
+        compile_once(args.spec, args.result)
+        return 0
     return command_environment(args)

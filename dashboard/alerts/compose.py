@@ -23,6 +23,7 @@ from dashboard.results.selectors.common import build_ref
 MAX_LISTED = 25  # regressions spelled out in one message; the rest are counted, with a link to all
 _REAL_SHA = re.compile(r"^[0-9a-f]{7,40}$")
 _UNITS = {"speedup": "x", "compiled_latency_ms": "ms", "compile_time_cold_s": "s", "compile_time_warm_s": "s",
+          "compile_cpu_ratio": "x",
           "compiled_peak_memory_bytes": "bytes", GAP_METRIC: "x"}
 
 

@@ -24,6 +24,7 @@ TRACKED_METRICS = {
     "compiled_latency_ms": METRIC_DIRECTIONS["compiled_latency_ms"],
     "compile_time_cold_s": METRIC_DIRECTIONS["compile_time_cold_s"],
     "compile_time_warm_s": METRIC_DIRECTIONS["compile_time_warm_s"],
+    "compile_cpu_ratio": METRIC_DIRECTIONS["compile_cpu_ratio"],
     "compiled_peak_memory_bytes": METRIC_DIRECTIONS["compiled_peak_memory_bytes"],
 }
 _CASE_FIELDS = ("status", "graph_breaks", "recompiles", "recompile_count", "graph_break_count", "error")

@@ -204,6 +204,8 @@ class Result(models.Model):
     compiled_latency_ms = models.FloatField(null=True, blank=True)
     compile_time_cold_s = models.FloatField(null=True, blank=True)
     compile_time_warm_s = models.FloatField(null=True, blank=True)
+    compile_cpu_ratio = models.FloatField(
+        null=True, blank=True, help_text="cold compile CPU time over the reference build's, compiled beside it (runner.engine.compile_pairs)")
     eager_peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
     compiled_peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
     memory_compression = models.FloatField(null=True, blank=True, help_text="eager peak / compiled peak")

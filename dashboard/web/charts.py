@@ -79,6 +79,8 @@ SERIES_CHARTS = (
     ("speedup", "speedup over eager", "x", [("speedup", "speedup", "noise")]),
     ("latency", "latency (ms)", "ms", [("compiled", "compiled_latency_ms", "samples"), ("eager", "eager_latency_ms", "samples")]),
     ("compile", "compile time (s)", "s", [("cold", "compile_time_cold_s", None), ("warm", "compile_time_warm_s", None)]),
+    ("compile-cpu", "compile CPU time over the reference build's, compiled beside it", "x",
+     [("CPU ratio", "compile_cpu_ratio", None)]),
     ("memory", "compiled peak memory (MB)", "MB", [("compiled peak", "compiled_peak_memory_bytes", None)]),
     ("compression", "memory compression (eager / compiled peak)", "x", [("compression", "memory_compression", None)]),
     ("breaks", "graph breaks and recompiles", "", [("graph breaks", "graph_break_count", None), ("recompiles", "recompile_count", None)]),

@@ -55,7 +55,7 @@ def child_environment(cache_dir: Path | None = None, overrides_env: dict[str, st
     return env
 
 
-def _kill_group(pid: int) -> None:
+def kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
@@ -114,12 +114,12 @@ def run_child(
             timed_out = True
             _dump_stacks(process)
         except BaseException:
-            _kill_group(process.pid)
+            kill_group(process.pid)
             process.wait()
             raise
         finally:
             # Also reaps what the child left behind (compile workers) in its group.
-            _kill_group(process.pid)
+            kill_group(process.pid)
         process.wait()
     return ChildExit(process.returncode, timed_out, time.monotonic() - started, read_tail(log_path))
 
@@ -169,11 +169,15 @@ class PhaseOutcome:
 class CaseExecutor:
     """Runs cases one at a time (timing needs the machine to itself)."""
 
-    def __init__(self, *, python: str, timeout_s: float, warm: bool = True, should_stop: Callable[[], bool] | None = None):
+    def __init__(self, *, python: str, timeout_s: float, warm: bool = True, should_stop: Callable[[], bool] | None = None,
+                 compile_pairs=None):
         self.python = python
         self.timeout_s = timeout_s
         self.warm = warm
         self.should_stop = should_stop  # a worker's cancelled-run check; raises CaseStopped
+        # runner.engine.compile_pairs.CompilePairs: after a cold phase that compiled, the build's
+        # compile beside a reference's: ``compile_cpu_ratio``.
+        self.compile_pairs = compile_pairs
 
     def _run_phase(self, spec: CaseSpec, workdir: Path, cache_dir: Path) -> PhaseOutcome:
         spec_path = workdir / f"{spec.phase}.spec.json"
@@ -197,6 +201,12 @@ class CaseExecutor:
             result = _result_from(cold, spec, workload_name, repro)
             result["environment"]["process_wall_s"] = {"cold": round(cold.wall_s, 3)}
             duration = cold.wall_s
+            if self.compile_pairs is not None and cold.status in ("pass", "fail_accuracy"):
+                started = time.monotonic()
+                pairs = self.compile_pairs.measure(spec, self.python, timeout_s=self.timeout_s, should_stop=self.should_stop)
+                duration += time.monotonic() - started
+                result["environment"]["compile_pairs"] = pairs
+                result["metrics"]["compile_cpu_ratio"] = pairs["work_ratio"]
             if self.warm and cold.status in ("pass", "fail_accuracy"):
                 warm = self._run_phase(spec.with_phase("warm"), workdir, cache_dir)
                 duration += warm.wall_s

@@ -9,6 +9,10 @@
                               ";env=NAME=VALUE" parts (repeatable, no ',' or ';' in values), e.g.
                               "/opt/t/bin/python,/opt/t/bin/python;config=inductor.max_autotune=true"
                               (the base build and one variant; the variant's label is derived)
+    PTBENCH_COMPILE_REFERENCE this machine class's pinned reference interpreter: every case that
+                              compiled is compiled again beside it (runner.engine.compile_pairs),
+                              for a compile_cpu_ratio that the host's speed does not blur (default: none)
+    PTBENCH_COMPILE_PAIRS     compile pairs per case with a reference (default 5)
     PTBENCH_MAX_RETRIES       retries of a case after an infrastructure error (default 3)
     PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
     PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another
@@ -46,6 +50,8 @@ class WorkerConfig:
     retry_delay_s: float
     visibility_timeout_s: int
     restore_interval_s: float
+    compile_reference: str = ""
+    compile_pairs: int = 5
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> WorkerConfig:
@@ -63,6 +69,8 @@ class WorkerConfig:
             retry_delay_s=float(_int(env, "PTBENCH_RETRY_DELAY_S", 30)),
             visibility_timeout_s=_int(env, "PTBENCH_VISIBILITY_TIMEOUT", 7200),
             restore_interval_s=float(_int(env, "PTBENCH_RESTORE_INTERVAL_S", 10)),
+            compile_reference=env.get("PTBENCH_COMPILE_REFERENCE", ""),
+            compile_pairs=_pairs(env),
         )
 
     def require(self) -> None:
@@ -84,6 +92,13 @@ def _int(env, name: str, default: int) -> int:
     if value < 0:
         raise ConfigError(f"{name}={text!r}: must not be negative")
     return value
+
+
+def _pairs(env) -> int:
+    pairs = _int(env, "PTBENCH_COMPILE_PAIRS", 5)
+    if not 1 <= pairs <= 20:
+        raise ConfigError(f"PTBENCH_COMPILE_PAIRS={pairs}: from 1 to 20")
+    return pairs
 
 
 def parse_builds(text: str) -> tuple[BuildEntry, ...]:

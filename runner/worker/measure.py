@@ -21,13 +21,15 @@ class _Workload:
 
 def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: dict, workload: dict, timeout_s: float,
                  local: LocalBuilds, machine_class: str, worker: dict, notify_started, warm: bool = True, repro: str = "",
-                 requested_by: str = "", should_stop=None) -> dict:
+                 requested_by: str = "", should_stop=None, compile_pairs=None) -> dict:
     """Measure one case of a run; returns its one-result run document. Raises BuildUnavailable,
-    CaseStopped, or an infrastructure error; a failing case is a result, not an exception."""
+    CaseStopped, or an infrastructure error; a failing case is a result, not an exception.
+    ``compile_pairs``: the worker's ``runner.engine.compile_pairs.CompilePairs``, or None."""
     interpreter = local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
     notify_started()
     started_at = now_iso()
-    executor = CaseExecutor(python=interpreter.python, timeout_s=timeout_s, warm=warm, should_stop=should_stop)
+    executor = CaseExecutor(python=interpreter.python, timeout_s=timeout_s, warm=warm, should_stop=should_stop,
+                            compile_pairs=compile_pairs)
     # A message never lets the case process import a module it names (workloads.registry).
     result = executor.run(CaseSpec(**{**spec, "import_allowed": False}), workload_name=workload["name"], repro=repro)
     result["environment"]["worker"] = worker

@@ -8,16 +8,18 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import shutil
 import traceback
 
 import redis
 from celery import signals
 from celery.exceptions import SoftTimeLimitExceeded
 
+from runner.engine.compile_pairs import CompilePairs, probe_reference
 from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
 from runner.worker.app import app, config
 from runner.worker.builds import BuildUnavailable, LocalBuilds
-from runner.worker.config import BuildEntry
+from runner.worker.config import BuildEntry, ConfigError
 from runner.worker.measure import measure_case
 from contract.messages import (
     CASE_FAILED,
@@ -35,7 +37,18 @@ INFRASTRUCTURE_ERRORS = (BuildUnavailable, EnvironmentProbeFailed, OSError, Soft
 PUBLISH_RETRY = {"max_retries": 20, "interval_start": 1, "interval_step": 2, "interval_max": 30}
 
 
-_state: dict = {"builds": None, "redis": None, "extra": ()}  # extra: interpreters the dashboard asked to probe
+_state: dict = {"builds": None, "redis": None, "extra": (), "pairs": None}  # extra: interpreters the dashboard asked to probe
+
+
+def compile_pairs() -> CompilePairs | None:
+    """The compile pairs PTBENCH_COMPILE_REFERENCE asks for (its interpreter probed once), or None."""
+    if not config.compile_reference:
+        return None
+    if _state["pairs"] is None:
+        if shutil.which(config.compile_reference) is None:
+            raise ConfigError(f"PTBENCH_COMPILE_REFERENCE={config.compile_reference!r}: not an executable file")
+        _state["pairs"] = CompilePairs(reference=probe_reference(config.compile_reference), pairs=config.compile_pairs)
+    return _state["pairs"]
 
 
 def local_builds() -> LocalBuilds:
@@ -102,7 +115,7 @@ def run_case(self, **message) -> dict:
 
     try:
         document = measure_case(**message, local=local_builds(), machine_class=config.machine_class, worker=facts,
-                                notify_started=started, should_stop=lambda: run_cancelled(run_id))
+                                notify_started=started, should_stop=lambda: run_cancelled(run_id), compile_pairs=compile_pairs())
     except CaseStopped:
         return {"case_id": case_id, "outcome": "cancelled"}
     # When this worker took the case and handed its result over (bench/dispatch_overhead.py).
@@ -141,6 +154,8 @@ def _check_and_probe(**_) -> None:
         log.info("build %s at %s", entry.key, entry.python)
     for error in builds.errors:
         log.error("build at %s unusable: %s", error["python"], error["error"])
+    if config.compile_reference:  # a reference that cannot describe itself stops the worker here
+        log.info("compile reference %s (%d pairs per case)", compile_pairs().reference.python, config.compile_pairs)
 
 
 @signals.worker_ready.connect

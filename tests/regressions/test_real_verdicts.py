@@ -186,3 +186,22 @@ def test_a_first_week_of_four_real_builds_then_a_planted_variant(variant, worklo
     caught = {tuple(f.split()[:2]) for f in rows[5]["findings"] if f.endswith("regression")}
     assert {(w, m) for w in workloads for m in metrics} <= suspected, rows[4]["findings"]
     assert {(w, m) for w in workloads for m in metrics} <= caught, rows[5]["findings"]
+
+
+@pytest.mark.django_db
+def test_real_compile_pairs_catch_a_planted_compile_cost_change_on_the_cpu_ratio():
+    # H100, torch 2.11, two runs at once: the base build and the coordinate_descent_tuning variant,
+    # each case compiled 5 times beside the reference (bench/results/compile-noise/README.md). bert's
+    # cold compile CPU time over the reference's went 1.008 -> 1.170 (+16 %), past the 10 % floor
+    # and 3 x the metric's 3.5 % default noise: suspect on the first bad build, regressed on the second.
+    pairs = RESULTS / "compile-noise"
+    base = str(pairs / "h100-runner-pairs5-base-2026-11-24.json")
+    cdt = str(pairs / "h100-runner-pairs5-cdt-2026-11-24.json")
+    rows = replay(load_builds([base, base, cdt, cdt]))
+    assert [r["default"] for r in rows] == ["pass", "pass", "suspect", "regressed"], rows
+    assert "bert_encoder compile_cpu_ratio suspect" in rows[2]["findings"]
+    assert "bert_encoder compile_cpu_ratio regression" in rows[3]["findings"]
+    regression = Regression.objects.get(kind="regression", metric="compile_cpu_ratio")
+    assert regression.series.workload.name == "bert_encoder" and regression.magnitude < -0.1
+    stored = Run.objects.filter(build_id=rows[0]["build_id"]).first().results.get(workload__name="bert_encoder")
+    assert stored.compile_cpu_ratio == pytest.approx(1.008)

@@ -28,12 +28,14 @@ class Metric:
 
 
 # The metrics the pages show per case, in order. Speedup and memory compression: higher is better;
-# latency, compile time, memory, graph breaks and recompiles: lower is better.
+# latency, compile time (and its CPU time over a reference's, compiled beside it), memory, graph
+# breaks and recompiles: lower is better.
 METRICS: tuple[Metric, ...] = (
     Metric("speedup", "speedup", "x", True),
     Metric("compiled_latency_ms", "latency", "ms", False),
     Metric("compile_time_cold_s", "compile cold", "s", False),
     Metric("compile_time_warm_s", "compile warm", "s", False),
+    Metric("compile_cpu_ratio", "compile CPU vs reference", "x", False),
     Metric("compiled_peak_memory_bytes", "peak memory", "bytes", False),
     Metric("memory_compression", "memory compression", "x", True),
     Metric("graph_break_count", "graph breaks", "", False, noisy=False),

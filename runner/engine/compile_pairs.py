@@ -1,0 +1,247 @@
+"""Compile time that a shared, drifting host does not blur: the build's cold compile beside a reference's.
+
+On the lent GPU VMs one cold compile of an unchanged build varies 6-12 % (sd, two cases per host)
+because the host's speed changes (steal, neighbours): wall time and CPU time move together; one
+compile thread, one hash seed, or each case on its own CPUs do not help
+(bench/results/compile-noise/). A reference build compiled at the same moment on the same host is
+slowed alike, so the ratio of the two cancels most of the host's speed (Pinpoint's paired A/B idea
+applied to one compile), and the geometric mean of several pairs what one pair leaves.
+
+``CompilePairs.measure`` runs ``pairs`` times, each in two fresh processes with fresh inductor and
+triton caches started together (``compile_once``): the build (its interpreter, with a variant's
+overrides) and the reference (the machine class's pinned interpreter, no overrides).
+``compile_cpu_ratio`` (``work_ratio`` here) is the geometric mean of the pairs' CPU-time ratios
+(build / reference; the process, its threads and compile workers): 1.0 = as much compile work as
+the reference, 1.2 = a fifth more. It is the steadiest measure found (run-to-run sd 1.3-3.1 % per
+workload on the lent H100, two cases per host, against 6-12 % for one compile's wall time). The
+wall-time ratio (``wall_ratio``) is kept beside it, noisier (2.4-4.7 %) but the one that sees a
+compile waiting on the GPU: ``coordinate_descent_tuning`` took 2.3x the reference's wall time
+and 1.12x its CPU time (``compile_time_cold_s`` catches such changes). A pair in which either
+side fails is dropped and its error recorded.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import select
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from contract.spec import CaseSpec
+from runner.engine.compile_once import READY
+from runner.engine.executor import (
+    REPO_ROOT,
+    CaseStopped,
+    EnvironmentProbeFailed,
+    child_environment,
+    kill_group,
+    probe_environment,
+    read_tail,
+)
+
+STOP_POLL_S = 2.0
+# Pairs per case unless asked otherwise: on the lent H100 with two cases per host one pair's CPU
+# ratio varied 2-7.5 % (sd) per workload; the geometric mean of 3 varied 1.3-2.5 % from run to run,
+# of 5 1.6-3.1 % (noisier hours of the host; bench/results/compile-noise/).
+DEFAULT_PAIRS = 5
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileReference:
+    """The pinned interpreter a machine class compiles beside every case, and what it is."""
+
+    python: str
+    torch: str | None = None
+    git_sha: str | None = None
+
+    def describe(self) -> dict:
+        return {"python": self.python, "torch": self.torch, "git_sha": self.git_sha}
+
+
+def primary_threads() -> set[int] | None:
+    """One hardware thread of each core this process may run on (the lowest of its siblings), or
+    None where the topology is unknown or every core has one thread. Two threads of one core share
+    its execution units and caches: a compile whose workers land on busy siblings does the same work
+    in more CPU time."""
+    allowed = os.sched_getaffinity(0)
+    primary = set()
+    for cpu in allowed:
+        try:
+            siblings = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+        except OSError:
+            return None
+        members = set()
+        for part in siblings.strip().split(","):
+            low, _, high = part.partition("-")
+            members.update(range(int(low), int(high or low) + 1))
+        primary.add(min(members & allowed or {cpu}))
+    return primary if primary != allowed else None
+
+
+def probe_reference(python: str, *, device: str | None = None) -> CompileReference:
+    """The reference at ``python``, described by its own interpreter; raises
+    ``EnvironmentProbeFailed`` when it cannot describe itself or (``device="cuda"``) sees no GPU."""
+    environment = probe_environment(python)
+    if device == "cuda" and not environment["cuda_available"]:
+        raise EnvironmentProbeFailed(f"{python} sees no CUDA GPU")
+    build = environment["build"]
+    return CompileReference(python=python, torch=build.get("torch_version"), git_sha=build.get("git_sha"))
+
+
+def _geometric_mean(values: list[float]) -> float | None:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values and all(v > 0 for v in values) else None
+
+
+class _Side:
+    """One compile-once process: started, waiting for the go line, then compiling."""
+
+    def __init__(self, name: str, python: str, spec: CaseSpec, workdir: Path, cpus: set[int] | None = None):
+        self.name, self.workdir = name, workdir
+        self.result_path = workdir / f"{name}.result.json"
+        spec_path = workdir / f"{name}.spec.json"
+        spec.write(spec_path)
+        self.log_path = workdir / f"{name}.log"
+        self._log = open(self.log_path, "wb")  # noqa: SIM115 (held open for the process; closed in close())
+        self.ended = False  # its stdout closed before READY: it exited
+        self.process = subprocess.Popen(
+            [python, "-m", "runner", "compile-once", "--spec", str(spec_path), "--result", str(self.result_path)],
+            cwd=REPO_ROOT, env=child_environment(workdir / f"{name}-cache", spec.env_overrides),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, start_new_session=True)
+        if cpus:  # before it starts any thread or compile worker: they inherit it
+            os.sched_setaffinity(self.process.pid, cpus)
+
+    def wait_ready(self, deadline: float, should_stop: Callable[[], bool] | None) -> bool:
+        """Read stdout until the READY line (True), the end of the process or ``deadline`` (False);
+        whatever else the process prints goes to its log."""
+        pending = b""
+        stream = self.process.stdout.fileno()
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([stream], [], [], min(STOP_POLL_S, max(0.0, deadline - time.monotonic())))
+            if not readable:
+                if should_stop is not None and should_stop():
+                    raise CaseStopped()
+                continue
+            chunk = os.read(stream, 65536)
+            if not chunk:
+                self.ended = True
+                return False
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                if line.strip() == READY.encode():
+                    return True
+                self._log.write(line + b"\n")
+        return False
+
+    def go(self) -> None:
+        self.process.stdin.write(b"go\n")
+        self.process.stdin.close()
+
+    def result(self) -> dict | None:
+        try:
+            return json.loads(self.result_path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def error(self) -> str:
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        self._log.flush()
+        return f"{self.name} compile exited {self.process.returncode}: {read_tail(self.log_path, 1500).strip()[-1500:]}"
+
+    def close(self) -> None:
+        kill_group(self.process.pid)
+        self.process.wait()
+        self._log.close()
+
+
+def _wait_all(sides: list[_Side], timeout_s: float, should_stop: Callable[[], bool] | None) -> bool:
+    """Wait for every side to exit; False when ``timeout_s`` ran out."""
+    deadline = time.monotonic() + timeout_s
+    for side in sides:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                side.process.wait(timeout=min(STOP_POLL_S, left))
+                break
+            except subprocess.TimeoutExpired:
+                if should_stop is not None and should_stop():
+                    raise CaseStopped() from None
+    return True
+
+
+def one_pair(spec: CaseSpec, build_python: str, reference: CompileReference, *, timeout_s: float,
+             should_stop: Callable[[], bool] | None = None, cpus: set[int] | None = None) -> dict:
+    """{build_wall_s, build_cpu_s, reference_wall_s, reference_cpu_s} or {error}."""
+    workdir = Path(tempfile.mkdtemp(prefix="ptbench-pair-"))
+    plain = dataclasses.replace(spec, config_overrides={}, env_overrides={}, phase="cold")
+    sides = []
+    try:
+        sides = [_Side("build", build_python, dataclasses.replace(spec, phase="cold"), workdir, cpus),
+                 _Side("reference", reference.python, plain, workdir, cpus)]
+        deadline = time.monotonic() + timeout_s
+        unready = [side for side in sides if not side.wait_ready(deadline, should_stop)]
+        if unready:
+            return {"error": "; ".join(side.error() if side.ended
+                                       else f"{side.name} compile not ready within {timeout_s:g} s" for side in unready)[:2000]}
+        for side in sides:
+            side.go()
+        if not _wait_all(sides, timeout_s, should_stop):
+            return {"error": f"the pair exceeded its {timeout_s:g} s time limit"}
+        results = {side.name: side.result() for side in sides}
+        failed = [side for side in sides if results[side.name] is None]
+        if failed:
+            return {"error": "; ".join(side.error() for side in failed)[:2000]}
+        return {f"{name}_{key}": results[name][key] for name in ("build", "reference") for key in ("wall_s", "cpu_s")} | {
+            "cpu_source": results["build"]["cpu_source"]}
+    finally:
+        for side in sides:
+            side.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def summarize(pairs: list[dict], reference: CompileReference) -> dict:
+    """The ``environment.compile_pairs`` record and the metric from the pairs measured."""
+    good = [p for p in pairs if "error" not in p]
+    work = _geometric_mean([p["build_cpu_s"] / p["reference_cpu_s"] for p in good if p["reference_cpu_s"] > 0])  # beside it
+    wall = _geometric_mean([p["build_wall_s"] / p["reference_wall_s"] for p in good if p["reference_wall_s"] > 0])
+    record = {
+        "reference": reference.describe(),
+        "pairs": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in p.items()} for p in pairs],
+        "work_ratio": None if work is None else round(work, 5),
+        "wall_ratio": None if wall is None else round(wall, 5),
+    }
+    return record
+
+
+@dataclasses.dataclass(frozen=True)
+class CompilePairs:
+    """What a run asks for: ``pairs`` compile pairs of every case that compiled, beside ``reference``
+    (``CaseExecutor`` calls ``measure`` after the cold phase)."""
+
+    reference: CompileReference
+    pairs: int
+    one_thread_per_core: bool = False
+    cpus: frozenset[int] | None = None  # run every pair on these CPUs only (e.g. a worker's share of the host)
+
+    def measure(self, spec: CaseSpec, build_python: str, *, timeout_s: float,
+                should_stop: Callable[[], bool] | None = None) -> dict:
+        """The pairs in turn; the ``summarize`` record."""
+        cpus = set(self.cpus) if self.cpus else None
+        if self.one_thread_per_core and (primary := primary_threads()):
+            cpus = (cpus & primary or cpus) if cpus else primary
+        record = summarize([one_pair(spec, build_python, self.reference, timeout_s=timeout_s, should_stop=should_stop, cpus=cpus)
+                            for _ in range(self.pairs)], self.reference)
+        if cpus:
+            record["cpus"] = len(cpus)
+        return record

@@ -1,0 +1,108 @@
+"""A case's cold compile beside a reference's (``--compile-reference``): compile_cpu_ratio (issue #15 item 2)."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from contract.document import validate_document
+from contract.spec import CaseSpec
+from runner.cli import main
+from runner.engine.compile_pairs import CompileReference, one_pair, primary_threads, summarize
+from runner.engine.executor import REPO_ROOT
+from runner.worker.config import ConfigError, WorkerConfig
+
+REFERENCE = CompileReference(python="/opt/ref/bin/python", torch="2.11.0", git_sha="70d99e998b49")
+
+
+def pair(build_wall, build_cpu, reference_wall, reference_cpu) -> dict:
+    return {"build_wall_s": build_wall, "build_cpu_s": build_cpu, "reference_wall_s": reference_wall,
+            "reference_cpu_s": reference_cpu, "cpu_source": "task_clock"}
+
+
+def test_the_ratios_are_geometric_means_of_the_pairs_that_worked():
+    record = summarize([pair(10, 40, 10, 20), pair(12, 30, 6, 30), {"error": "reference compile exited 1: boom"}], REFERENCE)
+    assert record["work_ratio"] == pytest.approx(math.sqrt(2 * 1), abs=1e-5)  # CPU: 2.0 and 1.0
+    assert record["wall_ratio"] == pytest.approx(math.sqrt(1 * 2), abs=1e-5)  # wall: 1.0 and 2.0
+    assert record["reference"] == {"python": "/opt/ref/bin/python", "torch": "2.11.0", "git_sha": "70d99e998b49"}
+    assert [("error" in p) for p in record["pairs"]] == [False, False, True]
+
+
+def test_no_pair_that_worked_gives_no_ratio():
+    record = summarize([{"error": "x"}], REFERENCE)
+    assert record["work_ratio"] is None and record["wall_ratio"] is None
+
+
+def test_primary_threads_is_one_thread_per_core_or_none():
+    primary = primary_threads()
+    assert primary is None or (primary and primary < os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--compile-pairs", "2"], "--compile-pairs: needs --compile-reference"),
+        (["--compile-reference", "/nonexistent/python"], "--compile-reference /nonexistent/python: not an executable"),
+        (["--compile-reference", sys.executable, "--compile-pairs", "0"], "--compile-pairs: from 1 to 20"),
+        (["--compile-reference", sys.executable, "--compile-pairs", "two"], "'two' is not a whole number"),
+    ],
+)
+def test_compile_pair_usage_errors_exit_2_naming_the_option(argv, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--workloads", "tests.runner.sample_workloads:TinyMLP", "--device", "cpu", *argv])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "environ, message",
+    [({"PTBENCH_COMPILE_PAIRS": "0"}, "PTBENCH_COMPILE_PAIRS=0: from 1 to 20"),
+     ({"PTBENCH_COMPILE_PAIRS": "many"}, "PTBENCH_COMPILE_PAIRS='many': not an integer")],
+)
+def test_worker_compile_pair_settings_are_checked(environ, message):
+    with pytest.raises(ConfigError, match=message):
+        WorkerConfig.from_env(environ)
+
+
+def test_worker_compile_pair_settings_default_to_none_and_five():
+    config = WorkerConfig.from_env({"PTBENCH_COMPILE_REFERENCE": "/opt/ref/bin/python"})
+    assert (config.compile_reference, config.compile_pairs) == ("/opt/ref/bin/python", 5)
+    assert WorkerConfig.from_env({}).compile_reference == ""
+
+
+def test_a_reference_that_cannot_compile_drops_the_pair_with_its_error(tmp_path):
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\necho 'no torch here' >&2\nexit 3\n")
+    broken.chmod(broken.stat().st_mode | stat.S_IXUSR)
+    spec = CaseSpec(workload="tests.runner.sample_workloads:TinyMLP", compile_mode="default", shape_regime="static",
+                    dtype="float32", device="cpu", backend="eager", import_allowed=True)
+    measured = one_pair(spec, sys.executable, CompileReference(python=str(broken)), timeout_s=120)
+    assert measured["error"].startswith("reference compile exited 3") and "no torch here" in measured["error"]
+
+
+@pytest.mark.slow
+def test_a_run_with_a_compile_reference_records_the_ratio_and_its_pairs(tmp_path):
+    out = tmp_path / "run.json"
+    command = [sys.executable, "-m", "runner", "run", "--suite", "tiny", "--workloads", "tests.runner.sample_workloads:TinyMLP",
+               "--modes", "default", "--regimes", "static", "--device", "cpu", "--no-warm",
+               "--compile-reference", sys.executable, "--compile-pairs", "1", "--out", str(out)]  # fmt: skip
+    completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    document = json.loads(out.read_text())
+    assert validate_document(document) == []
+    [result] = document["results"]
+    pairs = result["environment"]["compile_pairs"]
+    [measured] = pairs["pairs"]
+    assert "error" not in measured, measured
+    assert measured["build_cpu_s"] > 0 and measured["reference_cpu_s"] > 0 and measured["build_wall_s"] > 0
+    assert measured["cpu_source"] in ("task_clock", "rusage")
+    # The same interpreter on both sides: the same work, whatever the host did meanwhile.
+    assert 0.7 < result["metrics"]["compile_cpu_ratio"] < 1.4
+    assert result["metrics"]["compile_cpu_ratio"] == pytest.approx(measured["build_cpu_s"] / measured["reference_cpu_s"], rel=1e-3)
+    assert pairs["reference"]["python"] == os.path.abspath(sys.executable)
+    assert pairs["reference"]["torch"] == document["build"]["torch_version"]
