@@ -48,21 +48,28 @@ def noise_bands_refresh(*, run_id) -> dict:
     if summary is None:
         return {"computed": []}
     previous = build_summary_previous(summary=summary)
-    computed = []
-    for base in (build, previous.build if previous else None):
-        if base is None:
-            continue
-        window = band_window(machine_class=machine_class, upto=base, without_build=None, metrics=METRICS)
-        if _stored(window) is None:
-            _compute_and_store(window)
-            computed.append(base.id)
-    return {"computed": computed}
+    bases = [build] + ([previous.build] if previous else [])
+    return {"computed": [base.id for base in bases if noise_bands_store(machine_class=machine_class, base=base)]}
+
+
+def noise_bands_store(*, machine_class: str, base: Build) -> bool:
+    """The bands of every compare against ``base`` by a newer head, stored unless they already are
+    (and their inputs are unchanged). True when they were computed."""
+    window = band_window(machine_class=machine_class, upto=base, without_build=None, metrics=METRICS)
+    if _fresh(window).exists():
+        return False
+    _compute_and_store(window)
+    return True
+
+
+def _fresh(window: BandWindow):
+    """The stored set of this window, if its inputs are unchanged."""
+    return NoiseBandSet.objects.filter(machine_class=window.machine_class, upto_id=window.upto, without_id=window.without,
+                                       inputs=window.inputs)
 
 
 def _stored(window: BandWindow) -> tuple[dict[int, dict[str, float]], dict[str, float]] | None:
-    row = (NoiseBandSet.objects.filter(machine_class=window.machine_class, upto_id=window.upto, without_id=window.without,
-                                       inputs=window.inputs)
-           .values_list("metrics", "series", "bands").first())
+    row = _fresh(window).values_list("metrics", "series", "bands").first()
     if row is None:
         return None
     names, series, bands = row
