@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from decimal import ROUND_HALF_UP, Decimal
 from urllib.parse import urlencode
 
@@ -34,6 +35,17 @@ def change(value, kind: str = "relative") -> str:
     if kind == "count":
         return f"{value:+,.0f}"
     return f"{value * 100:+.1f}%"
+
+
+_BREAK_AFTER = re.compile(r"(?<=[/._+])")
+
+
+@register.filter
+def breakable(value) -> str:
+    """``value`` escaped, with a line-break opportunity (``<wbr>``) after each slash, dot, underscore
+    and plus: a configuration, a metric, a workload or a build ref wraps there in a narrow column
+    instead of widening its table past the window."""
+    return mark_safe("<wbr>".join(escape(part) for part in _BREAK_AFTER.split(str(value))))
 
 
 @register.filter
