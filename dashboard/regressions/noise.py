@@ -9,7 +9,7 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
+from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_ses
 from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points
 from dashboard.results.models import BuildSummary, Result
 
@@ -60,7 +60,7 @@ def point_noise(points: list[Point], metric: str, *, prior: float | None = None,
     repeated runs of a build, floored at the median within-run standard error of its samples."""
     values = [p.values.get(metric) for p in points]
     runs = [p.run_values.get(metric) or [] for p in points]
-    ses = [within_run_se([x for run in p.samples.get(metric, []) for x in run]) for p in points if p.samples.get(metric)]
+    ses = within_run_ses([[x for run in p.samples[metric] for x in run] for p in points if p.samples.get(metric)])
     ses = [se for se in ses if math.isfinite(se)]
     return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
 
