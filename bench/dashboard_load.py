@@ -274,11 +274,12 @@ def main() -> None:
         call_command("collectstatic", interactive=False, verbosity=0)
         started = timed("migrate + collectstatic", started)
         history = History(results=args.results, workloads=args.workloads, seed=args.seed)
-        if args.reuse and cluster is None and history.attach():
+        reused = args.reuse and cluster is None and history.attach()
+        if reused:
             print("  reused the history already in the database", flush=True)
         else:
             history.load(report=timed)
-        generation_s = time.perf_counter() - started
+        generation_s = None if reused else time.perf_counter() - started
         print("== timing", flush=True)
         if args.concurrent and not args.both:
             table = concurrent_table(history, args, generation_s)
@@ -300,7 +301,11 @@ def main() -> None:
             cluster.stop()
 
 
-def concurrent_table(history: History, args, generation_s: float) -> str:
+def loaded(generation_s: float | None) -> str:
+    return f"generated and loaded in {generation_s:.0f} s" if generation_s is not None else "the database of an earlier --keep run (--reuse)"
+
+
+def concurrent_table(history: History, args, generation_s: float | None) -> str:
     from dashboard_concurrent import concurrent_report
 
     names = random.Random(history.seed).sample(history.workload_names, 10)
@@ -310,10 +315,10 @@ def concurrent_table(history: History, args, generation_s: float) -> str:
              f"# python bench/dashboard_load.py --results {args.results} --concurrent {args.concurrent}")
     return (first + "\n"
             f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {args.results:,} synthetic results "
-            f"(generated and loaded in {generation_s:.0f} s)\n" + body)
+            f"({loaded(generation_s)})\n" + body)
 
 
-def report(rows: list[dict], args, history: History, generation_s: float) -> str:
+def report(rows: list[dict], args, history: History, generation_s: float | None) -> str:
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -323,10 +328,10 @@ def report(rows: list[dict], args, history: History, generation_s: float) -> str
         count = cursor.fetchone()[0]
     lines = [
         f"# python bench/dashboard_load.py --results {args.results} --repeat {args.repeat} --budget {args.budget:g}"
-        + (f" --concurrent {args.concurrent} --both" if args.concurrent else ""),
+        + (f" --concurrent {args.concurrent} --both" if args.concurrent else "") + (" --reuse" if args.reuse else ""),
         f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {version} · Python {platform.python_version()}",
         f"# {count:,} results (synthetic): {len(history.machine_classes)} machine classes x {history.builds} nightly builds x "
-        f"{len(history.workload_names)} workloads x {len(history.configs)} configs; generated and loaded in {generation_s:.0f} s",
+        f"{len(history.workload_names)} workloads x {len(history.configs)} configs; {loaded(generation_s)}",
         "# server time through Django's test client (DEBUG off), after 3 warm-up requests; pages behind the page cache: "
         "cold = cache emptied before each request (the first request after an ingest), warm = served from it; "
         "page weight: HTML, and HTML + our static JS/CSS (plotly.min.js included) on a first visit",
