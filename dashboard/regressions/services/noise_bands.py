@@ -1,6 +1,6 @@
 """/compare/'s noise bands, stored (#17 at 1,000,000 results): the bands of every series of a machine
 class over one window of builds (``regressions.noise.band_window``) are computed once
-(``window_noise_bands``: 10-25 s of Python at 1,920 series x 30 builds) and kept in a
+(``window_noise_bands``: ~9 s of Python and SQL at 1,920 series x 30 builds) and kept in a
 ``NoiseBandSet``; a compare reads that one row while the window's inputs are unchanged.
 
 Filled after each ingest (the pipeline's ``regressions.noise_bands`` task: the new build's window,
