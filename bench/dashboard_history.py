@@ -61,6 +61,7 @@ def _csv(value) -> str:
 class History:
     def __init__(self, *, results: int, workloads: int = 80, seed: int = 5):
         self.total = results
+        self.seed = seed
         self.rng = random.Random(seed)
         self.configs_spec = [(m, r, d) for m in MODES for r in REGIMES for d in DTYPES]
         per_class = workloads * len(self.configs_spec)
@@ -169,6 +170,19 @@ class History:
         return ",".join(_csv(v) for v in common + values)
 
     # --- loading ------------------------------------------------------------------------------
+    def attach(self) -> bool:
+        """Use the history already loaded into this database (``dashboard_load.py --reuse``): True
+        when it holds this many synthetic results of these workloads, else False (load it then)."""
+        from dashboard.results.models import Config, Result, Workload
+
+        if Workload.objects.filter(name__in=self.workload_names, category="synthetic").count() != len(self.workload_names):
+            return False
+        if Result.objects.filter(run__synthetic=True).count() != self.total:
+            return False
+        self.configs = {spec: Config.objects.get(compile_mode=spec[0], shape_regime=spec[1], dtype=spec[2], device="cuda")
+                        for spec in self.configs_spec}
+        return True
+
     def load(self, report) -> None:
         import time
 

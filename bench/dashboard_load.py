@@ -12,7 +12,10 @@ ingest uses, then times each page through Django's test client (server time: URL
 queries, templates; DEBUG off, as in production) and prints median / p95 / page weight.
 ``--concurrent N``: instead, N clients at once against gunicorn, p50/p95 per page with the page
 cache off and on (bench/dashboard_concurrent.py).
-``--keep`` leaves the cluster running and prints its DATABASE_URL (to browse the pages).
+``--keep`` leaves the cluster running and prints its DATABASE_URL (to browse the pages);
+``DATABASE_URL=<that> ... --reuse`` times that database again without generating it anew (about two
+minutes at 1,000,000 results): it only migrates it. The pages timed are drawn from their own
+seeded generator, so a reused database is timed on the same pages as a fresh one.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import datetime as dt
 import gzip
 import os
 import platform
+import random
 import re
 import shutil
 import socket
@@ -114,9 +118,11 @@ def asset_sizes(html: str, static_root: Path) -> tuple[int, int]:
 
 
 def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path, budget: float = 60.0) -> list[dict]:
-    """Each page ``repeat`` times; a page served through the page cache (overview, workload) twice:
-    cold (the cache emptied before each request, as the first request after an ingest finds it) and
-    warm (served from the cache, as every later request until the next ingest)."""
+    """Each page ``repeat`` times; a page served through the page cache (overview, workload, compare,
+    dynamic) twice: cold (the cache emptied before each request, as the first request after an
+    ingest finds it) and warm (served from the cache, as every later request until the next
+    ingest). A page of ``UNSTORED_PAGES``: the cache emptied and its stored noise bands dropped
+    before each request (the first compare against a base whose bands were never stored)."""
     from django.conf import settings
     from django.core.cache import cache
     from django.db import connection
@@ -127,14 +133,17 @@ def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path, budge
     rows = []
     for name, targets in pages:
         cached = name in CACHED_PAGES and settings.PAGE_CACHE_SECONDS
+        unstored = UNSTORED_PAGES.get(name)
         for state in ("cold", "warm") if cached else ("",):
             warmups = targets if state == "warm" else targets[:3]  # connections, template and query-plan caches;
             started = time.perf_counter()  # warm: every path once into the page cache
             for k, target in enumerate(warmups):
                 if k and time.perf_counter() - started > budget / 4:  # a very slow page: one warm-up request
                     break
-                if state == "cold":
+                if state == "cold" or unstored:
                     cache.clear()
+                if unstored:
+                    unstored()
                 with CaptureQueriesContext(connection) as first_queries:
                     target(client)
                 if k == 0:
@@ -145,14 +154,18 @@ def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path, budge
                 if times and time.perf_counter() - started > budget:  # a very slow page: fewer requests (column n)
                     break
                 target = targets[i % len(targets)]
-                if state == "cold":
+                if state == "cold" or unstored:
                     cache.clear()
+                if unstored:
+                    unstored()
                 begun = time.perf_counter()
                 response = target(client)
                 times.append((time.perf_counter() - begun) * 1000)
             if statistics.median(times) < 1000 or state == "warm":  # else the count of the first warm-up request
-                if state == "cold":
+                if state == "cold" or unstored:
                     cache.clear()
+                if unstored:
+                    unstored()
                 with CaptureQueriesContext(connection) as queries:
                     response = targets[0](client)
                 query_count = len(queries)
@@ -170,16 +183,31 @@ def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path, budge
 
 
 # The pages served through dashboard.results.page_cache (timed cold and warm).
-CACHED_PAGES = ("overview /", "workload /workloads/<name>/ (90d)", "workload, whole history (range=all)")
+CACHED_PAGES = ("overview /", "workload /workloads/<name>/ (90d)", "workload, whole history (range=all)",
+                "compare /compare/ (latest vs previous)", "compare, 10 random build pairs",
+                "compare, filter=regressed sort=speedup", "backed vs unbacked /dynamic/ (90d)")
+# Pages timed with their noise bands dropped before each request: name -> what drops them (page_targets).
+UNSTORED_PAGES: dict = {}
+
+
+def noise_bands_store(history: History, bases: list, report) -> None:
+    """/compare/'s noise bands of the compared bases, stored as the pipeline stores them after each
+    ingest (``regressions.noise_bands``: the new build's window); the bulk load bypasses ingest."""
+    from dashboard.regressions.services.noise_bands import noise_bands_store as store
+
+    started = time.perf_counter()
+    computed = sum(store(machine_class=history.machine_classes[0], base=base) for base in bases)
+    report(f"noise bands of {len(bases)} compared bases, as after their ingest ({computed} computed)", started)
 
 
 def page_targets(history: History):
+    from dashboard.regressions.models import NoiseBandSet
     from dashboard.results.models import BuildSummary, Series
     from dashboard.results.selectors.common import build_ref
     from dashboard.results.selectors.overview import overview_trend
     from dashboard.results.selectors.workloads import series_history
 
-    rng = history.rng
+    rng = random.Random(history.seed)  # not the generator's: a reused database gets the same pages
     classes = history.machine_classes
     builds = list(BuildSummary.objects.filter(machine_class=classes[0]).select_related("build").order_by("ordered_at"))
     names = rng.sample(history.workload_names, 10)
@@ -187,6 +215,8 @@ def page_targets(history: History):
              (sorted(rng.sample(range(len(builds)), 2)) for _ in range(10))]
     series = list(Series.objects.filter(machine_class=classes[0]).order_by("?")[:20])
     latest = builds[-1]
+    UNSTORED_PAGES["compare, noise bands not stored (computed)"] = (
+        lambda: NoiseBandSet.objects.filter(machine_class=classes[0], upto=builds[-2].build).delete())
 
     def get(url):
         return lambda client: client.get(url)
@@ -202,12 +232,13 @@ def page_targets(history: History):
         ("compare, 10 random build pairs", [get(f"/compare/?machine={classes[0]}&base={b}&head={h}") for b, h in pairs]),
         ("compare, filter=regressed sort=speedup", [get(f"/compare/?machine={classes[0]}&base={b}&head={h}&filter=regressed&sort=speedup")
                                                    for b, h in pairs]),
+        ("compare, noise bands not stored (computed)", [get("/compare/")]),
         ("trend query: one series, every build", [call(lambda s=s: series_history(series=s)) for s in series]),
         ("trend query: suite, 24 configs, 1 year", [call(lambda: overview_trend(machine_class=classes[0], since=latest.ordered_at - dt.timedelta(days=365)))]),
         ("backed vs unbacked /dynamic/ (90d)", [get("/dynamic/")]),
         ("run page /runs/<id>/ (1,920 cases)", [get(f"/runs/{builds[-2].latest_run_id}/")]),
         ("regressions board /regressions/", [get("/regressions/")]),
-    ]
+    ], [builds[-2].build] + [b.build for b in builds if build_ref(b.build) in {base for base, _ in pairs}]
 
 
 def main() -> None:
@@ -218,6 +249,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--out", help="also write the table to this file")
     parser.add_argument("--keep", action="store_true", help="leave the cluster running")
+    parser.add_argument("--reuse", action="store_true",
+                        help="with DATABASE_URL: time the history already in that database (a --keep cluster's) instead of generating it")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds of timed requests per page at most (at least one)")
     parser.add_argument("--concurrent", type=int, default=0, metavar="N", help="N clients at once against gunicorn")
     parser.add_argument("--both", action="store_true", help="--concurrent after the server-time table, on the same database")
@@ -241,13 +274,19 @@ def main() -> None:
         call_command("collectstatic", interactive=False, verbosity=0)
         started = timed("migrate + collectstatic", started)
         history = History(results=args.results, workloads=args.workloads, seed=args.seed)
-        history.load(report=timed)
-        generation_s = time.perf_counter() - started
+        reused = args.reuse and cluster is None and history.attach()
+        if reused:
+            print("  reused the history already in the database", flush=True)
+        else:
+            history.load(report=timed)
+        generation_s = None if reused else time.perf_counter() - started
         print("== timing", flush=True)
         if args.concurrent and not args.both:
             table = concurrent_table(history, args, generation_s)
         else:
-            table = report(measure(page_targets(history), args.repeat, static_root, args.budget), args, history, generation_s)
+            pages, bases = page_targets(history)
+            noise_bands_store(history, bases, timed)
+            table = report(measure(pages, args.repeat, static_root, args.budget), args, history, generation_s)
             if args.concurrent:
                 table += "\n\n" + concurrent_table(history, args, generation_s)
         print(table)
@@ -262,20 +301,24 @@ def main() -> None:
             cluster.stop()
 
 
-def concurrent_table(history: History, args, generation_s: float) -> str:
+def loaded(generation_s: float | None) -> str:
+    return f"generated and loaded in {generation_s:.0f} s" if generation_s is not None else "the database of an earlier --keep run (--reuse)"
+
+
+def concurrent_table(history: History, args, generation_s: float | None) -> str:
     from dashboard_concurrent import concurrent_report
 
-    names = history.rng.sample(history.workload_names, 10)
+    names = random.Random(history.seed).sample(history.workload_names, 10)
     pages = [("overview /", ["/"]), ("workload /workloads/<name>/ (10)", [f"/workloads/{n}/" for n in names])]
     body = concurrent_report(pages, clients=args.concurrent, per_client=args.per_client, workers=args.workers, percentile=percentile)
     first = ("# the same database, then:" if args.both else
              f"# python bench/dashboard_load.py --results {args.results} --concurrent {args.concurrent}")
     return (first + "\n"
             f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {args.results:,} synthetic results "
-            f"(generated and loaded in {generation_s:.0f} s)\n" + body)
+            f"({loaded(generation_s)})\n" + body)
 
 
-def report(rows: list[dict], args, history: History, generation_s: float) -> str:
+def report(rows: list[dict], args, history: History, generation_s: float | None) -> str:
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -285,13 +328,16 @@ def report(rows: list[dict], args, history: History, generation_s: float) -> str
         count = cursor.fetchone()[0]
     lines = [
         f"# python bench/dashboard_load.py --results {args.results} --repeat {args.repeat} --budget {args.budget:g}"
-        + (f" --concurrent {args.concurrent} --both" if args.concurrent else ""),
+        + (f" --concurrent {args.concurrent} --both" if args.concurrent else "") + (" --reuse" if args.reuse else ""),
         f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {version} · Python {platform.python_version()}",
         f"# {count:,} results (synthetic): {len(history.machine_classes)} machine classes x {history.builds} nightly builds x "
-        f"{len(history.workload_names)} workloads x {len(history.configs)} configs; generated and loaded in {generation_s:.0f} s",
+        f"{len(history.workload_names)} workloads x {len(history.configs)} configs; {loaded(generation_s)}",
         "# server time through Django's test client (DEBUG off), after 3 warm-up requests; pages behind the page cache: "
         "cold = cache emptied before each request (the first request after an ingest), warm = served from it; "
         "page weight: HTML, and HTML + our static JS/CSS (plotly.min.js included) on a first visit",
+        "# /compare/ reads the noise bands stored for its base (the pipeline stores the new build's after each ingest; "
+        "stored here for the compared bases, the bulk load bypassing ingest); 'noise bands not stored': dropped before "
+        "each request, as the first compare against a base that has none finds them",
         "",
         f"{'page / query':<54}{'n':>4}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'queries':>8}{'HTML kB':>9}{'HTML gz':>9}{'+static kB':>11}{'+static gz':>11}",
     ]

@@ -125,7 +125,7 @@ STORAGES = {
 # No broker configured: tasks run in-process (eagerly), so the quick start needs no Redis.
 # Regression detection runs after every ingest that stored results (queue "analysis").
 DETECT_AFTER_INGEST = env.bool("DETECT_AFTER_INGEST", default=True)
-# The overview and workload pages are served from the cache until the data changes
+# The overview, workload, compare and dynamic pages are served from the cache until the data changes
 # (dashboard/results/page_cache.py); this bounds what the data's fingerprint cannot see. 0: off.
 PAGE_CACHE_SECONDS = env.int("PTBENCH_PAGE_CACHE_SECONDS", default=60)
 

@@ -91,7 +91,7 @@ from .replicates import (
     PRIOR_MIN_RESIDUALS,
     series_noise,
 )
-from .noise import between_build_noise, noise_summary, speedup_replicates, within_run_se
+from .noise import between_build_noise, noise_summary, speedup_replicates, within_run_se, within_run_ses
 from .types import HIGHER_IS_BETTER, LOWER_IS_BETTER, METRIC_DIRECTIONS, ChangePoint, DetectorConfig
 
 __all__ = [
@@ -99,5 +99,5 @@ __all__ = [
     "noise_estimate", "series_noise", "PRIOR_MIN_RESIDUALS", "MIN_SERIES_DOF",
     "ChangePoint", "Confirmation", "DetectorConfig", "Finding", "HIGHER_IS_BETTER", "LOWER_IS_BETTER",
     "METRIC_DIRECTIONS", "between_build_noise", "compare_cases", "confirm_with_remeasurement", "detect",
-    "dynamic_gap", "noise_summary", "replay_online", "speedup_replicates", "within_run_se",
+    "dynamic_gap", "noise_summary", "replay_online", "speedup_replicates", "within_run_se", "within_run_ses",
 ]

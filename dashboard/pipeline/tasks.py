@@ -5,7 +5,7 @@ from django.apps import apps
 from contract.document import InvalidDocument
 from dashboard.durable import DB_RETRY, send_logged
 from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
-from dashboard.regressions.services import detection_run
+from dashboard.regressions.services import detection_run, noise_bands_refresh
 
 
 @shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True, **DB_RETRY)
@@ -21,14 +21,24 @@ def ingest_run_document(document: dict) -> dict:
 @shared_task(name="regressions.detect_run", queue="analysis", acks_late=True, **DB_RETRY)
 def detect_run(run_id: str) -> dict:
     """Detection over one ingested run; idempotent, so a redelivered task creates nothing twice.
-    Then the run's alerts are planned (queue ``alerts``; a run's alerts go out once)."""
+    Then /compare/'s noise bands of its build are stored (``noise_bands``) and the run's alerts are
+    planned (queue ``alerts``; a run's alerts go out once)."""
     outcome = detection_run(run_id=run_id).as_dict()
+    send_logged(lambda: noise_bands.delay(run_id), what=f"the noise bands of run {run_id}'s build")
     if apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.tasks import plan_run  # noqa: PLC0415 (optional app)
 
         # Detection has committed: the broker down now leaves the plan to the sweep, not a retry.
         send_logged(lambda: plan_run.delay(run_id), what=f"the alerts of run {run_id}")
     return outcome
+
+
+@shared_task(name="regressions.noise_bands", queue="analysis", acks_late=True, **DB_RETRY)
+def noise_bands(run_id: str) -> dict:
+    """/compare/'s noise bands of the run's build and the one before, stored once (idempotent: a
+    window whose inputs are unchanged is not computed again); a compare that finds none computes
+    them itself, so a lost message costs that compare time, nothing else."""
+    return noise_bands_refresh(run_id=run_id)
 
 
 @shared_task(name="regressions.sweep", queue="analysis")

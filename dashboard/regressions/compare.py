@@ -1,25 +1,19 @@
 """/compare/ judged by the noise model (issue #17): every timed change against where two runs of
 one unchanged build differ 95 % of the time on its series, the A/B page's rule
-(``dashboard.regressions.noise.series_noise_bands``); the comparison itself is
+(``dashboard.regressions.noise``; the bands of a whole machine class are stored once per window of
+builds, ``dashboard.regressions.services.noise_bands``); the comparison itself is
 ``dashboard.results.selectors.compare``."""
 from __future__ import annotations
 
-from dashboard.regressions.noise import class_noise_bands, class_priors
+from dashboard.regressions.services.noise_bands import noise_bands_for_compare
 from dashboard.results.models import Build
-from dashboard.results.selectors.common import METRICS
-from dashboard.results.selectors.compare import Comparison, NoiseBands, builds_compare
-
-
-def compare_noise_bands(*, base: Build, head: Build, machine_class: str) -> NoiseBands:
-    """Per series, its noise bands from its newest builds up to the base, without the head build
-    (the change judged)."""
-    priors = class_priors(machine_class=machine_class, upto=base)
-    return class_noise_bands(machine_class=machine_class, upto=base, without_build=head.id, metrics=METRICS, priors=priors)
+from dashboard.results.selectors.compare import Comparison, builds_compare
 
 
 def builds_compare_judged(*, base: Build, head: Build, machine_class: str, metric: str = "speedup",
                           threshold: float = 0.05) -> Comparison:
-    """``builds_compare`` with each timed change judged against its series' noise band."""
-    bands = compare_noise_bands(base=base, head=head, machine_class=machine_class)
+    """``builds_compare`` with each timed change judged against its series' noise band: from its
+    newest builds up to the base, without the head build (the change judged)."""
+    bands = noise_bands_for_compare(machine_class=machine_class, base=base, head=head)
     return builds_compare(base=base, head=head, machine_class=machine_class, noise_bands=bands, metric=metric,
                           threshold=threshold)

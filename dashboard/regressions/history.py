@@ -70,11 +70,13 @@ def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset(
 
 def class_series_points(*, build_ids: list[int], machine_class: str) -> dict[int, list[Point]]:
     """Every series of the machine class over these builds (plain builds only), in one query:
-    ``{series_id: [Point, ...]}`` oldest build first, as ``series_points`` gives one series."""
+    ``{series_id: [Point, ...]}`` oldest build first, as ``series_points`` gives one series, less
+    each point's case (its reasons and error, JSON not parsed for ~57,000 rows): the noise model's
+    inputs (/compare/'s noise bands)."""
     rows = _with_host(
         Result.objects.filter(PLAIN_BUILD, build_id__in=build_ids, series__machine_class=machine_class)
         .order_by("series_id", "build__ordered_at", "build_id", "run__ingested_at")
-    ).values("series_id", *_ROW_FIELDS)
+    ).values("series_id", *_NOISE_ROW_FIELDS)
     by_series: dict[int, list[dict]] = {}
     for row in rows:
         by_series.setdefault(row["series_id"], []).append(row)
@@ -95,6 +97,7 @@ def build_points(*, build_ids: list[int], machine_class: str) -> dict[int, dict[
 
 
 _ROW_FIELDS = ("build_id", "run_id", "samples", "host_probe", "host_share", *TRACKED_METRICS, *_CASE_FIELDS)
+_NOISE_ROW_FIELDS = (*_ROW_FIELDS[:-len(_CASE_FIELDS)], "status")
 
 
 def _with_host(rows):
@@ -114,7 +117,7 @@ def points_from_rows(rows) -> list[Point]:
             passing, hosts = {metric: [] for metric in TRACKED_METRICS}, []
         point = points[-1]
         point.run_ids.append(row["run_id"])
-        point.case = {f: row[f] for f in _CASE_FIELDS}
+        point.case = {f: row[f] for f in _CASE_FIELDS if f in row}
         if row["status"] != Result.Status.PASS:
             continue
         hosts.append((row["host_probe"], row["host_share"]))
@@ -132,8 +135,8 @@ def points_from_rows(rows) -> list[Point]:
 
 
 def _finish(point: Point, passing: dict[str, list[float]], hosts: list[tuple[float | None, float | None]]) -> None:
-    for metric, values in passing.items():
-        point.values[metric] = statistics.median(values) if values else None
+    for metric, values in passing.items():  # one run: its value (statistics.median's, without the sort)
+        point.values[metric] = (values[0] if len(values) == 1 else statistics.median(values)) if values else None
     probes = [probe for probe, _ in hosts if probe]
     point.host_probe_ms = statistics.median(probes) if probes else None
     point.host_bound = bool(hosts) and all(is_host_bound(share) for _, share in hosts)

@@ -149,3 +149,39 @@ class Remeasurement(models.Model):
 
     def __str__(self) -> str:
         return f"re-measure {self.metric} of {self.series} at {self.build}"
+
+
+class NoiseBandSet(models.Model):
+    """/compare/'s noise bands of every series of a machine class over one window of builds (#17, at
+    1,000,000 results): the newest ``PRIOR_BUILDS`` builds of the class up to ``upto`` (less
+    ``without``, the head compared, where it is one of them), as ``regressions.noise`` computes them
+    (seconds of Python at 1,920 series x 30 builds), stored once so a compare reads one row.
+
+    Written by ``regressions.services.noise_bands``: after each ingest (the pipeline's
+    ``regressions.noise_bands`` task, for the new build and the one before) and by the first compare
+    that finds none. ``inputs`` fingerprints what the bands were computed from (the window's builds
+    and their ``BuildSummary`` counts, which every ingest refreshes, and the noise model's version):
+    a set whose inputs changed (a re-run in the window, a build ingested late) is computed again,
+    never served. Nothing in save()."""
+
+    machine_class = models.SlugField(max_length=64)
+    upto = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", help_text="the base build compared")
+    without = models.ForeignKey(Build, on_delete=models.CASCADE, null=True, blank=True, related_name="+",
+                                help_text="the head build, left out of the window it is in")
+    inputs = models.CharField(max_length=40, help_text="fingerprint of the window's builds and counts")
+    metrics = models.JSONField(default=list, help_text="the noisy metrics, in the order of each series' bands")
+    series = models.BinaryField(help_text="series ids (int64), the last one 0: the bands of a series without points")
+    bands = models.BinaryField(help_text="per series, one band per metric (float64, row-major)")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            # One set per window; also the index of the compare's read (class, base, head left out).
+            models.UniqueConstraint(fields=["machine_class", "upto", "without"], name="noisebandset_unique_window",
+                                    condition=models.Q(without__isnull=False)),
+            models.UniqueConstraint(fields=["machine_class", "upto"], name="noisebandset_unique_upto",
+                                    condition=models.Q(without__isnull=True)),
+        ]
+
+    def __str__(self) -> str:
+        return f"noise bands of {self.machine_class} up to {self.upto}" + (f" without {self.without}" if self.without else "")

@@ -4,15 +4,20 @@ the prior per machine class and metric pooled from every series of the class
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import statistics
+from dataclasses import dataclass
 
-from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_se
+from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_ses
 from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points
 from dashboard.results.models import BuildSummary, Result
 
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
 TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
+# Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
+# changes (here or in ``detection.replicates``), so the sets stored before are computed again.
+BANDS_MODEL_VERSION = 1
 
 
 def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF
@@ -29,6 +34,11 @@ def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_res
         summaries = summaries.filter(ordered_at__lte=upto.ordered_at)
     builds = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)
                   [skip_newest:skip_newest + PRIOR_BUILDS])
+    return _priors_over(machine_class=machine_class, builds=builds, min_residuals=min_residuals)
+
+
+def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -> dict[str, float]:
+    """``class_priors`` over these builds (newest first)."""
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
     rows = Result.objects.filter(series__machine_class=machine_class, build_id__in=builds, status=Result.Status.PASS
                                  ).values_list("series_id", "build_id", *TRACKED_METRICS)
@@ -50,23 +60,50 @@ def point_noise(points: list[Point], metric: str, *, prior: float | None = None,
     repeated runs of a build, floored at the median within-run standard error of its samples."""
     values = [p.values.get(metric) for p in points]
     runs = [p.run_values.get(metric) or [] for p in points]
-    ses = [within_run_se([x for run in p.samples.get(metric, []) for x in run]) for p in points if p.samples.get(metric)]
+    ses = within_run_ses([[x for run in p.samples[metric] for x in run] for p in points if p.samples.get(metric)])
     ses = [se for se in ses if math.isfinite(se)]
     return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
 
 
-def class_noise_bands(*, machine_class: str, upto, without_build: int | None, metrics, priors: dict[str, float]):
-    """``series_noise_bands`` for every series of a machine class at once, from the newest
-    ``PRIOR_BUILDS`` builds of the class up to ``upto`` (less ``without_build``): one read instead of
-    a whole history per series (/compare/ at 1,000,000 results read 1,934 histories: 111-140 s).
-    Returns ``series_id -> bands``; a series without points gets the prior's bands."""
-    summaries = BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=upto.ordered_at)
-    if without_build is not None:
-        summaries = summaries.exclude(build_id=without_build)
-    build_ids = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:PRIOR_BUILDS])
-    points = class_series_points(build_ids=build_ids, machine_class=machine_class)
+@dataclass(frozen=True)
+class BandWindow:
+    """The builds that /compare/'s noise bands of base ``upto`` (less the head ``without``) come
+    from, as ``class_priors(upto=...)`` chooses them (less the head), and ``inputs``: a
+    fingerprint of what those bands are computed from (the builds, their ``BuildSummary`` counts,
+    which every ingest refreshes, the metrics and the noise model's version)."""
 
-    return lambda series_id: points_noise_bands(points.get(series_id, []), metrics=metrics, priors=priors)
+    machine_class: str
+    upto: int
+    without: int | None  # the head, only where leaving it out changes the window (it is one of its builds)
+    prior_builds: list[int]  # class_priors(upto=...): the newest PRIOR_BUILDS up to the base, newest first
+    band_builds: list[int]  # the series' points: the same less the head
+    inputs: str
+
+
+def band_window(*, machine_class: str, upto, without_build: int | None, metrics) -> BandWindow:
+    """One read of the newest ``PRIOR_BUILDS`` + 1 summaries of the class up to ``upto``."""
+    rows = list(BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=upto.ordered_at)
+                .order_by("-ordered_at", "-build_id")
+                .values_list("build_id", "runs", "latest_run_id", "cases", "passed")[:PRIOR_BUILDS + 1])
+    prior_builds = [r[0] for r in rows[:PRIOR_BUILDS]]
+    without = without_build if without_build in prior_builds else None
+    band_builds = [r[0] for r in rows if r[0] != without][:PRIOR_BUILDS]
+    used = [r for r in rows if r[0] in prior_builds or r[0] in band_builds]
+    key = repr((BANDS_MODEL_VERSION, PRIOR_BUILDS, machine_class, upto.id, without, [m.name for m in metrics if m.noisy],
+                [(b, n, str(run), cases, passed) for b, n, run, cases, passed in used]))
+    return BandWindow(machine_class=machine_class, upto=upto.id, without=without, prior_builds=prior_builds,
+                      band_builds=band_builds, inputs=hashlib.sha1(key.encode()).hexdigest())
+
+
+def window_noise_bands(*, window: BandWindow, metrics) -> tuple[dict[int, dict[str, float]], dict[str, float]]:
+    """``series_noise_bands`` for every series of a machine class at once, from the window's builds
+    (the class prior from ``prior_builds``, each series' points from ``band_builds``): one read of
+    them instead of a whole history per series (/compare/ at 1,000,000 results read 1,934
+    histories: 111-140 s). Returns ``({series_id: bands}, the bands of a series without points)``."""
+    priors = _priors_over(machine_class=window.machine_class, builds=window.prior_builds, min_residuals=MIN_SERIES_DOF)
+    points = class_series_points(build_ids=window.band_builds, machine_class=window.machine_class)
+    return ({series_id: points_noise_bands(series_points, metrics=metrics, priors=priors) for series_id, series_points in points.items()},
+            points_noise_bands([], metrics=metrics, priors=priors))
 
 
 def points_noise_bands(points: list[Point], *, metrics, priors: dict[str, float]) -> dict[str, float]:

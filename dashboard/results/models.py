@@ -306,3 +306,33 @@ class ConfigSummary(models.Model):
 
     def __str__(self) -> str:
         return f"{self.build} {self.config} on {self.machine_class}"
+
+
+class DynamicSummary(models.Model):
+    """One compile mode and dtype of one build on one machine class, backed and unbacked side by side
+    per workload: /dynamic/ reads one of these rows per build (~90) instead of ~14,000 results (#17,
+    at 1,000,000 results). Kept with the other summaries by ``build_summary_refresh``."""
+
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="dynamic_summaries", db_index=False)
+    machine_class = models.SlugField(max_length=64)
+    compile_mode = models.CharField(max_length=32)
+    dtype = models.CharField(max_length=16)
+    ordered_at = models.DateTimeField()
+    # [[workload, backed, unbacked], ...] in the order the build's results were stored; a side is
+    # [status, speedup, compile_time_cold_s, graph_break_count, recompile_count] (the case stored
+    # last) or null. Read for the build the page shows.
+    pairs = models.JSONField(default=list)
+    # What the trends read for every build: {workload: unbacked / backed speedup or null}, and the
+    # geomeans over the pairs in their stored order (so they add up as they always did).
+    gaps = models.JSONField(default=dict)
+    geomean_gap = models.FloatField(null=True, blank=True)
+    geomean_compile_ratio = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # Also the index of /dynamic/'s read: the builds of a range, one mode and dtype of a class.
+            models.UniqueConstraint(fields=["build", "machine_class", "compile_mode", "dtype"], name="dynamicsummary_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.build} {self.compile_mode}/{self.dtype} on {self.machine_class} (backed vs unbacked)"

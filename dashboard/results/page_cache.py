@@ -1,5 +1,6 @@
-"""Whole-page cache of the overview and workload pages (#17, under load): a page is rendered once
-per version of the data and served from Django's cache framework until the data changes.
+"""Whole-page cache of the overview, workload, compare and backed-vs-unbacked pages (#17, under
+load): a page is rendered once per version of the data and served from Django's cache framework
+until the data changes.
 
 The version is the ingest path's counter (``pages_version_bump``, called when an ingest commits:
 enough where the cache is shared, e.g. Redis) together with a fingerprint of the newest rows (the

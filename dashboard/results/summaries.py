@@ -1,4 +1,4 @@
-"""Writes of the summary tables (``BuildSummary``, ``ConfigSummary``).
+"""Writes of the summary tables (``BuildSummary``, ``ConfigSummary``, ``DynamicSummary``).
 
 ``build_summary_refresh`` recomputes the rows of one build on one machine class from its stored
 results, with each configuration's figures against the previous build over the cases present in
@@ -15,8 +15,11 @@ from types import SimpleNamespace
 from django.db import transaction
 
 from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series, versus
+from dashboard.results.selectors.dynamic import pairs_geomeans, summary_pairs
 
 OPEN_RUN_STATUSES = ("pending", "running")
+DYNAMIC_REGIMES = ("backed", "unbacked")
+DYNAMIC_SIDE = ("status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count")  # DynamicSummary.pairs
 
 
 def _models():
@@ -30,7 +33,7 @@ def _cases(m, *, build_id: int, machine_class: str) -> dict[int, dict]:
     rows = (
         m.Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
         .order_by("id")
-        .values("series_id", "config_id", "status", *FIGURE_COLUMNS)
+        .values("id", "series_id", "workload_id", "config_id", "status", *FIGURE_COLUMNS)
     )
     return latest_per_series(rows)
 
@@ -66,6 +69,9 @@ def build_summary_refresh(*, build_id: int, machine_class: str, models: SimpleNa
             .values_list("id", "status", "synthetic")
         )
         m.ConfigSummary.objects.filter(build_id=build_id, machine_class=machine_class).delete()
+        dynamic = getattr(m, "DynamicSummary", None)  # absent from the models of migrations before 0009
+        if dynamic:
+            dynamic.objects.filter(build_id=build_id, machine_class=machine_class).delete()
         if not runs:
             m.BuildSummary.objects.filter(build_id=build_id, machine_class=machine_class).delete()
             return
@@ -99,10 +105,42 @@ def build_summary_refresh(*, build_id: int, machine_class: str, models: SimpleNa
                 for config_id, config_rows in sorted(by_config.items())
             ]
         )
+        if dynamic:
+            dynamic.objects.bulk_create(_dynamic_summaries(m, build_id=build_id, machine_class=machine_class,
+                                                           ordered_at=ordered_at, cases=cases))
         following = _neighbour(m, build_id=build_id, machine_class=machine_class, ordered_at=ordered_at, after=True)
         if following:
             list(m.Build.objects.select_for_update().filter(pk=following).values_list("pk"))
             _versus_refresh(m, build_id=following, previous=build_id, previous_cases=cases, machine_class=machine_class)
+
+
+def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, cases: dict[int, dict]) -> list:
+    """Per compile mode and dtype, each workload's backed and unbacked case (of several series of
+    one workload and regime, e.g. two devices, the result stored last), in the order the build's
+    results were stored (``cases``' order), so the page adds them up in the order it always did."""
+    configs = {c.id: c for c in m.Config.objects.filter(shape_regime__in=DYNAMIC_REGIMES)}
+    found: dict[tuple[str, str], dict[int, dict[str, dict]]] = {}  # (mode, dtype) -> workload -> regime -> row
+    for row in cases.values():
+        config = configs.get(row["config_id"])
+        if config is None:
+            continue
+        sides = found.setdefault((config.compile_mode, config.dtype), {}).setdefault(row["workload_id"], {})
+        if config.shape_regime not in sides or row["id"] > sides[config.shape_regime]["id"]:
+            sides[config.shape_regime] = row
+    names = dict(m.Workload.objects.filter(id__in={w for workloads in found.values() for w in workloads}).values_list("id", "name"))
+
+    def side(row: dict | None) -> list | None:
+        return [row[f] for f in DYNAMIC_SIDE] if row else None
+
+    out = []
+    for (mode, dtype), workloads in sorted(found.items()):
+        pairs = [[names[w], side(sides.get("backed")), side(sides.get("unbacked"))] for w, sides in workloads.items()]
+        built = summary_pairs(pairs)
+        geomean_gap, geomean_compile_ratio = pairs_geomeans(built)
+        out.append(m.DynamicSummary(build_id=build_id, machine_class=machine_class, compile_mode=mode, dtype=dtype,
+                                    ordered_at=ordered_at, pairs=pairs, gaps={p.workload: p.gap for p in built},
+                                    geomean_gap=geomean_gap, geomean_compile_ratio=geomean_compile_ratio))
+    return out
 
 
 def _versus_refresh(m, *, build_id: int, previous: int, previous_cases: dict, machine_class: str) -> None:

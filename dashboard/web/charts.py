@@ -150,7 +150,7 @@ def dynamic_trends(*, gaps, machine_class: str) -> dict:
         "refs": [b.ref for b in builds],
         "workloads": gaps.workloads,
         "unit": "unbacked / backed (ratio)",
-        "z": [[sig(b.pairs[w].gap) if w in b.pairs else None for b in builds] for w in gaps.workloads],
+        "z": [[sig(b.gaps[w]) if w in b.gaps else None for b in builds] for w in gaps.workloads],
         "gap": [sig(b.geomean_gap) for b in builds],
         "compile": [sig(b.geomean_compile_ratio) for b in builds],
     }

@@ -27,10 +27,11 @@ def browser():
             del os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"]
 
 
-def open_page(browser, url: str, *, javascript: bool = True):
+def open_page(browser, url: str, *, javascript: bool = True, viewport: dict | None = None):
     """A new page at ``url`` and the list of problems it reported (console errors and warnings, page
-    errors, failed requests, HTTP errors), which a test expects to be empty."""
-    context = browser.new_context(java_script_enabled=javascript)
+    errors, failed requests, HTTP errors), which a test expects to be empty. ``viewport``: the
+    window's size (Playwright's default: 1280 x 720)."""
+    context = browser.new_context(java_script_enabled=javascript, **({"viewport": viewport} if viewport else {}))
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     page = context.new_page()
     problems: list[str] = []

@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from dashboard.results.models import Build, Result
+from dashboard.results.selectors.dynamic import Pair, Side, dynamic_gaps, dynamic_pairs, pairs_geomeans
 from tests.dashboard.page_history import ingest_build, ref_for_day
 from tests.documents import make_result
 
@@ -60,3 +62,35 @@ def test_without_both_regimes_it_says_so(client):
     ingest_build(1, [make_result("mlp_loop", "static")])
     page = client.get("/dynamic/")
     assert page.status_code == 200 and b"No workload was measured both backed and unbacked" in page.content
+
+
+def direct_pairs(build: Build, mode: str = "default", dtype: str = "float32") -> dict[str, Pair]:
+    """The pairs as the page read them from the results before the summary table: per workload and
+    regime, the case stored last."""
+    pairs: dict[str, Pair] = {}
+    for r in (Result.objects.filter(build=build, config__compile_mode=mode, config__dtype=dtype,
+                                    config__shape_regime__in=("backed", "unbacked"))
+              .select_related("workload", "config").order_by("id")):
+        pair = pairs.setdefault(r.workload.name, Pair(r.workload.name))
+        setattr(pair, r.config.shape_regime, Side(r.status, r.speedup, r.compile_time_cold_s, r.graph_break_count, r.recompile_count))
+    return pairs
+
+
+def test_the_summary_table_says_what_the_results_say_a_rerun_and_a_late_build_included():
+    ingest_build(1, pair("mlp_loop", 2.0, 1.0, cold_unbacked=13.0) + pair("resnet_train", 1.7, 1.69) + pair("bert", 1.2, 0.9),
+                 extra_workloads=[{"name": "bert", "phase": "infer"}])
+    ingest_build(3, pair("mlp_loop", 2.0, 1.5, status="compile_error") + [make_result("resnet_train", "backed", speedup=1.1)])
+    ingest_build(3, pair("mlp_loop", 2.1, 1.9, cold_backed=11.0))  # a re-run: its cases replace the first run's
+    ingest_build(2, pair("resnet_train", 1.3, 0.65) + pair("mlp_loop", 1.9, 1.9))  # ingested late
+
+    gaps = dynamic_gaps(machine_class="cpu", mode="default", dtype="float32", since=None)
+    assert [b.ref for b in gaps.builds] == [ref_for_day(d) for d in (1, 2, 3)]
+    assert gaps.workloads == ["bert", "mlp_loop", "resnet_train"]
+    for shown in gaps.builds:
+        direct = direct_pairs(Build.objects.get(id=shown.build_id))
+        pairs = dynamic_pairs(machine_class="cpu", mode="default", dtype="float32", build_id=shown.build_id)
+        assert {p.workload: p for p in pairs} == direct
+        assert shown.gaps == {name: p.gap for name, p in direct.items()}
+        assert (shown.geomean_gap, shown.geomean_compile_ratio) == pairs_geomeans(list(direct.values()))
+    latest = direct_pairs(Build.objects.get(id=gaps.builds[-1].build_id))
+    assert latest["mlp_loop"].gap == pytest.approx(1.9 / 2.1) and latest["resnet_train"].unbacked is None

@@ -3,11 +3,12 @@ and one series whose detection fails is logged and skipped, never the end of the
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
 from detection import speedup_replicates
-from detection.noise import between_build_noise, noise_summary, within_run_se
+from detection.noise import between_build_noise, noise_summary, within_run_se, within_run_ses
 from dashboard.regressions.models import Regression
 from dashboard.regressions.services import detection, detection_run
 from dashboard.results.models import Result
@@ -50,3 +51,14 @@ def test_one_failing_series_is_skipped_and_logged(monkeypatch, caplog):
     assert "failed; skipped" in caplog.text
     found = Regression.objects.filter(finding="change_point", metric="speedup")
     assert [r.series.config.shape_regime for r in found] == ["backed"]  # static's findings rolled back
+
+
+def test_within_run_ses_are_within_run_se_to_the_bit():
+    """The batched form (/compare/'s noise bands) gives each run exactly the one-run answer, whatever
+    the runs' lengths and however many of their samples a log cannot take."""
+    rng = random.Random(3)
+    runs = [[rng.lognormvariate(0, 0.05) * 2.5 for _ in range(rng.choice((2, 3, 5, 8, 8, 8, 30)))] for _ in range(400)]
+    runs += [None, [], [1.0, 2.0], [HUGE, 0, -1, 2.6, 2.4, 2.5], [float("nan"), 2.0, 2.1, 2.2], ["2.0", 2.1, 2.2, None]]
+    expected = [within_run_se(run) for run in runs]
+    got = within_run_ses(runs)
+    assert [repr(x) for x in got] == [repr(x) for x in expected]  # nan included

@@ -15,10 +15,12 @@ def machine_class_list() -> list[str]:
 
 
 def build_list_for_class(*, machine_class: str, limit: int = 400) -> list[BuildSummary]:
-    """The builds measured on a machine class, newest first (the build pickers)."""
+    """The builds measured on a machine class, newest first (the build pickers: a build's ref,
+    label and overrides; not its environment or config catalog, kilobytes of JSON each)."""
     return list(
         BuildSummary.objects.filter(machine_class=machine_class)
         .select_related("build")
+        .defer("build__environment", "build__config_catalog")
         .order_by("-ordered_at", "-build_id")[:limit]
     )
 

@@ -1,13 +1,15 @@
 """Backed against unbacked dynamic shapes: per workload and build, unbacked speedup / backed
 speedup (the unbacked gap) and unbacked / backed cold compile time, for one compile mode and dtype
-on one machine class. Reads the two regimes' series through ``result_series_build``."""
+on one machine class. Reads one ``DynamicSummary`` row per build (kept by ingest with the other
+summary tables: each workload's gap and the build's geomeans, the cases themselves read for the
+build shown only), not the results."""
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
 
 from dashboard.results.aggregates import geomean
-from dashboard.results.models import BuildSummary, Result, Series
+from dashboard.results.models import BuildSummary, DynamicSummary, Series
 from dashboard.results.selectors.common import ref_for
 from dashboard.results.variants import PLAIN_BUILD
 
@@ -63,21 +65,26 @@ def _tone(ratio: float | None, *, higher_is_better: bool) -> str:
     return "better" if (ratio > 1) == higher_is_better else "worse"
 
 
+def summary_pairs(pairs: list) -> list[Pair]:
+    """``DynamicSummary.pairs`` (``[[workload, backed, unbacked], ...]``) as pairs, in their order."""
+    return [Pair(workload, Side(*backed) if backed else None, Side(*unbacked) if unbacked else None)
+            for workload, backed, unbacked in pairs]
+
+
+def pairs_geomeans(pairs: list[Pair]) -> tuple[float | None, float | None]:
+    """A build's geomean gap and compile-time ratio over its pairs (in their stored order)."""
+    return geomean(p.gap for p in pairs), geomean(p.compile_ratio for p in pairs)
+
+
 @dataclass
 class BuildGaps:
     build_id: int
     ref: str
     at: dt.datetime
     version: str = ""
-    pairs: dict[str, Pair] = field(default_factory=dict)  # by workload name
-
-    @property
-    def geomean_gap(self) -> float | None:
-        return geomean(p.gap for p in self.pairs.values())
-
-    @property
-    def geomean_compile_ratio(self) -> float | None:
-        return geomean(p.compile_ratio for p in self.pairs.values())
+    gaps: dict[str, float | None] = field(default_factory=dict)  # by workload name; None: not both passed
+    geomean_gap: float | None = None
+    geomean_compile_ratio: float | None = None
 
 
 @dataclass
@@ -87,16 +94,12 @@ class DynamicGaps:
 
 
 def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetime | None, build_ids: list[int] | None = None) -> DynamicGaps:
-    """Every build of the class since ``since`` (or exactly ``build_ids``) with its backed and
-    unbacked pairs: the builds from ``BuildSummary``, then the two regimes' results of those builds
-    (``result_series_build``), no join."""
-    series = {
-        s["id"]: s
-        for s in Series.objects.filter(
-            machine_class=machine_class, config__compile_mode=mode, config__dtype=dtype,
-            config__shape_regime__in=("backed", "unbacked"),
-        ).values("id", "workload__name", "config__shape_regime")
-    }
+    """Every build of the class since ``since`` (or exactly ``build_ids``) with each workload's gap
+    and the geomeans: the builds from ``BuildSummary``, then their ``DynamicSummary`` rows, no join."""
+    workloads = sorted(set(Series.objects.filter(
+        machine_class=machine_class, config__compile_mode=mode, config__dtype=dtype,
+        config__shape_regime__in=("backed", "unbacked"),
+    ).values_list("workload__name", flat=True)))
     summaries = BuildSummary.objects.filter(PLAIN_BUILD, machine_class=machine_class)
     if build_ids is not None:
         summaries = summaries.filter(build_id__in=build_ids)
@@ -108,17 +111,20 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
             "build_id", "build__git_sha", "build__local_label", "ordered_at", "build__torch_version"
         )
     }
-    rows = (
-        Result.objects.filter(series_id__in=list(series), build_id__in=list(builds))
-        .order_by("id")
-        .values_list("build_id", "series_id", "status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count")
-    )
-    for build_id, series_id, status, speedup, cold, breaks, recompiles in rows:
-        s = series[series_id]
-        pair = builds[build_id].pairs.setdefault(s["workload__name"], Pair(workload=s["workload__name"]))
-        setattr(pair, s["config__shape_regime"], Side(status, speedup, cold, breaks, recompiles))
-    workloads = sorted({s["workload__name"] for s in series.values()})
-    return DynamicGaps(workloads=workloads, builds=[b for b in builds.values() if b.pairs])
+    rows = DynamicSummary.objects.filter(machine_class=machine_class, compile_mode=mode, dtype=dtype,
+                                         build_id__in=list(builds)).values_list("build_id", "gaps", "geomean_gap", "geomean_compile_ratio")
+    for build_id, gaps, geomean_gap, geomean_compile_ratio in rows:
+        build = builds[build_id]
+        build.gaps, build.geomean_gap, build.geomean_compile_ratio = gaps, geomean_gap, geomean_compile_ratio
+    return DynamicGaps(workloads=workloads, builds=[b for b in builds.values() if b.gaps])
+
+
+def dynamic_pairs(*, machine_class: str, mode: str, dtype: str, build_id: int) -> list[Pair]:
+    """One build's backed and unbacked cases per workload (the case of each regime stored last),
+    the widest gap first (no gap last), then by workload."""
+    stored = DynamicSummary.objects.filter(machine_class=machine_class, compile_mode=mode, dtype=dtype, build_id=build_id
+                                           ).values_list("pairs", flat=True).first()
+    return sorted(summary_pairs(stored or []), key=lambda p: (p.gap is None, p.gap or 0, p.workload))
 
 
 def dynamic_options(*, machine_class: str) -> list[tuple[str, str]]:

@@ -13,6 +13,7 @@ from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_r
 from dashboard.results.selectors.compare_tables import compare_tables
 from dashboard.regressions.compare import builds_compare_judged
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS, compare_rows_select, compare_summary
+from dashboard.results.page_cache import cached_page
 from dashboard.web import params
 from dashboard.web.export import export_format, table_response
 
@@ -31,6 +32,7 @@ def _measured(name, build, machine_class):
     return summary
 
 
+@cached_page
 @params.answers_bad_parameters
 def compare(request):
     classes = machine_class_list()

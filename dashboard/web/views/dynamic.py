@@ -2,10 +2,12 @@ from django.shortcuts import render
 
 from dashboard.results.selectors.builds import build_list_for_class, build_summary_get, builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, build_ref, range_since
-from dashboard.results.selectors.dynamic import GAP_HIGHLIGHT, dynamic_gaps, dynamic_options
+from dashboard.results.selectors.dynamic import GAP_HIGHLIGHT, dynamic_gaps, dynamic_options, dynamic_pairs
+from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
 
 
+@cached_page
 @params.answers_bad_parameters
 def dynamic(request):
     classes = machine_class_list()
@@ -34,7 +36,7 @@ def dynamic(request):
         if chosen is None:  # a build older than the range: read it alone
             alone = dynamic_gaps(machine_class=machine_class, mode=mode, dtype=dtype, since=None, build_ids=[build.id])
             chosen = alone.builds[0] if alone.builds else None
-    pairs = sorted(chosen.pairs.values(), key=lambda p: (p.gap is None, p.gap or 0, p.workload)) if chosen else []
+    pairs = dynamic_pairs(machine_class=machine_class, mode=mode, dtype=dtype, build_id=chosen.build_id) if chosen else []
     builds = build_list_for_class(machine_class=machine_class)
     context.update(
         chosen=chosen,

@@ -1,0 +1,96 @@
+"""/compare/'s noise bands, stored (#17 at 1,000,000 results): the bands of every series of a machine
+class over one window of builds (``regressions.noise.band_window``) are computed once
+(``window_noise_bands``: ~9 s of Python and SQL at 1,920 series x 30 builds) and kept in a
+``NoiseBandSet``; a compare reads that one row while the window's inputs are unchanged.
+
+Filled after each ingest (the pipeline's ``regressions.noise_bands`` task: the new build's window,
+which the next build is compared against, and the one before, which the new build is compared
+against) and by the first compare that finds none (a base never ingested through the pipeline, or
+a head inside the base's window). The stored bands are the full computation's, to the bit (float64
+bytes): a compare judges every change exactly as it would without them.
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+from django.db import IntegrityError, transaction
+
+from dashboard.regressions.models import NoiseBandSet
+from dashboard.regressions.noise import BandWindow, band_window, window_noise_bands
+from dashboard.results.models import Build, Run
+from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
+from dashboard.results.selectors.common import METRICS
+from dashboard.results.selectors.compare import NoiseBands
+
+log = logging.getLogger(__name__)
+
+
+def noise_bands_for_compare(*, machine_class: str, base: Build, head: Build) -> NoiseBands:
+    """Per series, its noise bands from its newest builds up to the base, without the head build
+    (the change judged): the stored set when its inputs are unchanged, else computed and stored."""
+    window = band_window(machine_class=machine_class, upto=base, without_build=head.id, metrics=METRICS)
+    stored = _stored(window)
+    if stored is None:
+        stored = _compute_and_store(window)
+    bands, default = stored
+    return lambda series_id: bands.get(series_id, default)
+
+
+def noise_bands_refresh(*, run_id) -> dict:
+    """After a run of a build is stored and detected: the bands of the build's window on the run's
+    machine class (the next build is compared against it) and of the window before it (the build is
+    compared against the one before), each computed only when missing or stale. Returns the ids of
+    the base builds whose bands were computed."""
+    run = Run.objects.select_related("build", "machine").get(pk=run_id)
+    build, machine_class = run.build, run.machine.machine_class
+    summary = build_summary_get(build_id=build.id, machine_class=machine_class)
+    if summary is None:
+        return {"computed": []}
+    previous = build_summary_previous(summary=summary)
+    bases = [build] + ([previous.build] if previous else [])
+    return {"computed": [base.id for base in bases if noise_bands_store(machine_class=machine_class, base=base)]}
+
+
+def noise_bands_store(*, machine_class: str, base: Build) -> bool:
+    """The bands of every compare against ``base`` by a newer head, stored unless they already are
+    (and their inputs are unchanged). True when they were computed."""
+    window = band_window(machine_class=machine_class, upto=base, without_build=None, metrics=METRICS)
+    if _fresh(window).exists():
+        return False
+    _compute_and_store(window)
+    return True
+
+
+def _fresh(window: BandWindow):
+    """The stored set of this window, if its inputs are unchanged."""
+    return NoiseBandSet.objects.filter(machine_class=window.machine_class, upto_id=window.upto, without_id=window.without,
+                                       inputs=window.inputs)
+
+
+def _stored(window: BandWindow) -> tuple[dict[int, dict[str, float]], dict[str, float]] | None:
+    row = _fresh(window).values_list("metrics", "series", "bands").first()
+    if row is None:
+        return None
+    names, series, bands = row
+    ids = np.frombuffer(bytes(series), dtype=np.int64).tolist()
+    values = np.frombuffer(bytes(bands), dtype=np.float64).reshape(len(ids), len(names)).tolist()
+    by_series = {series_id: dict(zip(names, row_values)) for series_id, row_values in zip(ids, values)}
+    return by_series, by_series.pop(0)
+
+
+def _compute_and_store(window: BandWindow) -> tuple[dict[int, dict[str, float]], dict[str, float]]:
+    noisy = [m for m in METRICS if m.noisy]
+    bands, default = window_noise_bands(window=window, metrics=noisy)
+    names = [m.name for m in noisy]
+    ids = [*bands, 0]  # 0: no series has it; the bands of a series without points
+    table = np.array([[b[name] for name in names] for b in (*bands.values(), default)], dtype=np.float64)
+    fields = {"inputs": window.inputs, "metrics": names, "series": np.asarray(ids, dtype=np.int64).tobytes(),
+              "bands": table.tobytes()}
+    try:
+        with transaction.atomic():
+            NoiseBandSet.objects.update_or_create(machine_class=window.machine_class, upto_id=window.upto,
+                                                  without_id=window.without, defaults=fields)
+    except IntegrityError:  # another request stored the same window meanwhile: its bands are these
+        log.info("noise bands of %s up to build %s stored concurrently", window.machine_class, window.upto)
+    return bands, default

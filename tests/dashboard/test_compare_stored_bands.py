@@ -1,0 +1,130 @@
+"""/compare/ at 1,000,000 results (#17): the noise bands of a machine class are computed once per
+window of builds and stored (``NoiseBandSet``). A compare served from the stored set judges every
+case exactly as the full computation does (the bands of every series from the newest builds up to
+the base, less the head), whichever builds are compared; a set whose builds changed since (a re-run
+in its window) is computed again, never served; the pipeline stores the new build's set after an
+ingest, so the next compare computes nothing."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dashboard.regressions import noise
+from dashboard.regressions.compare import builds_compare_judged
+from dashboard.regressions.history import class_series_points
+from dashboard.regressions.models import NoiseBandSet
+from dashboard.results.models import Build, BuildSummary
+from dashboard.results.selectors.common import METRICS
+from dashboard.results.selectors.compare import builds_compare, compare_rows_select, compare_summary
+from tests.dashboard.page_history import ingest_build, sha_for
+from tests.documents import WORKLOADS, make_result
+
+pytestmark = pytest.mark.django_db
+REGIMES = ("static", "backed", "unbacked")
+
+
+def wobbly_history(builds: int = 9, seed: int = 3) -> list[Build]:
+    """mlp_loop moves ~10 % from build to build, resnet_train ~1 %; one case fails for a while, one
+    gains graph breaks; the samples vary, so the within-run floor differs per build."""
+    rng = random.Random(seed)
+    for day in range(1, builds + 1):
+        results = []
+        for w in WORKLOADS:
+            spread = 0.10 if w["name"] == "mlp_loop" else 0.01
+            for regime in REGIMES:
+                failing = w["name"] == "resnet_train" and regime == "unbacked" and 4 <= day <= 5
+                result = make_result(w["name"], regime, status="compile_error" if failing else "pass",
+                                     speedup=1.5 * (1 + rng.gauss(0, spread)),
+                                     compiled_latency_ms=2.0 * (1 + rng.gauss(0, spread)),
+                                     compile_time_cold_s=7.5 * (1 + rng.gauss(0, 3 * spread)),
+                                     compile_time_warm_s=1.5 * (1 + rng.gauss(0, spread)),
+                                     compiled_peak_memory_bytes=int(1e6 * (1 + rng.gauss(0, spread / 10))),
+                                     graph_break_count=1 + (day >= 7 and regime == "backed"))
+                result["samples"]["compiled_ms"] = [round(2.0 * (1 + rng.gauss(0, 0.03)), 4) for _ in range(5)]
+                result["samples"]["eager_ms"] = [round(2.5 * (1 + rng.gauss(0, 0.03)), 4) for _ in range(5)]
+                results.append(result)
+        ingest_build(day, results)
+    return list(Build.objects.order_by("ordered_at"))
+
+
+def full_bands(*, base: Build, head: Build, machine_class: str = "cpu"):
+    """The bands as /compare/ computed them before they were stored: the class prior up to the base,
+    then every series' points over the newest builds up to the base less the head."""
+    priors = noise.class_priors(machine_class=machine_class, upto=base)
+    builds = list(BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=base.ordered_at)
+                  .exclude(build_id=head.id).order_by("-ordered_at", "-build_id")
+                  .values_list("build_id", flat=True)[:noise.PRIOR_BUILDS])
+    points = class_series_points(build_ids=builds, machine_class=machine_class)
+    return lambda series_id: noise.points_noise_bands(points.get(series_id, []), metrics=METRICS, priors=priors)
+
+
+def judgments(comparison, only: str = "all") -> tuple:
+    rows = compare_rows_select(rows=comparison.rows, only=only, sort="speedup")
+    return ([(r.series_id, sorted(r.flags), {name: vars(c) for name, c in r.changes.items()}) for r in rows],
+            {name: vars(c) for name, c in compare_summary(rows=rows).items()})
+
+
+def no_computation(*args, **kwargs):
+    raise AssertionError("the stored bands should have been read, not computed")
+
+
+@pytest.mark.parametrize("base_day, head_day", [(8, 9), (2, 9), (5, 6), (9, 3), (6, 6)])
+@pytest.mark.parametrize("metric, threshold", [("speedup", 0.05), ("compile_time_cold_s", 0.02)])
+def test_the_stored_bands_judge_every_case_as_the_full_computation(base_day, head_day, metric, threshold, monkeypatch):
+    builds = wobbly_history()
+    base, head = builds[base_day - 1], builds[head_day - 1]
+    expected = builds_compare(base=base, head=head, machine_class="cpu", noise_bands=full_bands(base=base, head=head),
+                              metric=metric, threshold=threshold)
+
+    computed = builds_compare_judged(base=base, head=head, machine_class="cpu", metric=metric, threshold=threshold)
+    monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
+    stored = builds_compare_judged(base=base, head=head, machine_class="cpu", metric=metric, threshold=threshold)
+
+    assert NoiseBandSet.objects.count() == 1
+    assert any(c.tone == "same" for r in expected.rows for c in r.changes.values())  # some changes are within noise
+    for only in ("all", "regressed", "improved", "new_failures", "new_graph_breaks"):
+        assert judgments(computed, only) == judgments(stored, only) == judgments(expected, only)
+
+
+def test_a_head_inside_the_base_window_gets_its_own_set_and_the_base_window_is_shared():
+    builds = wobbly_history()
+    builds_compare_judged(base=builds[7], head=builds[8], machine_class="cpu")  # head newer: not in the window
+    builds_compare_judged(base=builds[7], head=builds[-1], machine_class="cpu")
+    assert list(NoiseBandSet.objects.values_list("upto", "without")) == [(builds[7].id, None)]
+    builds_compare_judged(base=builds[7], head=builds[2], machine_class="cpu")  # head older: left out of the window
+    assert set(NoiseBandSet.objects.values_list("upto", "without")) == {(builds[7].id, None), (builds[7].id, builds[2].id)}
+
+
+def test_a_set_whose_window_changed_is_computed_again(monkeypatch):
+    builds = wobbly_history()
+    base, head = builds[-2], builds[-1]
+    before = builds_compare_judged(base=base, head=head, machine_class="cpu")
+    # A re-run of a build inside the base's window, far off its series: the bands change.
+    ingest_build(5, [make_result("resnet_train", regime, speedup=3.0, compile_time_cold_s=20.0) for regime in REGIMES])
+
+    after = builds_compare_judged(base=base, head=head, machine_class="cpu")
+    expected = builds_compare(base=base, head=head, machine_class="cpu", noise_bands=full_bands(base=base, head=head))
+    assert judgments(after) == judgments(expected) != judgments(before)
+    assert NoiseBandSet.objects.count() == 1  # the set of that window, replaced
+
+    monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
+    assert judgments(builds_compare_judged(base=base, head=head, machine_class="cpu")) == judgments(expected)
+
+
+def test_the_pipeline_stores_the_new_builds_bands_so_the_next_compare_computes_nothing(
+        client, monkeypatch, django_capture_on_commit_callbacks):
+    from dashboard.celery import app
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)  # detection and the bands task in this process
+    wobbly_history(builds=6)
+    with django_capture_on_commit_callbacks(execute=True):  # detection, then the noise bands task
+        ingest_build(7, [make_result(w["name"], regime, speedup=1.4) for w in WORKLOADS for regime in REGIMES])
+    new, previous = Build.objects.get(git_sha=sha_for(7)), Build.objects.get(git_sha=sha_for(6))
+    assert set(NoiseBandSet.objects.values_list("upto", "without")) == {(new.id, None), (previous.id, None)}
+
+    monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
+    assert client.get("/compare/").status_code == 200  # the new build against the one before
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_build(8, [make_result(w["name"], regime, speedup=1.3) for w in WORKLOADS for regime in REGIMES])
+    assert client.get("/compare/?filter=regressed").status_code == 200  # the next build against the new one
