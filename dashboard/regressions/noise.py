@@ -17,7 +17,7 @@ PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is 
 TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
 # changes (here or in ``detection.replicates``), so the sets stored before are computed again.
-BANDS_MODEL_VERSION = 1
+BANDS_MODEL_VERSION = 2  # 2: compile_cpu_ratio tracked
 
 
 def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('results', '0008_build_config_catalog'),
+        ('results', '0009_dynamic_summary'),
     ]
 
     operations = [
