@@ -37,15 +37,16 @@ from contract.spec import CaseSpec
 from runner.engine.compile_once import READY
 from runner.engine.executor import (
     REPO_ROOT,
+    STOP_POLL_S,
     CaseStopped,
     EnvironmentProbeFailed,
     child_environment,
     kill_group,
     probe_environment,
     read_tail,
+    wait_or_stop,
 )
 
-STOP_POLL_S = 2.0
 # Pairs per case unless asked otherwise: on the lent H100 with two cases per host one pair's CPU
 # ratio varied 2-7.5 % (sd) per workload; the geometric mean of 3 varied 1.3-2.5 % from run to run,
 # of 5 1.6-3.1 % (noisier hours of the host; bench/results/compile-noise/).
@@ -166,17 +167,11 @@ class _Side:
 def _wait_all(sides: list[_Side], timeout_s: float, should_stop: Callable[[], bool] | None) -> bool:
     """Wait for every side to exit; False when ``timeout_s`` ran out."""
     deadline = time.monotonic() + timeout_s
-    for side in sides:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            try:
-                side.process.wait(timeout=min(STOP_POLL_S, left))
-                break
-            except subprocess.TimeoutExpired:
-                if should_stop is not None and should_stop():
-                    raise CaseStopped() from None
+    try:
+        for side in sides:
+            wait_or_stop(side.process, max(0.0, deadline - time.monotonic()), should_stop)
+    except subprocess.TimeoutExpired:
+        return False
     return True
 
 
@@ -187,8 +182,8 @@ def one_pair(spec: CaseSpec, build_python: str, reference: CompileReference, *, 
     plain = dataclasses.replace(spec, config_overrides={}, env_overrides={}, phase="cold")
     sides = []
     try:
-        sides = [_Side("build", build_python, dataclasses.replace(spec, phase="cold"), workdir, cpus),
-                 _Side("reference", reference.python, plain, workdir, cpus)]
+        sides.append(_Side("build", build_python, dataclasses.replace(spec, phase="cold"), workdir, cpus))
+        sides.append(_Side("reference", reference.python, plain, workdir, cpus))
         deadline = time.monotonic() + timeout_s
         unready = [side for side in sides if not side.wait_ready(deadline, should_stop)]
         if unready:

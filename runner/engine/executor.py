@@ -78,7 +78,7 @@ class ChildExit:
     log_tail: str
 
 
-def _wait(process: subprocess.Popen, timeout_s: float, should_stop: Callable[[], bool] | None) -> None:
+def wait_or_stop(process: subprocess.Popen, timeout_s: float, should_stop: Callable[[], bool] | None) -> None:
     """Wait for ``process`` up to ``timeout_s`` (raises TimeoutExpired), asking ``should_stop``
     every few seconds (raises CaseStopped)."""
     if should_stop is None:
@@ -109,7 +109,7 @@ def run_child(
         )
         timed_out = False
         try:
-            _wait(process, timeout_s, should_stop)
+            wait_or_stop(process, timeout_s, should_stop)
         except subprocess.TimeoutExpired:
             timed_out = True
             _dump_stacks(process)
