@@ -206,6 +206,11 @@ class Result(models.Model):
     compile_time_warm_s = models.FloatField(null=True, blank=True)
     compile_cpu_ratio = models.FloatField(
         null=True, blank=True, help_text="cold compile CPU time over the reference build's, compiled beside it (runner.engine.compile_pairs)")
+    # The reference that ratio was measured against (environment.compile_pairs.reference), named by
+    # dashboard.results.compile_reference at ingest; "" without compile pairs. Ratios of different
+    # references are never compared: a change of reference starts a new baseline of that metric.
+    compile_reference = models.CharField(
+        max_length=100, blank=True, default="", help_text="the compile_cpu_ratio's reference: torch@sha12 (dashboard.results.compile_reference)")
     eager_peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
     compiled_peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
     memory_compression = models.FloatField(null=True, blank=True, help_text="eager peak / compiled peak")

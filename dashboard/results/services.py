@@ -17,6 +17,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from dashboard.results.build_dates import build_time, version_date
+from dashboard.results.compile_reference import compile_reference_of
 from dashboard.results.imported import document_as_imported, imported_sources_label
 from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
@@ -438,5 +439,6 @@ def _result_from_document(item: dict, *, run: Run, workload: Workload, config: C
         repro=item.get("repro", ""),
         duration_s=item.get("duration_s"),
         environment=item.get("environment", {}),
+        compile_reference=compile_reference_of(item.get("environment")),
         **values,
     )
