@@ -195,6 +195,8 @@ def format_verdict(verdict: dict) -> str:
         message = f": {r['message']}" if r.get("message") else ""
         what = r["metric"] if r["finding"] == r["metric"] else f"{r['metric']} {r['finding']}"
         lines.append(f"  {r['workload']} [{r['config']}] {what}{change}{message}")
+    for note in verdict.get("notes") or []:  # not compared, never counted (a change of compile reference)
+        lines.append(f"  note: {note.get('message', '')}")
     return "\n".join(lines)
 
 

@@ -411,7 +411,8 @@ class ChangeSerializer(serializers.Serializer):
     old = serializers.FloatField(allow_null=True)
     new = serializers.FloatField(allow_null=True)
     change = serializers.FloatField(allow_null=True, help_text="relative: new / old - 1")
-    tone = StrictCharField(help_text="better, worse, same (a timed change within its noise) or empty")
+    tone = StrictCharField(help_text="better, worse, same (a timed change within its noise), reference_changed "
+                           "(compile_cpu_ratio measured against different compile references: not compared) or empty")
     noise = serializers.FloatField(allow_null=True, help_text="relative: where two runs of one unchanged build differ 95 % of the time")
 
 
@@ -547,6 +548,15 @@ class VerdictRegressionSerializer(serializers.Serializer):
         "Python work) before and after, and their ratio"))
 
 
+class VerdictNoteSerializer(serializers.Serializer):
+    metric = StrictCharField()
+    kind = StrictCharField(help_text="not_comparable: measured against different compile references, not compared")
+    cases = serializers.IntegerField()
+    baseline_reference = StrictCharField(allow_blank=True, help_text="the baseline's compile reference (torch@sha12; empty: none recorded)")
+    build_reference = StrictCharField(allow_blank=True, help_text="the build's compile reference")
+    message = StrictCharField()
+
+
 class VerdictSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending"])
     reason = StrictCharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
@@ -555,3 +565,6 @@ class VerdictSerializer(serializers.Serializer):
     baseline = StrictCharField(allow_null=True)
     machine_class = StrictCharField()
     regressions = VerdictRegressionSerializer(many=True)
+    notes = VerdictNoteSerializer(many=True, help_text=(
+        "what was not compared, never counted: compile_cpu_ratio measured against different compile references "
+        "(a change of reference starts a new baseline of that metric)"))

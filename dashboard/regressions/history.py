@@ -6,7 +6,7 @@ value is the median of the passing runs and its samples keep one list per run.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from detection import METRIC_DIRECTIONS, speedup_replicates
 from dashboard.results.host import (
@@ -15,6 +15,7 @@ from dashboard.results.host import (
     is_host_bound,
     slowed,
 )
+from dashboard.results.compile_reference import REFERENCED_METRICS
 from dashboard.results.models import Result
 from dashboard.results.variants import PLAIN_BUILD
 
@@ -42,6 +43,13 @@ class Point:
     # their median host probes, and whether every one of them was host-bound on the compiled side.
     host_probe_ms: float | None = None
     host_bound: bool = False
+    # The compile reference its compile_cpu_ratio was measured against (Result.compile_reference;
+    # runs of the build against another reference are left out of its value: the newest run's wins).
+    compile_reference: str = ""
+
+    def reference(self, metric: str) -> str | None:
+        """The reference ``metric`` was measured against; None for a metric without one."""
+        return self.compile_reference if metric in REFERENCED_METRICS else None
 
 
 def metric_samples(metric: str, samples: dict) -> list[float] | None:
@@ -96,7 +104,7 @@ def build_points(*, build_ids: list[int], machine_class: str) -> dict[int, dict[
     return {sid: {p.build_id: p for p in points_from_rows(series_rows)} for sid, series_rows in by_series.items()}
 
 
-_ROW_FIELDS = ("build_id", "run_id", "samples", "host_probe", "host_share", *TRACKED_METRICS, *_CASE_FIELDS)
+_ROW_FIELDS = ("build_id", "run_id", "samples", "host_probe", "host_share", "compile_reference", *TRACKED_METRICS, *_CASE_FIELDS)
 _NOISE_ROW_FIELDS = (*_ROW_FIELDS[:-len(_CASE_FIELDS)], "status")
 
 
@@ -109,12 +117,13 @@ def points_from_rows(rows) -> list[Point]:
     points: list[Point] = []
     passing: dict[str, list[float]] = {}
     hosts: list[tuple[float | None, float | None]] = []  # (probe, compiled share) per passing run
+    references: dict[str, list[str]] = {}  # per referenced metric, the compile reference of each passing run with it
     for row in rows:
         if not points or points[-1].build_id != row["build_id"]:
             if points:
-                _finish(points[-1], passing, hosts)
+                _finish(points[-1], passing, hosts, references)
             points.append(Point(build_id=row["build_id"]))
-            passing, hosts = {metric: [] for metric in TRACKED_METRICS}, []
+            passing, hosts, references = {metric: [] for metric in TRACKED_METRICS}, [], {}
         point = points[-1]
         point.run_ids.append(row["run_id"])
         point.case = {f: row[f] for f in _CASE_FIELDS if f in row}
@@ -126,15 +135,23 @@ def points_from_rows(rows) -> list[Point]:
             if value is not None and value > 0:
                 passing[metric].append(float(value))
                 point.run_values.setdefault(metric, []).append(float(value))
+                if metric in REFERENCED_METRICS:
+                    references.setdefault(metric, []).append(row.get("compile_reference") or "")
             replicate = metric_samples(metric, row["samples"] or {})
             if replicate:
                 point.samples.setdefault(metric, []).append(replicate)
     if points:
-        _finish(points[-1], passing, hosts)
+        _finish(points[-1], passing, hosts, references)
     return points
 
 
-def _finish(point: Point, passing: dict[str, list[float]], hosts: list[tuple[float | None, float | None]]) -> None:
+def _finish(point: Point, passing: dict[str, list[float]], hosts: list[tuple[float | None, float | None]],
+            references: dict[str, list[str]]) -> None:
+    # One reference per point: the newest run's (a build re-run after the class's reference changed).
+    for metric, refs in references.items():
+        point.compile_reference = refs[-1]
+        if len(set(refs)) > 1:
+            passing[metric] = point.run_values[metric] = [v for v, ref in zip(passing[metric], refs) if ref == refs[-1]]
     for metric, values in passing.items():  # one run: its value (statistics.median's, without the sort)
         point.values[metric] = (values[0] if len(values) == 1 else statistics.median(values)) if values else None
     probes = [probe for probe, _ in hosts if probe]
@@ -150,3 +167,40 @@ def host_slowdown(reference: list[Point], new: list[Point], *, host_work: bool =
     if not new or not (host_work or all(p.host_bound for p in new)):
         return None
     return slowed([p.host_probe_ms for p in reference], [p.host_probe_ms for p in new])
+
+
+def reference_breaks(points: list[Point], metric: str) -> list[int]:
+    """Indices of the points whose ``metric`` was measured against another compile reference than
+    the point with a value before them: where a new baseline of it starts. None for a metric
+    without a reference. The noise model leaves the differences across them out."""
+    if metric not in REFERENCED_METRICS:
+        return []
+    out, previous = [], None
+    for i, point in enumerate(points):
+        if point.values.get(metric) is None:
+            continue
+        if previous is not None and point.compile_reference != previous:
+            out.append(i)
+        previous = point.compile_reference
+    return out
+
+
+def comparable_points(points: list[Point], metric: str, *, reference: str | None = None) -> list[Point]:
+    """``points`` (positions kept) less their ``metric`` where it was measured against another
+    compile reference than ``reference`` (default: the newest point's that has the metric): a
+    change of reference starts a new baseline of that metric, so the values before it are not part
+    of a newer build's baseline. The same list for a metric without a reference."""
+    if metric not in REFERENCED_METRICS:
+        return points
+    if reference is None:
+        reference = next((p.compile_reference for p in reversed(points) if p.values.get(metric) is not None), None)
+        if reference is None:
+            return points
+    return [p if p.values.get(metric) is None or p.compile_reference == reference else _without(p, metric)
+            for p in points]
+
+
+def _without(point: Point, metric: str) -> Point:
+    return replace(point, values={**point.values, metric: None},
+                   samples={m: s for m, s in point.samples.items() if m != metric},
+                   run_values={m: v for m, v in point.run_values.items() if m != metric})

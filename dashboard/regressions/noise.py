@@ -10,14 +10,15 @@ import statistics
 from dataclasses import dataclass
 
 from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_ses
-from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points
+from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points, reference_breaks
+from dashboard.results.compile_reference import REFERENCED_METRICS
 from dashboard.results.models import BuildSummary, Result
 
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
 TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
 # changes (here or in ``detection.replicates``), so the sets stored before are computed again.
-BANDS_MODEL_VERSION = 2  # 2: compile_cpu_ratio tracked
+BANDS_MODEL_VERSION = 3  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference
 
 
 def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF
@@ -38,17 +39,19 @@ def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_res
 
 
 def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -> dict[str, float]:
-    """``class_priors`` over these builds (newest first)."""
+    """``class_priors`` over these builds (newest first). A series' compile_cpu_ratio measured against
+    each compile reference is an estimate of its own: no difference across a change of reference."""
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
     rows = Result.objects.filter(series__machine_class=machine_class, build_id__in=builds, status=Result.Status.PASS
-                                 ).values_list("series_id", "build_id", *TRACKED_METRICS)
-    runs: dict[tuple[str, int], dict[int, list[float]]] = {}
-    for series_id, build_id, *metrics in rows:
+                                 ).values_list("series_id", "build_id", "compile_reference", *TRACKED_METRICS)
+    runs: dict[tuple[str, int, str], dict[int, list[float]]] = {}
+    for series_id, build_id, reference, *metrics in rows:
         for metric, value in zip(TRACKED_METRICS, metrics):
             if value is not None and value > 0:
-                runs.setdefault((metric, series_id), {}).setdefault(build_id, []).append(float(value))
+                segment = reference if metric in REFERENCED_METRICS else ""
+                runs.setdefault((metric, series_id, segment), {}).setdefault(build_id, []).append(float(value))
     per_metric: dict[str, list[tuple[float, int]]] = {}
-    for (metric, _), by_build in runs.items():
+    for (metric, _, _), by_build in runs.items():
         ordered = [by_build[b] for b in sorted(by_build, key=order.__getitem__)]
         per_metric.setdefault(metric, []).append(
             series_noise([statistics.median(r) for r in ordered], runs=ordered))
@@ -57,11 +60,14 @@ def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -
 
 def point_noise(points: list[Point], metric: str, *, prior: float | None = None, breaks=()) -> NoiseEstimate:
     """The noise model of one series and metric from its points (build order): consecutive builds,
-    repeated runs of a build, floored at the median within-run standard error of its samples."""
+    repeated runs of a build, floored at the median within-run standard error of its samples. A
+    change of compile reference is a break (``history.reference_breaks``): the step it makes in
+    compile_cpu_ratio is not noise."""
     values = [p.values.get(metric) for p in points]
     runs = [p.run_values.get(metric) or [] for p in points]
     ses = within_run_ses([[x for run in p.samples[metric] for x in run] for p in points if p.samples.get(metric)])
     ses = [se for se in ses if math.isfinite(se)]
+    breaks = sorted({*breaks, *reference_breaks(points, metric)})
     return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
 
 

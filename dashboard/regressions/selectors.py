@@ -89,6 +89,9 @@ class Verdict:
     baseline: Build | None
     machine_class: str
     regressions: list[dict] = field(default_factory=list)
+    # What was not compared and why, never counted: compile_cpu_ratio measured against different
+    # compile references (``verdict.reference_notes``).
+    notes: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {
@@ -98,6 +101,7 @@ class Verdict:
             "baseline": _build_ref(self.baseline) if self.baseline else None,
             "machine_class": self.machine_class,
             "regressions": self.regressions,
+            "notes": self.notes,
         }
 
 
@@ -109,7 +113,8 @@ def _build_ref(build: Build) -> dict:
 def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = None) -> Verdict:
     """Did ``build`` regress on ``machine_class``? ``pass``, ``regressed``, ``suspect`` (moved, not
     yet confirmed: the findings and what would confirm them) or ``pending`` (no results on the class,
-    or detection has not run): never a silent pass.
+    or detection has not run): never a silent pass. ``notes``: what was not compared (a change of
+    compile reference: compile_cpu_ratio starts a new baseline there), never counted.
 
     Against the previous build (no ``baseline``): the open regressions detection found first at this
     build or confirmed at it (a second bad build; invalid, fixed and won't-fix ones do not fail a
@@ -118,14 +123,14 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
     builds compared directly with the run-to-run noise model (see ``verdict_against``).
     """
     from dashboard.regressions.services.detection import previous_build  # noqa: PLC0415 (read-only helper)
-    from dashboard.regressions.verdict import verdict_against  # noqa: PLC0415
+    from dashboard.regressions.verdict import reference_change_notes, verdict_against_noted  # noqa: PLC0415
 
     runs = Run.objects.filter(build=build, machine__machine_class=machine_class)
     if not Result.objects.filter(run__in=runs).exists():
         return Verdict("pending", "no_results", build, baseline, machine_class)
     if baseline is not None:
-        found = verdict_against(build=build, baseline=baseline, machine_class=machine_class)
-        return _verdict_of(found, build, baseline, machine_class)
+        found, notes = verdict_against_noted(build=build, baseline=baseline, machine_class=machine_class)
+        return _verdict_of(found, build, baseline, machine_class, notes)
     baseline = previous_build(build=build, machine_class=machine_class)
     if baseline is None:
         return Verdict("pass", "no_baseline", build, None, machine_class)
@@ -139,15 +144,17 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
         build=build, series__machine_class=machine_class, status=Remeasurement.Status.PENDING,
     ).select_related("series__workload", "series__config", "baseline_build")]
     found += [s for s in suspects if (s["workload"], s["config"], s["metric"]) not in regressed]  # already counted
-    return _verdict_of(found, build, baseline, machine_class)
+    notes = reference_change_notes(build=build, baseline=baseline, machine_class=machine_class)
+    return _verdict_of(found, build, baseline, machine_class, notes)
 
 
-def _verdict_of(found: list[dict], build, baseline, machine_class) -> Verdict:
+def _verdict_of(found: list[dict], build, baseline, machine_class, notes: list[dict] | None = None) -> Verdict:
+    notes = notes or []
     if any(f["kind"] == "regression" for f in found):
-        return Verdict("regressed", "regressions_found", build, baseline, machine_class, found)
+        return Verdict("regressed", "regressions_found", build, baseline, machine_class, found, notes)
     if any(f["kind"] == "suspect" for f in found):
-        return Verdict("suspect", "suspects_found", build, baseline, machine_class, found)
-    return Verdict("pass", "no_regressions", build, baseline, machine_class, found)
+        return Verdict("suspect", "suspects_found", build, baseline, machine_class, found, notes)
+    return Verdict("pass", "no_regressions", build, baseline, machine_class, found, notes)
 
 
 def remeasurement_as_suspect(request: Remeasurement) -> dict:

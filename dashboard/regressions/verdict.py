@@ -6,9 +6,10 @@ of each series and metric over the ``NOISE_BUILDS`` builds up to the baseline: i
 else the machine class's prior, else the metric's default, ``dashboard.regressions.noise``; compile
 time and memory have no within-run noise, so two runs of one build pass) and the change is at least
 ``MIN_CHANGE``; a host-bound case whose new runs had a slowed host is listed as a suspect, not
-counted (``history.host_slowdown``). Any two builds can be compared (a release against the previous
-one, a PR against main). Three queries whatever the suite's size: both builds' results, the noise
-history, the names.
+counted (``history.host_slowdown``). compile_cpu_ratio measured against different compile references
+on the two sides is not compared: a note says so (``notes``), and its noise history is each
+reference's own. Any two builds can be compared (a release against the previous one, a PR against
+main). Three queries whatever the suite's size: both builds' results, the noise history, the names.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import statistics
 from detection import compare_cases, confirm_with_remeasurement, noise_estimate
 from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
 from dashboard.regressions.noise import class_priors
+from dashboard.results.compile_reference import NOT_COMPARABLE, REFERENCED_METRICS, reference_changed
 from dashboard.results.host import HOST_SENSITIVE_METRICS
 from dashboard.results.models import Build, BuildSummary, Result, Series
 
@@ -26,14 +28,22 @@ NOISE_BUILDS = 30  # builds up to the baseline that estimate each series' build-
 
 
 def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> list[dict]:
+    """The findings of ``build`` against ``baseline`` (``verdict_against_noted`` less its notes)."""
+    return verdict_against_noted(build=build, baseline=baseline, machine_class=machine_class)[0]
+
+
+def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) -> tuple[list[dict], list[dict]]:
+    """``(findings, notes)``: the findings of ``build`` against ``baseline``, and what was not
+    compared (``reference_notes``: compile_cpu_ratio measured against different compile references)."""
     points = build_points(build_ids=[baseline.id, build.id], machine_class=machine_class)
     common = {sid: p for sid, p in points.items() if baseline.id in p and build.id in p}
     if not common:
-        return []
+        return [], []
     noise = _noise_by_series(baseline=baseline, machine_class=machine_class, series_ids=list(common))
     priors = class_priors(machine_class=machine_class, upto=baseline)
     names = {s.id: s for s in Series.objects.filter(pk__in=common).select_related("workload", "config")}
     found: list[dict] = []
+    not_comparable: dict[tuple[str, str, str], int] = {}  # (metric, baseline's reference, build's): cases
     for sid, by_build in sorted(common.items(), key=lambda item: (names[item[0]].workload.name, str(names[item[0]].config))):
         old, new = by_build[baseline.id], by_build[build.id]
         host = host_slowdown([old], [new])
@@ -48,9 +58,14 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
             new_runs = new.samples.get(metric) or [[v] for v in new.run_values.get(metric, [])]
             if not old_runs or not new_runs:
                 continue
+            if reference_changed(metric, old.reference(metric), new.reference(metric)):
+                key = (metric, old.reference(metric), new.reference(metric))
+                not_comparable[key] = not_comparable.get(key, 0) + 1
+                continue
             by_build = noise.get((sid, metric), [])
-            runs = [r for _, r in by_build]
-            model = noise_estimate(metric, [statistics.median(r) for r in runs], runs, prior=priors.get(metric))
+            runs = [r for _, _, r in by_build]
+            breaks = [i for i in range(1, len(by_build)) if by_build[i][1] != by_build[i - 1][1]]  # a change of reference
+            model = noise_estimate(metric, [statistics.median(r) for r in runs], runs, breaks=breaks, prior=priors.get(metric))
             # the history gives the noise only: joined to the old side, it would stand in for a
             # baseline that is itself a changed build (two runs of one variant build then differ)
             decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd)
@@ -67,22 +82,55 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
                               "before": decision.before, "after": decision.after, "magnitude": decision.magnitude,
                               "confidence": decision.confidence, "message": message,
                               **({"host_slowed": slowed} if slowed else {})})
-    return found
+    return found, reference_notes(not_comparable)
+
+
+def reference_notes(not_comparable: dict[tuple[str, str, str], int]) -> list[dict]:
+    """One note per metric and pair of compile references: ``{(metric, baseline's reference,
+    build's reference): cases}`` -> ``[{"metric", "kind": "not_comparable", "cases",
+    "baseline_reference", "build_reference", "message"}]``."""
+    def shown(reference: str) -> str:
+        return reference or "none recorded"
+
+    return [{"metric": metric, "kind": "not_comparable", "cases": cases, "baseline_reference": old, "build_reference": new,
+             "message": f"{metric} not compared in {cases} case{'s' if cases != 1 else ''} ({NOT_COMPARABLE}): measured "
+                        f"against compile reference {shown(new)}, the baseline against {shown(old)}; a change of "
+                        "reference starts a new baseline of this metric"}
+            for (metric, old, new), cases in sorted(not_comparable.items())]
 
 
 def _noise_by_series(*, baseline: Build, machine_class: str, series_ids: list[int]) -> dict[tuple[int, str], list]:
-    """Each series' ``(build id, run values)`` over the last NOISE_BUILDS builds up to the baseline,
-    in build order."""
+    """Each series' ``(build id, compile reference, run values)`` over the last NOISE_BUILDS builds up
+    to the baseline, in build order (the reference: "" but for compile_cpu_ratio, whose runs of one
+    build against two references are two entries)."""
     builds = list(
         BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=baseline.ordered_at)
         .order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:NOISE_BUILDS]
     )
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
     rows = Result.objects.filter(series_id__in=series_ids, build_id__in=builds, status=Result.Status.PASS).values_list(
-        "series_id", "build_id", *TRACKED_METRICS)
-    values: dict[tuple[int, str], dict[int, list[float]]] = {}
-    for series_id, build_id, *metrics in rows:
+        "series_id", "build_id", "compile_reference", *TRACKED_METRICS)
+    values: dict[tuple[int, str], dict[tuple[int, str], list[float]]] = {}
+    for series_id, build_id, reference, *metrics in rows:
         for metric, value in zip(TRACKED_METRICS, metrics):
             if value is not None and value > 0:
-                values.setdefault((series_id, metric), {}).setdefault(build_id, []).append(float(value))
-    return {key: sorted(by_build.items(), key=lambda item: order[item[0]]) for key, by_build in values.items()}
+                segment = reference if metric in REFERENCED_METRICS else ""
+                values.setdefault((series_id, metric), {}).setdefault((build_id, segment), []).append(float(value))
+    return {key: [(b, ref, runs) for (b, ref), runs in sorted(by_build.items(), key=lambda item: (order[item[0][0]], item[0][1]))]
+            for key, by_build in values.items()}
+
+
+def reference_change_notes(*, build: Build, baseline: Build, machine_class: str) -> list[dict]:
+    """The default verdict's notes: the series whose compile_cpu_ratio ``build`` measured against
+    another compile reference than ``baseline`` (its previous build) did, where detection started a
+    new baseline of that metric. One query: both builds' passing results that have the metric."""
+    rows = (Result.objects.filter(build_id__in=[baseline.id, build.id], series__machine_class=machine_class,
+                                  status=Result.Status.PASS, compile_cpu_ratio__gt=0)
+            .order_by("run__ingested_at", "id").values_list("build_id", "series_id", "compile_reference"))
+    newest = {(build_id, series_id): reference for build_id, series_id, reference in rows}  # the newest run's
+    changed: dict[tuple[str, str, str], int] = {}
+    for (build_id, series_id), reference in newest.items():
+        old = newest.get((baseline.id, series_id))
+        if build_id == build.id and old is not None and reference_changed("compile_cpu_ratio", old, reference):
+            changed[("compile_cpu_ratio", old, reference)] = changed.get(("compile_cpu_ratio", old, reference), 0) + 1
+    return reference_notes(changed)

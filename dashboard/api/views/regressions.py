@@ -102,6 +102,7 @@ class VerdictView(ApiView):
             "verdict": verdict.verdict, "reason": verdict.reason, "build": build_ref(verdict.build),
             "baseline": build_ref(verdict.baseline) if verdict.baseline else None, "machine_class": verdict.machine_class,
             "regressions": VerdictSerializer().fields["regressions"].to_representation(verdict.regressions),
+            "notes": VerdictSerializer().fields["notes"].to_representation(verdict.notes),
         }
         gating = q["fail_on_regression"] or q["fail_on_suspect"]
         failed = (verdict.verdict == "regressed" and q["fail_on_regression"]) or (

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, transaction
 
 from detection import FLOORS, K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
-from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
+from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.noise import class_priors, point_noise
 from dashboard.regressions.services.remeasure import (
@@ -128,10 +128,13 @@ def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summ
 def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummary, outcome: DetectionOutcome,
                     priors: dict[str, float]) -> None:
     for metric, direction in TRACKED_METRICS.items():
-        values = [p.values.get(metric) for p in points]
+        # compile_cpu_ratio measured against another compile reference than the newest build's is
+        # not part of its baseline: after a change of reference the series starts again (first week).
+        scoped = comparable_points(points, metric)
+        values = [p.values.get(metric) for p in scoped]
         if sum(v is not None for v in values) < 2:
             continue
-        samples = [_pooled(p.samples.get(metric)) for p in points]
+        samples = [_pooled(p.samples.get(metric)) for p in scoped]
         found = detect(values, direction=direction, samples=samples if any(samples) else None) \
             if sum(v is not None for v in values) >= 3 else []
         # The floor rule where the change-point detector said nothing of the newest builds.
@@ -171,8 +174,9 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     compile time whose history is bimodal, say). Two bad builds in a row are a regression; one is a
     suspect, re-measured where a worker can, decided by the next build where none can
     (``remeasurement_decide_by_next_build``)."""
-    values = [p.values.get(metric) for p in points]
-    noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)  # the noise known before a change of 1-2 builds
+    values = [p.values.get(metric) for p in comparable_points(points, metric)]  # the baseline: one compile reference
+    # The noise known before a change of 1-2 builds (across a change of compile reference: each side's own).
+    noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)
     found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric], min_before=None)
     if found is None:
         return

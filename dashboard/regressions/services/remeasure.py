@@ -22,7 +22,7 @@ from dashboard.dispatch.models import BuildEnvironment
 from dashboard.dispatch.services import run_request
 from dashboard.results.models import Result
 from detection import K_NOISE, confirm_with_remeasurement, is_worse
-from dashboard.regressions.history import TRACKED_METRICS, Point, host_slowdown, series_points
+from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
 
@@ -37,10 +37,12 @@ def remeasurement_request(*, series, metric: str, points: list[Point], suspect, 
     ``extra``: kept with the suspect too (the short-history rule's floor and noise source)."""
     if suspect.last_good is None:
         return None
+    reference = points[-1].reference(metric)  # compile_cpu_ratio: the compile reference it was measured against
     request, created = Remeasurement.objects.get_or_create(
         series=series, metric=metric, build_id=points[-1].build_id,
         defaults={"baseline_build_id": points[suspect.last_good].build_id,
-                  "suspect": {**suspect.to_dict(), **({"host_slowed": host} if host else {}), **(extra or {})}},
+                  "suspect": {**suspect.to_dict(), **({"host_slowed": host} if host else {}), **(extra or {}),
+                              **({"compile_reference": reference} if reference is not None else {})}},
     )
     if created:
         send_after_commit(lambda: remeasurement_dispatch(remeasurement_id=request.id), what=f"re-measurement {request.id}")
@@ -100,7 +102,14 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
         if not later:
             return request
         nxt = later[0]
-        history = [p for p in points[: ids.index(request.baseline_build_id) + 1] if p.values.get(metric)][-before:]
+        reference = points[ids.index(request.build_id)].reference(metric)
+        if nxt.reference(metric) != reference:  # compile_cpu_ratio against another reference: it cannot tell
+            return _undecided_reference_changed(request, build_id=nxt.build_id, reference=reference,
+                                                other=nxt.reference(metric))
+        history = [p for p in comparable_points(points[: ids.index(request.baseline_build_id) + 1], metric, reference=reference)
+                   if p.values.get(metric)][-before:]
+        if not history:
+            return request
         host_work = metric in HOST_WORK_METRICS
         if (metric in HOST_SENSITIVE_METRICS or host_work) and \
                 host_slowdown(history[-HOST_REFERENCE_RUNS:], [nxt], host_work=host_work) is not None:
@@ -143,11 +152,19 @@ def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
             return request
         points = {p.build_id: p for p in series_points(series_id=request.series_id)}
         new, old = points.get(request.build_id), points.get(request.baseline_build_id)
+        reference = (request.suspect or {}).get("compile_reference")  # compile_cpu_ratio's, when it was suspected
+        if reference is not None and new is not None and old is not None:
+            changed = [p for p in (new, old) if p.values.get(request.metric) is not None
+                       and p.reference(request.metric) != reference]
+            if changed:  # re-run against another reference: not comparable with the suspect's
+                return _undecided_reference_changed(request, build_id=changed[0].build_id, reference=reference,
+                                                    other=changed[0].reference(request.metric))
         new_runs, old_runs = _runs(new, request.metric), _runs(old, request.metric)
         if len(new_runs) < MIN_RUNS or len(old_runs) < MIN_RUNS:
             return request
         ordered = list(points.values())
-        history = [p.values.get(request.metric) for p in ordered[: ordered.index(old)]]
+        history = [p.values.get(request.metric) for p in comparable_points(ordered, request.metric, reference=old.reference(
+            request.metric))[: ordered.index(old)]]
         sigma = max(request.suspect.get("noise") or 0.0, _run_spread(old_runs, new_runs)) or None
         decision = confirm_with_remeasurement(
             old_runs, new_runs, TRACKED_METRICS[request.metric], between_run_sigma=sigma, history=history,
@@ -176,6 +193,19 @@ def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
             )
         request.save()
         return request
+
+
+def _undecided_reference_changed(request: Remeasurement, *, build_id: int, reference: str | None, other: str | None
+                                 ) -> Remeasurement:
+    """A suspect compile_cpu_ratio whose deciding runs (of build ``build_id``) were measured against
+    another compile reference: ratios of two references are not comparable, so it is closed as
+    inconclusive (a change of reference starts a new baseline, which detection judges from there)."""
+    request.decision = {"decided_by": "reference_changed", "build_id": build_id, "decision": "not_comparable",
+                        "compile_reference": reference, "other_compile_reference": other}
+    request.decided_at = timezone.now()
+    request.status = Remeasurement.Status.INCONCLUSIVE
+    request.save()
+    return request
 
 
 def _run_spread(*builds: list[list[float]]) -> float:

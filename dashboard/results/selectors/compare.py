@@ -3,19 +3,23 @@ compared; the others are listed apart. Reads two builds' rows through ``result_b
 
 A timed change is judged against its series' noise band (``NoiseBands``: where two runs of one
 unchanged build differ 95 % of the time, the A/B page's rule); the noise model lives in
-``dashboard.regressions`` (``dashboard.regressions.compare`` passes it in)."""
+``dashboard.regressions`` (``dashboard.regressions.compare`` passes it in). compile_cpu_ratio
+measured against different compile references on the two sides is not compared
+(``REFERENCE_CHANGED``, ``dashboard.results.compile_reference``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dashboard.results.aggregates import geomean, latest_per_series, relative_change
+from dashboard.results.compile_reference import REFERENCED_METRICS, reference_changed
 from dashboard.results.models import Build, Config, Result
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, config_label
 
 FILTERS = ("all", "regressed", "improved", "new_failures", "new_graph_breaks")
 SORT_KEYS = ("workload", "config", "status") + tuple(m.name for m in METRICS)
 WITHIN_NOISE = "same"
+REFERENCE_CHANGED = "reference_changed"  # the tone of a compile_cpu_ratio measured against two references: no change shown
 NoiseBands = Callable[[int], dict[str, float]]  # series id -> per timed metric, its relative 95 % band
 
 
@@ -24,7 +28,7 @@ class Change:
     old: float | None
     new: float | None
     change: float | None  # relative
-    tone: str = ""  # "better", "worse", WITHIN_NOISE (a timed change inside its noise) or ""
+    tone: str = ""  # "better", "worse", WITHIN_NOISE (a timed change inside its noise), REFERENCE_CHANGED or ""
     noise: float | None = None  # the relative band a timed change is judged against
 
 
@@ -66,7 +70,7 @@ def build_results_by_series(*, build_id: int, machine_class: str) -> dict[int, d
     rows = (
         Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
         .order_by("id")
-        .values("id", "series_id", "config_id", "workload__name", "status", *(m.name for m in METRICS))
+        .values("id", "series_id", "config_id", "workload__name", "status", "compile_reference", *(m.name for m in METRICS))
     )
     return latest_per_series(rows)
 
@@ -95,6 +99,10 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
         bands = noise_bands(series_id)
         row.changes = {m.name: judge_change(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name))
                        for m in METRICS}
+        for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
+            if name in row.changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
+                    and o[name] is not None and n[name] is not None:
+                row.changes[name] = Change(o[name], n[name], None, REFERENCE_CHANGED, bands.get(name))
         _flag(row, chosen)
         out.rows.append(row)
     for series_id, o in old.items():
@@ -153,11 +161,17 @@ def compare_rows_select(*, rows: list[CompareRow], only: str = "all", sort: str 
 def compare_summary(*, rows: list[CompareRow], threshold: float = 0.05) -> dict[str, Change]:
     """The geomean row: per metric, the geomean of old and of new over the rows where both sides
     passed and have the value (totals for the counts), and the relative change between them, judged
-    against the mean of the rows' noise bands (conservative: averaging cases would shrink it)."""
+    against the mean of the rows' noise bands (conservative: averaging cases would shrink it). Rows
+    whose compile references differ are left out of compile_cpu_ratio's (all of them: not compared)."""
     out = {}
     both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
     for m in METRICS:
         present = [r.changes[m.name] for r in both if r.changes[m.name].old is not None and r.changes[m.name].new is not None]
+        if any(c.tone == REFERENCE_CHANGED for c in present):
+            present = [c for c in present if c.tone != REFERENCE_CHANGED]
+            if not present:
+                out[m.name] = Change(None, None, None, REFERENCE_CHANGED)
+                continue
         pairs = [(c.old, c.new) for c in present]
         noises = [c.noise for c in present if c.noise is not None]
         if m.noisy:

@@ -107,13 +107,16 @@ def qs(context, **changes) -> str:
 @register.simple_tag
 def change_cells(changes: dict, metrics) -> str:
     """One ``<td>`` per metric: ``old → new`` and the relative change, coloured by its tone (grey
-    and "within noise" when a timed change is inside its series' noise)."""
+    and "within noise" when a timed change is inside its series' noise; "reference changed", no
+    change, when compile_cpu_ratio was measured against two compile references)."""
     cells = []
     for m in metrics:
         c = changes[m.name]
         delta = f' <span class="delta">{change(c.change)}</span>' if c.change else ""
         if c.tone == "same":
             delta += ' <span class="verdict">within noise</span>'
+        elif c.tone == "reference_changed":  # two compile references: no change to show (results.compile_reference)
+            delta = ' <span class="verdict" title="measured against different compile references: not compared">reference changed</span>'
         cells.append(
             f'<td class="num {c.tone}" data-metric="{m.name}">{escape(metric(c.old, m.unit))} → {escape(metric(c.new, m.unit))}{delta}</td>'
         )
