@@ -3,6 +3,7 @@ detection -> verdict (bench/real_verdicts.py), and each verdict state (issue #15
 from __future__ import annotations
 
 import argparse
+import copy
 from pathlib import Path
 
 import pytest
@@ -205,3 +206,114 @@ def test_real_compile_pairs_catch_a_planted_compile_cost_change_on_the_cpu_ratio
     assert regression.series.workload.name == "bert_encoder" and regression.magnitude < -0.1
     stored = Run.objects.filter(build_id=rows[0]["build_id"]).first().results.get(workload__name="bert_encoder")
     assert stored.compile_cpu_ratio == pytest.approx(1.008)
+
+
+# --- a change of compile reference starts a new baseline of compile_cpu_ratio ----------------------
+PAIRS_BASE = str(RESULTS / "compile-noise" / "h100-runner-pairs5-base-2026-11-24.json")
+NEW_REFERENCE = {"torch": "2.12.0+cu130", "git_sha": "ab" * 20}
+
+
+def with_reference(builds, *, scale: float = 1.0, reference: dict | None = None, bert_scale: float = 1.0):
+    """Copies of ``builds`` whose every case was compiled beside another reference (``reference``,
+    default ``NEW_REFERENCE``: the python path stays) with compile_cpu_ratio x ``scale``, and
+    bert_encoder's x ``bert_scale`` more (a real change of the build, measured against that reference)."""
+    out = []
+    for name, documents in builds:
+        documents = copy.deepcopy(documents)
+        for document in documents:
+            for result in document["results"]:
+                result["environment"]["compile_pairs"]["reference"].update(reference or NEW_REFERENCE)
+                factor = scale * (bert_scale if result["workload"] == "bert_encoder" else 1.0)
+                result["metrics"]["compile_cpu_ratio"] *= factor
+        out.append((f"{name} ref x{scale:g}" + (f" bert x{bert_scale:g}" if bert_scale != 1 else ""), documents))
+    return out
+
+
+def ratio_findings(row: dict) -> list[str]:
+    return [f for f in row["findings"] if "compile_cpu_ratio" in f]
+
+
+@pytest.mark.django_db
+def test_a_new_compile_reference_starts_a_new_baseline_and_a_real_change_after_it_is_still_caught():
+    # The real H100 documents (bert 1.008, masked 1.074 against torch 2.11 70d99e99), two builds; then
+    # the fleet's reference changes (torch 2.12, another sha) and every ratio reads 1.3x: three builds
+    # against it, then bert's cold compile does 30 % more work than the reference's, twice.
+    base = load_builds([PAIRS_BASE])
+    rows = replay(base * 2 + with_reference(base * 3, scale=1.3) + with_reference(base * 2, scale=1.3, bert_scale=1.3))
+    assert [r["default"] for r in rows] == ["pass"] * 5 + ["suspect", "regressed"], [(r["default"], r["findings"]) for r in rows]
+    assert all(not ratio_findings(r) for r in rows[:5])  # no suspect, no regression at the reference change
+    assert [r["named"] for r in rows[1:5]] == ["pass"] * 4
+    assert not Regression.objects.filter(metric="compile_cpu_ratio", first_bad_build_id__in=[r["build_id"] for r in rows[:5]]).exists()
+    assert not Remeasurement.objects.filter(metric="compile_cpu_ratio", build_id__in=[r["build_id"] for r in rows[:5]]).exists()
+    assert ratio_findings(rows[5]) == ["bert_encoder compile_cpu_ratio suspect"]
+    assert ratio_findings(rows[6]) == ["bert_encoder compile_cpu_ratio regression"]
+    regression = Regression.objects.get(kind="regression", metric="compile_cpu_ratio")
+    assert regression.series.workload.name == "bert_encoder" and regression.details["rule"] == "short_history"
+    assert regression.first_bad_build_id == rows[5]["build_id"]
+    assert regression.before_value == pytest.approx(1.008 * 1.3) and regression.magnitude == pytest.approx(-0.3)
+    # Stored: the reference each ratio was measured against.
+    changed = Run.objects.filter(build_id=rows[2]["build_id"]).first().results.get(workload__name="bert_encoder")
+    assert changed.compile_reference == "2.12.0+cu130@abababababab" and changed.compile_cpu_ratio == pytest.approx(1.3104)
+
+    # The verdicts at the change say why the ratio was not compared, and pass.
+    builds = [Run.objects.filter(build_id=r["build_id"]).first().build for r in rows]
+    at_change = build_verdict(build=builds[2], machine_class="gpu-h100")
+    assert at_change.verdict == "pass" and [n["cases"] for n in at_change.notes] == [2]
+    assert at_change.notes[0]["baseline_reference"] == "2.11.0+cu130@70d99e998b49"
+    assert at_change.notes[0]["build_reference"] == "2.12.0+cu130@abababababab"
+    named = build_verdict(build=builds[6], machine_class="gpu-h100", baseline=builds[0])  # bert x1.69 across the change
+    assert named.verdict == "pass" and not [f for f in named.regressions if f["metric"] == "compile_cpu_ratio"]
+    assert named.notes[0]["kind"] == "not_comparable" and "reference changed" in named.notes[0]["message"]
+    same_reference = build_verdict(build=builds[6], machine_class="gpu-h100", baseline=builds[4])
+    assert same_reference.notes == [] and [(f["workload"], f["metric"], f["kind"]) for f in same_reference.regressions] == [
+        ("bert_encoder", "compile_cpu_ratio", "regression")]
+    assert build_verdict(build=builds[3], machine_class="gpu-h100").notes == []  # no change of reference there
+
+
+@pytest.mark.django_db
+def test_after_enough_builds_against_the_new_reference_the_change_point_detector_catches_a_real_change():
+    base = load_builds([PAIRS_BASE])
+    rows = replay(base * 3 + with_reference(base * 10, scale=1.3) + with_reference(base * 2, scale=1.3, bert_scale=1.3))
+    assert all(r["default"] == "pass" and not ratio_findings(r) for r in rows[:13]), [(r["default"], r["findings"]) for r in rows]
+    assert rows[13]["default"] in ("suspect", "regressed") and rows[14]["default"] == "regressed"
+    assert "bert_encoder compile_cpu_ratio regression" in rows[14]["findings"]
+    regression = Regression.objects.get(kind="regression", metric="compile_cpu_ratio")
+    assert regression.first_bad_build_id == rows[13]["build_id"] and regression.series.workload.name == "bert_encoder"
+
+
+@pytest.mark.django_db
+def test_the_same_step_without_a_change_of_reference_is_a_regression():
+    # The control: the 1.3x step of the test above, measured against the same reference, is caught.
+    base = load_builds([PAIRS_BASE])
+    rows = replay(base * 2 + planted(planted(base * 2, "compile_cpu_ratio", "bert_encoder", 1.3),
+                                     "compile_cpu_ratio", "masked_attention", 1.3))
+    assert [r["default"] for r in rows] == ["pass", "pass", "suspect", "regressed"], rows
+    assert {f for f in rows[3]["findings"]} >= {"bert_encoder compile_cpu_ratio regression",
+                                                "masked_attention compile_cpu_ratio regression"}
+
+
+@pytest.mark.django_db
+def test_documents_without_compile_pairs_still_ingest_and_get_verdicts():
+    # Documents from before compile pairs (no ratio, no reference), then the same fleet with them.
+    rows = replay(load_builds([real("g2", 1), real("g2", 2)]))
+    assert [r["default"] for r in rows] == ["pass", "pass"] and rows[1]["named"] == "pass"
+    assert set(Run.objects.get(build_id=rows[1]["build_id"]).results.values_list("compile_reference", flat=True)) == {""}
+    build = Run.objects.filter(build_id=rows[1]["build_id"]).first().build
+    assert build_verdict(build=build, machine_class="gpu-h200").notes == []
+
+    # The H100 documents without compile pairs (no ratio), then ratios posted without their
+    # environment (reference unknown, 0.7x), then the real documents (1/0.7 = +43 % against those):
+    # each reference is a baseline of its own, never a change of the build.
+    (name, [document]), = load_builds([PAIRS_BASE])
+    bare, unknown = copy.deepcopy(document), copy.deepcopy(document)
+    for without, with_unknown in zip(bare["results"], unknown["results"]):
+        without["environment"].pop("compile_pairs")
+        without["metrics"]["compile_cpu_ratio"] = None
+        with_unknown["environment"].pop("compile_pairs")
+        with_unknown["metrics"]["compile_cpu_ratio"] *= 0.7
+    rows = replay([("no pairs", [bare])] * 2 + [("unknown reference", [unknown])] * 2 + [(name, [document])] * 2, start_day=10)
+    assert [r["default"] for r in rows] == ["pass"] * 6 and [r["named"] for r in rows[1:]] == ["pass"] * 5, rows
+    assert not Regression.objects.filter(metric="compile_cpu_ratio").exists()
+    assert not Remeasurement.objects.filter(metric="compile_cpu_ratio").exists()
+    stored = Run.objects.get(build_id=rows[2]["build_id"]).results.values_list("compile_reference", flat=True)
+    assert set(stored) == {""}
