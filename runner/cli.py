@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "fresh processes, beside this one's compile of it (no overrides); compile_cpu_ratio = compile "
                           "CPU time over the reference's, steady where the host's speed drifts")
     run.add_argument("--compile-pairs", type=_pair_count, metavar="N",
-                     help="compile pairs per case with --compile-reference (default 5; their geometric mean is kept)")
+                     help="compile pairs per case with --compile-reference (default 3; their geometric mean is kept)")
 
     listing = commands.add_parser("list", help="print the suite's workloads")
     listing.add_argument("--workloads", type=_name_list, help="only these (names or package.module:Class)")

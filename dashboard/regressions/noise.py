@@ -18,7 +18,7 @@ PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is 
 TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
 # changes (here or in ``detection.replicates``), so the sets stored before are computed again.
-BANDS_MODEL_VERSION = 3  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference
+BANDS_MODEL_VERSION = 4  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %
 
 
 def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF

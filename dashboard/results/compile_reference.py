@@ -10,7 +10,9 @@ unaffected).
 A reference is named by its torch version and git sha (``environment.compile_pairs.reference``,
 stored as ``Result.compile_reference`` at ingest): ``2.11.0+cu130@70d99e998b49``. Its python path is
 left out (hosts of one class may install one reference at different paths; what it compiles with is
-its torch), unless nothing else is known of it. A result without compile pairs has ``""``; results
+its torch), unless nothing else is known of it. A measuring method after the first
+(``environment.compile_pairs.method``, ``runner.engine.compile_pairs.METHOD``) is part of the name
+(``.../m2``): ratios measured another way start a new baseline too. A result without compile pairs has ``""``; results
 without a reference are comparable with each other only. Pure: no Django.
 """
 from __future__ import annotations
@@ -26,16 +28,19 @@ def _text(value) -> str:
     return "" if value is None else str(value).strip()
 
 
-def compile_reference_key(*, torch, git_sha, python=None) -> str:
-    """The short name of a reference: ``torch@sha12``, else ``python:PATH``, else ""; never longer
-    than ``COMPILE_REFERENCE_MAX_LENGTH`` (a longer one keeps its start and a hash of the whole)."""
-    torch, git_sha, python = _text(torch), _text(git_sha), _text(python)
+def compile_reference_key(*, torch, git_sha, python=None, method=None) -> str:
+    """The short name of a reference: ``torch@sha12``, else ``python:PATH``, else "", with ``/mN``
+    for a method N after the first; never longer than ``COMPILE_REFERENCE_MAX_LENGTH`` (a longer one
+    keeps its start and a hash of the whole)."""
+    torch, git_sha, python, method = _text(torch), _text(git_sha), _text(python), _text(method)
     if torch or git_sha:
         key = f"{torch}@{git_sha[:12]}"
     elif python:
         key = f"python:{python}"
     else:
         return ""
+    if method not in ("", "1"):
+        key = f"{key}/m{method}"
     if len(key) > COMPILE_REFERENCE_MAX_LENGTH:
         digest = hashlib.sha1(key.encode("utf-8", "replace")).hexdigest()[:12]
         key = f"{key[:COMPILE_REFERENCE_MAX_LENGTH - 13]}#{digest}"
@@ -50,7 +55,7 @@ def compile_reference_of(environment) -> str:
     if not isinstance(reference, dict):
         return ""
     return compile_reference_key(torch=reference.get("torch"), git_sha=reference.get("git_sha"),
-                                 python=reference.get("python"))
+                                 python=reference.get("python"), method=pairs.get("method"))
 
 
 def reference_changed(metric: str, old_reference: str | None, new_reference: str | None) -> bool:

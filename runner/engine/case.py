@@ -100,9 +100,12 @@ class EagerSide:
 
 
 class CompiledSide:
-    """Instance B compiled on the pristine inputs, marked per regime; the first call timed."""
+    """Instance B compiled on the pristine inputs, marked per regime; the first call timed.
+    ``before_first_call`` runs once everything but the compile is done (instance built, inputs
+    marked): a compile pair's side waits there for its go line and starts its CPU count."""
 
-    def __init__(self, workload, spec: CaseSpec, inputs: tuple, probe: MemoryProbe):
+    def __init__(self, workload, spec: CaseSpec, inputs: tuple, probe: MemoryProbe,
+                 before_first_call: Callable[[], None] | None = None):
         compat.reset_dynamo()
         before = probe.allocated()
         self.instance = build_instance(workload, spec)
@@ -110,6 +113,8 @@ class CompiledSide:
         mark_dynamic_dims(inputs, self.instance.input_names, workload.dynamic_dims, spec.shape_regime)
         compiled = torch.compile(runnable(self.instance.fn, spec), **compile_kwargs(spec))
         self.fn = compiled_caller(compiled, spec)
+        if before_first_call is not None:
+            before_first_call()
         # On a GPU host, how fast the host ran during the compile (runner.engine.host_speed).
         sampler = HostSpeedSampler() if spec.timing_budget.host_probe else contextlib.nullcontext()
         with sampler:

@@ -1,23 +1,28 @@
 """Compile time that a shared, drifting host does not blur: the build's cold compile beside a reference's.
 
-On the lent GPU VMs one cold compile of an unchanged build varies 6-12 % (sd, two cases per host)
-because the host's speed changes (steal, neighbours): wall time and CPU time move together; one
-compile thread, one hash seed, or each case on its own CPUs do not help
-(bench/results/compile-noise/). A reference build compiled at the same moment on the same host is
-slowed alike, so the ratio of the two cancels most of the host's speed (Pinpoint's paired A/B idea
-applied to one compile), and the geometric mean of several pairs what one pair leaves.
+On the lent GPU VMs one cold compile of an unchanged build varies 6-15 % (sd, two cases per host)
+because the host's speed changes (steal, neighbours) and its cores do not run alike: the same
+single-threaded compile, started at the same moment in two processes, took up to 30 % more CPU time
+on one core than on another. Instruction counts would not care, but these VMs expose no PMU.
 
-``CompilePairs.measure`` runs ``pairs`` times, each in two fresh processes with fresh inductor and
-triton caches started together (``compile_once``): the build (its interpreter, with a variant's
-overrides) and the reference (the machine class's pinned interpreter, no overrides).
-``compile_cpu_ratio`` (``work_ratio`` here) is the geometric mean of the pairs' CPU-time ratios
-(build / reference; the process, its threads and compile workers): 1.0 = as much compile work as
-the reference, 1.2 = a fifth more. It is the steadiest measure found (run-to-run sd 1.3-3.1 % per
-workload on the lent H100, two cases per host, against 6-12 % for one compile's wall time). The
-wall-time ratio (``wall_ratio``) is kept beside it, noisier (2.4-4.7 %) but the one that sees a
-compile waiting on the GPU: ``coordinate_descent_tuning`` took 2.3x the reference's wall time
-and 1.12x its CPU time (``compile_time_cold_s`` catches such changes). A pair in which either
-side fails is dropped and its error recorded.
+So every pair is two fresh processes with fresh inductor and triton caches (``compile_once``): the
+build (its interpreter, with a variant's overrides) and the machine class's pinned reference
+interpreter (no overrides), each built up to its first compiled call with its compile-worker pool
+already started; then both main threads are put on one core (the lowest of the pair's CPUs) and
+told to go at once. They time-share that core, so whatever speed it has, both get it; their workers
+share the other CPUs. ``compile_cpu_ratio`` (``work_ratio`` here) is the geometric mean of the
+pairs' CPU-time ratios (build / reference; the process, its threads and compile workers, from the
+go line to the end of the first call): 1.0 = as much compile work as the reference, 1.2 = a fifth
+more. On the lent H100 with two cases per host one pair's ratio varied 0.7-1.4 % (sd) per workload
+and the mean of 3 pairs 0.2-0.8 % run to run (against 8-13 % for the compile's wall time, and 4-9 %
+per pair with the two sides on cores of their own; bench/results/compile-noise/). The wall-time
+ratio (``wall_ratio``) is kept beside it; with both sides on one core it understates a slower
+build (the reference's share of the core frees when it ends), so ``compile_time_cold_s`` stays the
+wall-time measure (it catches a compile waiting on the GPU, e.g. ``coordinate_descent_tuning``).
+A pair in which either side fails is dropped and its error recorded.
+
+Two runners on one host should run on disjoint CPUs (``taskset``, or ``CompilePairs.cpus``): each
+puts its pairs' main threads on the lowest CPU it may use.
 """
 from __future__ import annotations
 
@@ -34,7 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from contract.spec import CaseSpec
-from runner.engine.compile_once import READY
+from runner.engine.compile_once import PREWARM_ENV, READY
 from runner.engine.executor import (
     REPO_ROOT,
     STOP_POLL_S,
@@ -47,10 +52,13 @@ from runner.engine.executor import (
     wait_or_stop,
 )
 
-# Pairs per case unless asked otherwise: on the lent H100 with two cases per host one pair's CPU
-# ratio varied 2-7.5 % (sd) per workload; the geometric mean of 3 varied 1.3-2.5 % from run to run,
-# of 5 1.6-3.1 % (noisier hours of the host; bench/results/compile-noise/).
-DEFAULT_PAIRS = 5
+# Pairs per case unless asked otherwise: one pair's CPU ratio varies 0.7-1.4 % (sd) per workload on
+# the lent H100 with two cases per host, the mean of 3 0.2-0.8 % (bench/results/compile-noise/).
+DEFAULT_PAIRS = 3
+# How the pairs are measured, recorded with them (``environment.compile_pairs.method``): 1 (before
+# 2026-11-24 night) counted the build of instance B too and let each side run on its own cores; 2
+# counts only the compile, the pool started before it, both main threads on one core.
+METHOD = 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +110,8 @@ def _geometric_mean(values: list[float]) -> float | None:
 class _Side:
     """One compile-once process: started, waiting for the go line, then compiling."""
 
-    def __init__(self, name: str, python: str, spec: CaseSpec, workdir: Path, cpus: set[int] | None = None):
+    def __init__(self, name: str, python: str, spec: CaseSpec, workdir: Path, cpus: set[int] | None = None,
+                 env: dict[str, str] | None = None):
         self.name, self.workdir = name, workdir
         self.result_path = workdir / f"{name}.result.json"
         spec_path = workdir / f"{name}.spec.json"
@@ -112,7 +121,7 @@ class _Side:
         self.ended = False  # its stdout closed before READY: it exited
         self.process = subprocess.Popen(
             [python, "-m", "runner", "compile-once", "--spec", str(spec_path), "--result", str(self.result_path)],
-            cwd=REPO_ROOT, env=child_environment(workdir / f"{name}-cache", spec.env_overrides),
+            cwd=REPO_ROOT, env=child_environment(workdir / f"{name}-cache", spec.env_overrides) | (env or {}),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, start_new_session=True)
         if cpus:  # before it starts any thread or compile worker: they inherit it
             os.sched_setaffinity(self.process.pid, cpus)
@@ -176,19 +185,26 @@ def _wait_all(sides: list[_Side], timeout_s: float, should_stop: Callable[[], bo
 
 
 def one_pair(spec: CaseSpec, build_python: str, reference: CompileReference, *, timeout_s: float,
-             should_stop: Callable[[], bool] | None = None, cpus: set[int] | None = None) -> dict:
-    """{build_wall_s, build_cpu_s, reference_wall_s, reference_cpu_s} or {error}."""
+             should_stop: Callable[[], bool] | None = None, cpus: set[int] | None = None,
+             env: dict[str, str] | None = None, shared_core: int | None = None) -> dict:
+    """{build_wall_s, build_cpu_s, build_own_cpu_s, build_main_cpus, reference_wall_s, ...} or
+    {error}. ``env``: how both sides compile (the measurement's settings, not a build variant's);
+    ``shared_core``: the core both main threads run on once ready (affinity of the thread whose id
+    is the process's; the workers keep theirs)."""
     workdir = Path(tempfile.mkdtemp(prefix="ptbench-pair-"))
     plain = dataclasses.replace(spec, config_overrides={}, env_overrides={}, phase="cold")
     sides = []
     try:
-        sides.append(_Side("build", build_python, dataclasses.replace(spec, phase="cold"), workdir, cpus))
-        sides.append(_Side("reference", reference.python, plain, workdir, cpus))
+        sides.append(_Side("build", build_python, dataclasses.replace(spec, phase="cold"), workdir, cpus, env))
+        sides.append(_Side("reference", reference.python, plain, workdir, cpus, env))
         deadline = time.monotonic() + timeout_s
         unready = [side for side in sides if not side.wait_ready(deadline, should_stop)]
         if unready:
             return {"error": "; ".join(side.error() if side.ended
                                        else f"{side.name} compile not ready within {timeout_s:g} s" for side in unready)[:2000]}
+        if shared_core is not None:  # both main threads time-share one core: its speed is the same for both
+            for side in sides:
+                os.sched_setaffinity(side.process.pid, {shared_core})
         for side in sides:
             side.go()
         if not _wait_all(sides, timeout_s, should_stop):
@@ -197,7 +213,8 @@ def one_pair(spec: CaseSpec, build_python: str, reference: CompileReference, *, 
         failed = [side for side in sides if results[side.name] is None]
         if failed:
             return {"error": "; ".join(side.error() for side in failed)[:2000]}
-        return {f"{name}_{key}": results[name][key] for name in ("build", "reference") for key in ("wall_s", "cpu_s")} | {
+        return {f"{name}_{key}": results[name][key] for name in ("build", "reference")
+                for key in ("wall_s", "cpu_s", "own_cpu_s", "main_cpus") if key in results[name]} | {
             "cpu_source": results["build"]["cpu_source"]}
     finally:
         for side in sides:
@@ -205,7 +222,7 @@ def one_pair(spec: CaseSpec, build_python: str, reference: CompileReference, *, 
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def summarize(pairs: list[dict], reference: CompileReference) -> dict:
+def summarize(pairs: list[dict], reference: CompileReference, settings: dict | None = None) -> dict:
     """The ``environment.compile_pairs`` record and the metric from the pairs measured."""
     good = [p for p in pairs if "error" not in p]
     work = _geometric_mean([p["build_cpu_s"] / p["reference_cpu_s"] for p in good if p["reference_cpu_s"] > 0])  # beside it
@@ -215,7 +232,10 @@ def summarize(pairs: list[dict], reference: CompileReference) -> dict:
         "pairs": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in p.items()} for p in pairs],
         "work_ratio": None if work is None else round(work, 5),
         "wall_ratio": None if wall is None else round(wall, 5),
+        "method": METHOD,
     }
+    if settings:
+        record["settings"] = settings
     return record
 
 
@@ -228,6 +248,8 @@ class CompilePairs:
     pairs: int
     one_thread_per_core: bool = False
     cpus: frozenset[int] | None = None  # run every pair on these CPUs only (e.g. a worker's share of the host)
+    prewarm: bool = True  # the compile-worker pool started before the go line (its start is not counted)
+    shared_core: bool = True  # both main threads on one core once ready (only with ``prewarm``: workers would inherit it)
 
     def measure(self, spec: CaseSpec, build_python: str, *, timeout_s: float,
                 should_stop: Callable[[], bool] | None = None) -> dict:
@@ -235,8 +257,10 @@ class CompilePairs:
         cpus = set(self.cpus) if self.cpus else None
         if self.one_thread_per_core and (primary := primary_threads()):
             cpus = (cpus & primary or cpus) if cpus else primary
-        record = summarize([one_pair(spec, build_python, self.reference, timeout_s=timeout_s, should_stop=should_stop, cpus=cpus)
-                            for _ in range(self.pairs)], self.reference)
+        env = {} if self.prewarm else {PREWARM_ENV: "0"}
+        core = min(cpus or os.sched_getaffinity(0)) if self.shared_core and self.prewarm else None
+        settings = {"prewarm": self.prewarm, "shared_core": core}
         if cpus:
-            record["cpus"] = len(cpus)
-        return record
+            settings["cpus"] = len(cpus)
+        return summarize([one_pair(spec, build_python, self.reference, timeout_s=timeout_s, should_stop=should_stop,
+                                   cpus=cpus, env=env, shared_core=core) for _ in range(self.pairs)], self.reference, settings)

@@ -12,7 +12,7 @@
     PTBENCH_COMPILE_REFERENCE this machine class's pinned reference interpreter: every case that
                               compiled is compiled again beside it (runner.engine.compile_pairs),
                               for a compile_cpu_ratio that the host's speed does not blur (default: none)
-    PTBENCH_COMPILE_PAIRS     compile pairs per case with a reference (default 5)
+    PTBENCH_COMPILE_PAIRS     compile pairs per case with a reference (default 3)
     PTBENCH_MAX_RETRIES       retries of a case after an infrastructure error (default 3)
     PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
     PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another
@@ -51,7 +51,7 @@ class WorkerConfig:
     visibility_timeout_s: int
     restore_interval_s: float
     compile_reference: str = ""
-    compile_pairs: int = 5
+    compile_pairs: int = 3  # runner.engine.compile_pairs.DEFAULT_PAIRS
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> WorkerConfig:
@@ -95,7 +95,7 @@ def _int(env, name: str, default: int) -> int:
 
 
 def _pairs(env) -> int:
-    pairs = _int(env, "PTBENCH_COMPILE_PAIRS", 5)
+    pairs = _int(env, "PTBENCH_COMPILE_PAIRS", 3)
     if not 1 <= pairs <= 20:
         raise ConfigError(f"PTBENCH_COMPILE_PAIRS={pairs}: from 1 to 20")
     return pairs

@@ -37,6 +37,8 @@ def pairs_environment(reference: dict | None, ratio: float = 1.0) -> dict:
     (pairs_environment({"python": "/opt/ref/bin/python", "torch": None, "git_sha": None}), "python:/opt/ref/bin/python"),
     (pairs_environment({"torch": "2.11.0", "git_sha": None}), "2.11.0@"),
     (pairs_environment(None), ""),
+    ({"compile_pairs": {"reference": REF_A, "method": 2}}, f"{KEY_A}/m2"),  # measured another way: a new baseline
+    ({"compile_pairs": {"reference": REF_A, "method": 1}}, KEY_A),
     ({"timing": {}}, ""),
     ({}, ""),
     (None, ""),

@@ -192,9 +192,9 @@ def test_a_first_week_of_four_real_builds_then_a_planted_variant(variant, worklo
 @pytest.mark.django_db
 def test_real_compile_pairs_catch_a_planted_compile_cost_change_on_the_cpu_ratio():
     # H100, torch 2.11, two runs at once: the base build and the coordinate_descent_tuning variant,
-    # each case compiled 5 times beside the reference (bench/results/compile-noise/README.md). bert's
-    # cold compile CPU time over the reference's went 1.008 -> 1.170 (+16 %), past the 10 % floor
-    # and 3 x the metric's 3.5 % default noise: suspect on the first bad build, regressed on the second.
+    # each case compiled 5 times beside the reference (method 1: bench/results/compile-noise/README.md).
+    # bert's cold compile CPU time over the reference's went 1.008 -> 1.170 (+16 %), past the 5 % floor
+    # and 3 x the metric's 1.5 % default noise: suspect on the first bad build, regressed on the second.
     pairs = RESULTS / "compile-noise"
     base = str(pairs / "h100-runner-pairs5-base-2026-11-24.json")
     cdt = str(pairs / "h100-runner-pairs5-cdt-2026-11-24.json")

@@ -13,7 +13,7 @@ import pytest
 from contract.document import validate_document
 from contract.spec import CaseSpec
 from runner.cli import main
-from runner.engine.compile_pairs import CompileReference, one_pair, primary_threads, summarize
+from runner.engine.compile_pairs import DEFAULT_PAIRS, METHOD, CompileReference, one_pair, primary_threads, summarize
 from runner.engine.executor import REPO_ROOT
 from runner.worker.config import ConfigError, WorkerConfig
 
@@ -69,9 +69,9 @@ def test_worker_compile_pair_settings_are_checked(environ, message):
         WorkerConfig.from_env(environ)
 
 
-def test_worker_compile_pair_settings_default_to_none_and_five():
+def test_worker_compile_pair_settings_default_to_none_and_three():
     config = WorkerConfig.from_env({"PTBENCH_COMPILE_REFERENCE": "/opt/ref/bin/python"})
-    assert (config.compile_reference, config.compile_pairs) == ("/opt/ref/bin/python", 5)
+    assert (config.compile_reference, config.compile_pairs) == ("/opt/ref/bin/python", DEFAULT_PAIRS) == ("/opt/ref/bin/python", 3)
     assert WorkerConfig.from_env({}).compile_reference == ""
 
 
@@ -101,6 +101,11 @@ def test_a_run_with_a_compile_reference_records_the_ratio_and_its_pairs(tmp_path
     assert "error" not in measured, measured
     assert measured["build_cpu_s"] > 0 and measured["reference_cpu_s"] > 0 and measured["build_wall_s"] > 0
     assert measured["cpu_source"] in ("task_clock", "rusage")
+    # Counted from the go line with the worker pool already started, both main threads on one core.
+    assert pairs["method"] == METHOD == 2
+    assert pairs["settings"]["prewarm"] is True and pairs["settings"]["shared_core"] == min(os.sched_getaffinity(0))
+    assert measured["build_main_cpus"] == measured["reference_main_cpus"] == 1
+    assert 0 < measured["build_own_cpu_s"] <= measured["build_cpu_s"] + 0.05
     # The same interpreter on both sides: the same work, whatever the host did meanwhile.
     assert 0.7 < result["metrics"]["compile_cpu_ratio"] < 1.4
     assert result["metrics"]["compile_cpu_ratio"] == pytest.approx(measured["build_cpu_s"] / measured["reference_cpu_s"], rel=1e-3)
