@@ -35,3 +35,36 @@ def test_the_variants_compile_cpu_ratio_reads_before_after_and_red_past_the_nois
     points = page.evaluate("() => document.getElementById('series-compile-cpu').data.map(t => t.y.filter(v => v !== null).length)")
     assert sum(points) == 1  # the plain build's one point; variants are compared, not trended
     assert problems == []
+
+
+def test_a_change_of_compile_reference_reads_reference_changed_not_a_regression(browser, live_server):
+    # The real H100 base document twice, then the fleet's reference changes (torch 2.12, another sha,
+    # method 2) and every ratio reads 1.3x: /compare/ (latest vs previous) shows no change of the build.
+    import copy
+    import json
+    import os
+
+    from bench.real_verdicts import replay
+
+    base = json.loads((PAIRS / "h100-runner-pairs5-base-2026-11-24.json").read_text())
+    moved = copy.deepcopy(base)
+    for result in moved["results"]:
+        result["environment"]["compile_pairs"]["reference"].update(torch="2.12.0+cu130", git_sha="ab" * 20)
+        result["environment"]["compile_pairs"]["method"] = 2
+        result["metrics"]["compile_cpu_ratio"] *= 1.3
+    rows = replay([("base", [base]), ("base", [base]), ("new reference", [moved])])
+    assert [r["default"] for r in rows] == ["pass", "pass", "pass"]
+
+    page, problems = open_page(browser, f"{live_server.url}/compare/?metric=compile_cpu_ratio", viewport={"width": 1400, "height": 900})
+    if os.environ.get("PTBENCH_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(os.environ["PTBENCH_SCREENSHOTS"], "compare-reference-changed.png"), full_page=True)
+    cells = page.locator("#compare-table tr.case td[data-metric=compile_cpu_ratio]")
+    assert cells.count() == 2
+    for i in range(2):  # both values, and why no change is given
+        text = " ".join(cells.nth(i).inner_text().split())
+        assert text.endswith("reference changed") and "%" not in text and "within noise" not in text, text
+        assert "worse" not in (cells.nth(i).get_attribute("class") or "").split()
+    bert = page.locator("#compare-table tr.case", has_text="bert_encoder").locator("td[data-metric=compile_cpu_ratio]")
+    assert " ".join(bert.inner_text().split()) == "1.008× → 1.310× reference changed"
+    assert page.locator("#compare-table tr.case td.worse").count() == 0  # nothing else moved: the same documents
+    assert problems == []
