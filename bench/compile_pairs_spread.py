@@ -49,16 +49,14 @@ def rows_from(path: Path) -> list[dict]:
             for r in data.get("results", []) if (r.get("environment") or {}).get("compile_pairs")]
 
 
-def _geo(values: list[float]) -> float | None:
-    return math.exp(sum(math.log(v) for v in values) / len(values)) if values and all(v > 0 for v in values) else None
-
-
 def report(rows: list[dict]) -> str:
     """Per workload, variant, measurement mode and pairs per measurement (k): the measured run-to-run
     spread (sd of the log, %) of the wall-time ratio, of the CPU-time ratio (``compile_cpu_ratio``)
     and of the main process's own CPU-time ratio; one pair's spread of each; what a geometric mean
     of k independent pairs would spread (one pair's CPU / sqrt(k)); and the build's own cold compile
     wall time (what ``compile_time_cold_s`` is)."""
+    from runner.engine.compile_pairs import geometric_mean
+
     lines = [f"{'workload':17} {'variant':16} {'mode':16} {'k':>2} {'n':>2} {'wall ratio':>10} {'sd':>6} {'cpu ratio':>9} {'sd':>6} "
              f"{'own sd':>6}  {'pairs':>5} {'1 pair sd wall/cpu/own':>24} {'/sqrt(k)':>8}  {'build wall s':>12} {'sd':>6} {'cpu s':>6}"]
     groups: dict[tuple[str, str, str, int], list[dict]] = {}
@@ -70,7 +68,7 @@ def report(rows: list[dict]) -> str:
         wall = [r["record"]["wall_ratio"] for r in good]
         work = [r["record"]["work_ratio"] for r in good]
         pairs = [p for r in good for p in r["record"]["pairs"] if "error" not in p]
-        own = [g for r in good if (g := _geo([p["build_own_cpu_s"] / p["reference_own_cpu_s"] for p in r["record"]["pairs"]
+        own = [g for r in good if (g := geometric_mean([p["build_own_cpu_s"] / p["reference_own_cpu_s"] for p in r["record"]["pairs"]
                                                 if "error" not in p and p.get("reference_own_cpu_s")]))]
         pairs = [p for p in pairs if p["build_cpu_s"] > 0 and p["reference_cpu_s"] > 0]
         single_wall = [p["build_wall_s"] / p["reference_wall_s"] for p in pairs]

@@ -103,7 +103,7 @@ def probe_reference(python: str, *, device: str | None = None) -> CompileReferen
     return CompileReference(python=python, torch=build.get("torch_version"), git_sha=build.get("git_sha"))
 
 
-def _geometric_mean(values: list[float]) -> float | None:
+def geometric_mean(values: list[float]) -> float | None:
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values and all(v > 0 for v in values) else None
 
 
@@ -225,8 +225,8 @@ def one_pair(spec: CaseSpec, build_python: str, reference: CompileReference, *, 
 def summarize(pairs: list[dict], reference: CompileReference, settings: dict | None = None) -> dict:
     """The ``environment.compile_pairs`` record and the metric from the pairs measured."""
     good = [p for p in pairs if "error" not in p]
-    work = _geometric_mean([p["build_cpu_s"] / p["reference_cpu_s"] for p in good if p["reference_cpu_s"] > 0])  # beside it
-    wall = _geometric_mean([p["build_wall_s"] / p["reference_wall_s"] for p in good if p["reference_wall_s"] > 0])
+    work = geometric_mean([p["build_cpu_s"] / p["reference_cpu_s"] for p in good if p["reference_cpu_s"] > 0])  # beside it
+    wall = geometric_mean([p["build_wall_s"] / p["reference_wall_s"] for p in good if p["reference_wall_s"] > 0])
     record = {
         "reference": reference.describe(),
         "pairs": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in p.items()} for p in pairs],
