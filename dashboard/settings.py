@@ -109,8 +109,6 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise serves from here on
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    # plotly.min.js from the installed plotly package: no CDN, and no 4 MB copy in git.
-    "dashboard.web.staticfinders.PlotlyFinder",
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
