@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -48,13 +49,21 @@ def test_runserver_prints_each_request_line_once(subprocess_env):
     env = {**subprocess_env, "DJANGO_LOG_LEVEL": "WARNING", "DJANGO_DEBUG": "true"}  # as scripts/quickstart.sh
     server = subprocess.Popen([sys.executable, "manage.py", "runserver", "--noreload", "--skip-checks", f"127.0.0.1:{port}"],
                               cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(server.stdout), daemon=True)
+    reader.start()
     try:
         wait_for(port, server)
         answered = {path: status_of(f"http://127.0.0.1:{port}{path}") for path in REQUESTS}
-        time.sleep(0.5)  # the line is written after the response
+        deadline = time.monotonic() + 20  # each line is written once its response has gone out
+        while time.monotonic() < deadline and sum('"GET /' in line for line in lines) < len(REQUESTS):
+            time.sleep(0.1)
+        time.sleep(0.5)  # and never a second one
     finally:
         server.terminate()
-        output = server.communicate(timeout=30)[0]
+        server.wait(timeout=30)
+        reader.join(timeout=10)
+    output = "".join(lines)
     assert answered == REQUESTS
     assert len([line for line in output.splitlines() if '"GET /' in line]) == len(REQUESTS), output
     for path, status in REQUESTS.items():
