@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import environ
+from django.utils.log import DEFAULT_LOGGING
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(environ.Env().str("PTBENCH_DATA_DIR", default=str(BASE_DIR / "data")))
@@ -109,8 +110,6 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise serves from here on
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",
     "django.contrib.staticfiles.finders.AppDirectoriesFinder",
-    # plotly.min.js from the installed plotly package: no CDN, and no 4 MB copy in git.
-    "dashboard.web.staticfinders.PlotlyFinder",
 ]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -265,11 +264,27 @@ if not DEBUG:
 # The debug page and error e-mails mask the passwords of URLs (broker, result backend) too.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "dashboard.debug.UrlPasswordFilter"
 
+LOG_LEVEL = env.str("DJANGO_LOG_LEVEL", default="INFO")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
-    # With no broker (tasks in process) kombu warns "No hostname was supplied" on every send.
-    "loggers": {} if CELERY_BROKER_URL else {"kombu.connection": {"level": "ERROR"}},
+    "formatters": {"django.server": DEFAULT_LOGGING["formatters"]["django.server"]},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "django.server": DEFAULT_LOGGING["handlers"]["django.server"],
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # One line per request: Django's own console handler on "django" printed each of its records
+        # a second time through the root's, and "django.request" says "Bad Request: /x" for every 4xx
+        # that runserver's "django.server" line (or gunicorn's access log) already shows with its
+        # status. Server errors are still logged here, with their traceback (docs/deploying.md).
+        "django": {"handlers": [], "level": LOG_LEVEL},
+        "django.request": {"level": "ERROR"},
+        # Redefining "django" resets its children: runserver's request lines keep Django's own
+        # handler, format and level (every request, whatever DJANGO_LOG_LEVEL says).
+        "django.server": DEFAULT_LOGGING["loggers"]["django.server"],
+        # With no broker (tasks in process) kombu warns "No hostname was supplied" on every send.
+        **({} if CELERY_BROKER_URL else {"kombu.connection": {"level": "ERROR"}}),
+    },
 }

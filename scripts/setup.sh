@@ -10,7 +10,8 @@ fi
 stamp=.venv/.requirements.sha256
 want=$(cat requirements.txt requirements/*.txt | sha256sum | cut -d' ' -f1)  # every set requirements.txt includes
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "== installing requirements.txt into .venv"
-  .venv/bin/python -m pip install -q --disable-pip-version-check -r requirements.txt
+  echo "== installing requirements.txt into .venv (a line per package; a fresh .venv takes a few minutes)"
+  .venv/bin/python -m pip install --disable-pip-version-check --progress-bar off -r requirements.txt \
+    | scripts/pip-progress.sh
   echo "$want" > "$stamp"
 fi

@@ -10,4 +10,6 @@ urlpatterns = [
     path("ab/", views.ab, name="ab"),
     path("dynamic/", views.dynamic, name="dynamic"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run"),
+    path("docs/", views.doc, name="docs"),
+    path("docs/<slug:page>/", views.doc, name="doc"),
 ]

@@ -3,7 +3,7 @@ service's command is checked against the repository: the Celery apps import (the
 without Django, in a process with that service's environment), its subcommands, ``manage.py``
 commands and the gunicorn WSGI module exist, the queues match ``dashboard/celery.py`` and
 ``contract/messages.py``, GPU workers hold no database credentials and reserve NVIDIA devices,
-and every ``${VAR}`` the file uses is documented in the README."""
+and every ``${VAR}`` the file uses is documented in docs/deploying.md."""
 from __future__ import annotations
 
 import functools
@@ -239,12 +239,12 @@ def test_gpu_workers_hold_no_database_credentials_and_reserve_nvidia_devices():
     assert len(hostnames) == len(set(hostnames)), f"two workers with one name: {hostnames}"
 
 
-def test_every_variable_the_file_uses_is_documented_in_the_readme():
-    readme = (ROOT / "README.md").read_text()
+def test_every_variable_the_file_uses_is_documented_in_the_deploying_page():
+    readme = (ROOT / "docs" / "deploying.md").read_text()
     used = sorted({m.group(1) for text in strings(compose()) for m in VARIABLE.finditer(text) if m.group(1)})
     assert "PTBENCH_MACHINE_CLASS" in used and "PTBENCH_BROKER_URL" in used
     missing = [name for name in used if not re.search(rf"`{name}\b", readme)]
-    assert not missing, f"used in docker-compose.yml, not in README.md: {missing}"
+    assert not missing, f"used in docker-compose.yml, not in docs/deploying.md: {missing}"
 
 
 @pytest.mark.parametrize("text, environ, expected", [
