@@ -33,8 +33,8 @@ DOCS = "docs/variants-and-settings.md"
 SERVICE_WORDS = frozenset("remote redis upload host port url uri".split())
 PROGRAM_WORDS = frozenset("""
     path paths dir dirs directory home root prefix include cxx cc nvcc ptxas cuobjdump nvdisasm clang gcc hipcc ld
-    preload exe executable bin cmd command shell script interpreter python pythonpath file files filename lib libs
-    library so dll
+    linker compiler compilers toolchain preload exe executable bin cmd command shell script interpreter python
+    pythonpath file files filename lib libs library so dll
 """.split())
 _PROGRAM_ENDINGS = ("path", "paths", "dir", "dirs", "home", "cxx")  # logpath, cutlassdir
 _PROGRAM_PARTS = ("preload", "python", "executable")

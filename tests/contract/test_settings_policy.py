@@ -20,7 +20,8 @@ NOT_DATA_ENV = [("TRITON_PTXAS_PATH", "/tmp/evil.sh"), ("TRITON_PTXAS_PATH", "tr
                 ("TORCHINDUCTOR_REDIS_HOST", "evil.example"), ("TRITON_CACHE_MANAGER", "evil:Manager"),
                 ("TORCH_LOGS", "$(sh /tmp/x)"), ("TORCH_LOGS", "dynamo;sh"), ("TORCHINDUCTOR_X", "/bin/sh"),
                 ("TORCHINDUCTOR_X", "a b"), ("TORCHINDUCTOR_X", "module.attr"), ("TORCHINDUCTOR_X", "~/x"),
-                ("TORCH_COMPILE_OVERRIDE_BACKENDS", "x"), ("TORCHINDUCTOR_CPP_CXX", "g++")]
+                ("TORCH_COMPILE_OVERRIDE_BACKENDS", "x"), ("TORCHINDUCTOR_CPP_CXX", "g++"),
+                ("TORCHINDUCTOR_CPP_COMPILER", "1")]
 DATA_ENV = [("TORCHINDUCTOR_FREEZING", "1"), ("TORCHINDUCTOR_COMPILE_THREADS", "4"), ("TORCHDYNAMO_VERBOSE", "true"),
             ("TORCHINDUCTOR_CPP_WRAPPER", "0"), ("TORCH_LOGS", "+dynamo,recompiles,torch._inductor"),
             ("TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS", "ATEN,TRITON"), ("TORCHINDUCTOR_WORKER_START", "subprocess"),
