@@ -69,7 +69,7 @@ def build_section(environment: dict, *, label: str | None) -> dict:
     build = dict(environment["build"])
     default = f"torch {build['torch_version']}"
     if build.get("overrides"):
-        default += f" + {Overrides.from_document(build).summary()}"
+        default += f" + {Overrides.recorded(build.get('overrides')).summary()}"
     build["label"] = label if label else default[:200]
     return build
 

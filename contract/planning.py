@@ -44,7 +44,7 @@ def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float
         argv += ["--python", python]
     if timeout_s is not None:
         argv += ["--timeout", f"{timeout_s:g}"]
-    argv += Overrides.build(spec.config_overrides, spec.env_overrides).cli_arguments()
+    argv += Overrides.recorded({"config": spec.config_overrides, "env": spec.env_overrides}).cli_arguments()
     return shlex.join(argv)
 
 

@@ -4,7 +4,10 @@ An override is either a config key, ``SECTION.KEY`` with SECTION one of ``induct
 ``functorch`` (``torch._inductor.config`` ...; KEY may be dotted, ``triton.persistent_reductions``),
 or an environment variable named ``TORCHINDUCTOR_*``, ``TORCHDYNAMO_*``, ``TORCH_*`` or ``TRITON_*``. This module checks
 their form only; whether a key exists and takes a value of that type depends on the build's torch and
-is checked in the build's interpreter (``runner.engine.overrides``).
+is checked in the build's interpreter (``runner.engine.overrides``). Only settings that are data are
+admitted (``contract.settings_policy``, issue #33): ``Overrides.build`` refuses the others, naming
+them, unless ``allow`` admits them (a worker's ``PTBENCH_ALLOW_SETTINGS``; ``RECORDED`` for what was
+already stored or run).
 
 A variant is its own build: the base build's torch version and git sha, and a ``local_label`` derived
 from the overrides (readable, with a short hash), so its series never mix with the base build's.
@@ -15,6 +18,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+
+from contract.settings_policy import DATA_ONLY, RECORDED, Allowance, setting_refusal
 
 CONFIG_SECTIONS = {
     "inductor": "torch._inductor.config",
@@ -98,8 +103,9 @@ class Overrides:
     env: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, config: object = None, env: object = None) -> "Overrides":
-        """From the API's / document's objects; raises InvalidOverride naming the first bad entry."""
+    def build(cls, config: object = None, env: object = None, *, allow: Allowance = DATA_ONLY) -> "Overrides":
+        """From the API's / document's objects; raises InvalidOverride naming the first bad entry,
+        a setting that is not data included (``contract.settings_policy``) unless ``allow`` admits it."""
         config = {} if config is None else config
         env = {} if env is None else env
         if not isinstance(config, dict):
@@ -115,19 +121,30 @@ class Overrides:
             if not isinstance(value, str):
                 raise InvalidOverride(f"env.{name}", "environment values are strings")
             checked_env[name] = _check_value(f"env.{name}", value)
+        for kind, checked in (("config", checked_config), ("env", checked_env)):
+            for name, value in checked.items():
+                if problem := setting_refusal(kind, name, value, allow):
+                    raise InvalidOverride(f"{kind}.{name}", problem)
         return cls(config=dict(sorted(checked_config.items())), env=dict(sorted(checked_env.items())))
 
     @classmethod
-    def from_cli(cls, config: list[str] | None, env: list[str] | None) -> "Overrides":
+    def from_cli(cls, config: list[str] | None, env: list[str] | None, *, allow: Allowance = DATA_ONLY) -> "Overrides":
         """From repeated ``--config SECTION.KEY=VALUE`` and ``--env NAME=VALUE``."""
         config_pairs = [split_assignment(text, "--config") for text in config or []]
         env_pairs = [split_assignment(text, "--env") for text in env or []]
-        return cls.build({k: parse_value(v) for k, v in config_pairs}, dict(env_pairs))
+        return cls.build({k: parse_value(v) for k, v in config_pairs}, dict(env_pairs), allow=allow)
 
     @classmethod
-    def from_document(cls, build: dict) -> "Overrides":
+    def from_document(cls, build: dict, *, allow: Allowance = DATA_ONLY) -> "Overrides":
         overrides = build.get("overrides") or {}
-        return cls.build(overrides.get("config"), overrides.get("env"))
+        return cls.build(overrides.get("config"), overrides.get("env"), allow=allow)
+
+    @classmethod
+    def recorded(cls, stored: dict | None) -> "Overrides":
+        """Overrides as stored or as a run document records them (``{"config", "env"}``): their form
+        is checked, not whether they are data (they were checked where they were made or run)."""
+        stored = stored or {}
+        return cls.build(stored.get("config"), stored.get("env"), allow=RECORDED)
 
     def __bool__(self) -> bool:
         return bool(self.config or self.env)

@@ -18,8 +18,19 @@ env = environ.Env()
 environ.Env.read_env(BASE_DIR / ".env")  # optional local overrides; .env is git-ignored
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
-# The development key is only accepted with DEBUG on; production must set its own.
-SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="dev-only-insecure-key" if DEBUG else environ.Env.NOTSET)
+# The development key is only accepted with DEBUG on; production must set its own (issue #33): with
+# DEBUG off an empty key, the development key, a key of Django's startproject or a placeholder stops
+# the start (sessions, CSRF and password resets signed with a public key are forgeable).
+DEV_SECRET_KEY = "dev-only-insecure-key"
+PUBLIC_SECRET_KEYS = frozenset({DEV_SECRET_KEY, "changeme", "change-me", "secret", "secret-key", "your-secret-key"})
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=DEV_SECRET_KEY if DEBUG else environ.Env.NOTSET)
+if not DEBUG and (not SECRET_KEY.strip() or SECRET_KEY.strip().lower() in PUBLIC_SECRET_KEYS
+                  or SECRET_KEY.startswith("django-insecure-")):
+    from django.core.exceptions import ImproperlyConfigured
+
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY is empty or a publicly known key, refused with DJANGO_DEBUG=false: set a long random one, "
+        "e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 

@@ -164,6 +164,7 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
     from runner.engine.environment import machine_class_for
     from runner.engine.executor import EnvironmentProbeFailed, probe_environment
 
+    from contract.settings_policy import Allowance
     from contract.variants import InvalidOverride, Overrides, apply_variant
 
     python = shutil.which(args.python)
@@ -173,10 +174,12 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
         parser.error("--out and --url: give one (write the document, or post it)")
     if args.out and not args.out.parent.is_dir():
         parser.error(f"--out {args.out}: directory {args.out.parent} does not exist")
-    try:
-        overrides = Overrides.from_cli(args.config, args.env)
+    try:  # only settings that are data, unless this machine's operator admits more (issue #33)
+        overrides = Overrides.from_cli(args.config, args.env, allow=Allowance.from_environ(os.environ))
     except InvalidOverride as exc:
         parser.error(f"--config/--env {exc}")
+    except ValueError as exc:  # PTBENCH_ALLOW_SETTINGS malformed
+        parser.error(str(exc))
     try:
         environment = probe_environment(python, overrides=overrides)
     except EnvironmentProbeFailed as exc:

@@ -99,8 +99,12 @@ class ErrorSerializer(serializers.Serializer):
 
 
 # --- build variants (issue #16) --------------------------------------------------------------------
-CONFIG_HELP = 'a build variant\'s compiler settings, {"inductor.KEY": value} (sections inductor, dynamo, functorch)'
-ENV_HELP = 'a build variant\'s environment, {"TORCHINDUCTOR_X": "value"} (TORCHINDUCTOR_*, TORCH_*, TRITON_*)'
+DATA_ONLY_HELP = ("; only settings that are data: a path, program, compiler, library or remote cache is refused "
+                  "(400 naming the key; docs/variants-and-settings.md)")
+CONFIG_HELP = ('a build variant\'s compiler settings, {"inductor.KEY": value} (sections inductor, dynamo, functorch): '
+               "true/false, numbers, null, or a known enumeration's value" + DATA_ONLY_HELP)
+ENV_HELP = ('a build variant\'s environment, {"TORCHINDUCTOR_X": "1"} (TORCHINDUCTOR_*, TORCH_*, TRITON_*): numbers, '
+            "0/1, true/false, or a known enumeration's value" + DATA_ONLY_HELP)
 
 
 class OverridesInput(serializers.Serializer):

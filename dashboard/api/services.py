@@ -21,7 +21,8 @@ from dashboard.results.models import Build, Machine, Run
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.services import IngestOutcome, build_get_or_create
 from dashboard.results.run_status import run_status_set
-from dashboard.results.variants import variant_document, variant_get_or_create
+from dashboard.results.variants import overrides_of_document, variant_document, variant_get_or_create
+from contract.settings_policy import DATA_ONLY
 from contract.document import DocumentError, InvalidDocument, load_document
 from contract.vocabulary import is_machine_class
 
@@ -164,6 +165,7 @@ def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tupl
     Raises ``InvalidDocument`` naming every bad field.
     """
     document = load_document(body, max_bytes=settings.INGEST_MAX_DOCUMENT_BYTES)
+    _settings_of_client_check(document)
     with transaction.atomic():
         outcome = run_ingest_and_detect(document=document, size_bytes=len(body), prepare=_attach_requested)
         run = Run.objects.select_related("build", "machine").get(pk=outcome.run_id)
@@ -179,6 +181,15 @@ def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tupl
                 finished_at=(_time(_peek(document, "run", "finished_at")) or timezone.now()) if complete else None,
             )
     return outcome, run
+
+
+def _settings_of_client_check(document) -> None:
+    """A document posted here defines its variant's settings: only data (issue #33,
+    ``contract.settings_policy``); raises ``InvalidDocument`` naming ``build.overrides.env.NAME``.
+    A worker's document (through the broker) records what the worker checked and ran."""
+    build = _peek(document, "build")
+    if isinstance(build, dict) and isinstance(build.get("overrides"), dict):
+        overrides_of_document(build, allow=DATA_ONLY)
 
 
 def _time(value) -> dt.datetime | None:

@@ -35,9 +35,11 @@ class VariantForm(forms.Form):
 
     config = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4, "cols": 60}),
                              help_text="one SECTION.KEY=VALUE a line, e.g. inductor.max_autotune=true (sections: inductor, "
-                             "dynamo, functorch)")
+                             "dynamo, functorch): true/false, numbers, null or a known enumeration's value")
     env = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
-                          help_text="one NAME=VALUE a line (TORCHINDUCTOR_*, TORCHDYNAMO_*, TORCH_*, TRITON_*)")
+                          help_text="one NAME=VALUE a line (TORCHINDUCTOR_*, TORCHDYNAMO_*, TORCH_*, TRITON_*): numbers, "
+                          "0/1, true/false or a known enumeration's value. Only settings that are data: a path, "
+                          "program, compiler, library or remote cache is refused (docs/variants-and-settings.md)")
 
     def clean(self):
         data = super().clean()

@@ -13,6 +13,7 @@ import time
 from runner.engine.executor import EnvironmentProbeFailed
 from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.config import BuildEntry
+from contract.settings_policy import SettingsRefused
 
 _probed: dict[str, LocalBuilds] = {}  # interpreter path -> its probe, once per process
 
@@ -47,7 +48,7 @@ def case_run_inprocess(*, machine_class: str, message: dict) -> str:
             **message, local=_local_builds(build=build), machine_class=machine_class, worker=worker,
             notify_started=lambda: services.case_started(case_id=case_id, worker="in-process", hostname=worker["hostname"]),
         )
-    except (BuildUnavailable, EnvironmentProbeFailed, OSError) as exc:
+    except (BuildUnavailable, EnvironmentProbeFailed, OSError, SettingsRefused) as exc:
         print(f"case {label}: failed without a result: {exc}", file=sys.stderr, flush=True)
         return services.case_failed(case_id=case_id, reason=f"{type(exc).__name__}: {exc}", worker="in-process",
                                     hostname=worker["hostname"])

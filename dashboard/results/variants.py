@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from contract.settings_policy import RECORDED, Allowance
 from contract.variants import InvalidOverride, Overrides, catalog_problems, variant_label
 from contract.document import DocumentError, InvalidDocument
 
@@ -18,14 +19,15 @@ PLAIN_BUILD = Q(build__overrides={})
 
 def overrides_stored(build) -> Overrides:
     """A stored build's overrides (checked when it was stored)."""
-    stored = build.overrides or {}
-    return Overrides.build(stored.get("config"), stored.get("env"))
+    return Overrides.recorded(build.overrides)
 
 
-def overrides_of_document(data: dict) -> Overrides:
-    """A document's ``build.overrides``; raises InvalidDocument naming ``build.overrides.<field>``."""
+def overrides_of_document(data: dict, *, allow: Allowance = RECORDED) -> Overrides:
+    """A document's ``build.overrides``; raises InvalidDocument naming ``build.overrides.<field>``.
+    By default a record of what a worker ran (its form checked; the worker checked what it ran);
+    ``allow=DATA_ONLY`` where a client defines them (the API's ``runs/submit``: issue #33)."""
     try:
-        return Overrides.from_document(data)
+        return Overrides.from_document(data, allow=allow)
     except InvalidOverride as exc:
         raise InvalidDocument([DocumentError(f"build.overrides.{exc.field}", exc.message)]) from None
 

@@ -72,7 +72,8 @@ class LocalBuilds:
 
     def _variant_of_base(self, *, git_sha: str, local_label: str, overrides: dict | None) -> LocalBuild | None:
         try:
-            wanted = Overrides.from_document({"overrides": overrides}) if overrides else Overrides()
+            # screened before (runner.worker.screening): the message's settings are admitted here
+            wanted = Overrides.recorded(overrides) if overrides else Overrides()
         except InvalidOverride:
             return None
         if not wanted:

@@ -9,6 +9,12 @@
                               ";env=NAME=VALUE" parts (repeatable, no ',' or ';' in values), e.g.
                               "/opt/t/bin/python,/opt/t/bin/python;config=inductor.max_autotune=true"
                               (the base build and one variant; the variant's label is derived)
+    PTBENCH_ALLOW_SETTINGS    settings this machine class admits beyond data (issue #33; none by default):
+                              config keys or environment names, comma- or space-separated, each alone
+                              (any value) or NAME=VALUE (that value only), e.g.
+                              "TRITON_PTXAS_PATH=/opt/cuda-12.8/bin/ptxas". Every case message is checked
+                              against it (runner.worker.screening), and so are PTBENCH_BUILDS' variants;
+                              the dashboard never admits more than data (docs/variants-and-settings.md)
     PTBENCH_COMPILE_REFERENCE this machine class's pinned reference interpreter: every case that
                               compiled is compiled again beside it (runner.engine.compile_pairs),
                               for a compile_cpu_ratio that the host's speed does not blur (default: none)
@@ -25,6 +31,7 @@ import socket
 import sys
 from dataclasses import dataclass, field
 
+from contract.settings_policy import DATA_ONLY, Allowance
 from contract.variants import InvalidOverride, Overrides
 from contract.vocabulary import MACHINE_CLASS
 
@@ -52,6 +59,7 @@ class WorkerConfig:
     restore_interval_s: float
     compile_reference: str = ""
     compile_pairs: int = 3  # runner.engine.compile_pairs.DEFAULT_PAIRS
+    allow: Allowance = DATA_ONLY  # PTBENCH_ALLOW_SETTINGS
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> WorkerConfig:
@@ -60,10 +68,14 @@ class WorkerConfig:
         machine_class = env.get("PTBENCH_MACHINE_CLASS", "")
         if machine_class and not MACHINE_CLASS.fullmatch(machine_class):
             raise ConfigError(f"PTBENCH_MACHINE_CLASS={machine_class!r}: lower-case letters, digits, '-' and '_', e.g. gpu-h100")
+        try:
+            allow = Allowance.from_environ(env)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         return cls(
             broker_url=broker,
             machine_class=machine_class,
-            builds=parse_builds(env.get("PTBENCH_BUILDS", "")),
+            builds=parse_builds(env.get("PTBENCH_BUILDS", ""), allow=allow),
             hostname=env.get("PTBENCH_HOSTNAME") or socket.gethostname() or "unknown",
             max_retries=_int(env, "PTBENCH_MAX_RETRIES", 3),
             retry_delay_s=float(_int(env, "PTBENCH_RETRY_DELAY_S", 30)),
@@ -71,6 +83,7 @@ class WorkerConfig:
             restore_interval_s=float(_int(env, "PTBENCH_RESTORE_INTERVAL_S", 10)),
             compile_reference=env.get("PTBENCH_COMPILE_REFERENCE", ""),
             compile_pairs=_pairs(env),
+            allow=allow,
         )
 
     def require(self) -> None:
@@ -101,18 +114,18 @@ def _pairs(env) -> int:
     return pairs
 
 
-def parse_builds(text: str) -> tuple[BuildEntry, ...]:
+def parse_builds(text: str, *, allow: Allowance = DATA_ONLY) -> tuple[BuildEntry, ...]:
     entries = []
     for item in (part.strip() for part in text.split(",")):
         if not item:
             continue
         head, *parts = (p.strip() for p in item.split(";"))
         label, _, path = head.rpartition("=")
-        entries.append(BuildEntry(python=path, local_label=label or None, overrides=_overrides(item, parts)))
+        entries.append(BuildEntry(python=path, local_label=label or None, overrides=_overrides(item, parts, allow)))
     return tuple(entries) or (BuildEntry(python=sys.executable, local_label=None),)
 
 
-def _overrides(item: str, parts: list[str]) -> Overrides:
+def _overrides(item: str, parts: list[str], allow: Allowance) -> Overrides:
     """``config=SECTION.KEY=VALUE`` / ``env=NAME=VALUE`` parts of a PTBENCH_BUILDS entry."""
     found: dict[str, list[str]] = {"config": [], "env": []}
     for part in parts:
@@ -121,6 +134,6 @@ def _overrides(item: str, parts: list[str]) -> Overrides:
             raise ConfigError(f"PTBENCH_BUILDS entry {item!r}: {part!r} is not config=SECTION.KEY=VALUE or env=NAME=VALUE")
         found[kind].append(assignment)
     try:
-        return Overrides.from_cli(found["config"], found["env"])
+        return Overrides.from_cli(found["config"], found["env"], allow=allow)
     except InvalidOverride as exc:
         raise ConfigError(f"PTBENCH_BUILDS entry {item!r}: {exc}") from None

@@ -6,6 +6,8 @@ from runner.engine.executor import CaseExecutor
 from contract.spec import CaseSpec
 from runner.report import build_document, now_iso
 from runner.worker.builds import LocalBuilds
+from runner.worker.screening import message_screen
+from contract.settings_policy import DATA_ONLY, Allowance
 
 
 class _Workload:
@@ -21,10 +23,13 @@ class _Workload:
 
 def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: dict, workload: dict, timeout_s: float,
                  local: LocalBuilds, machine_class: str, worker: dict, notify_started, warm: bool = True, repro: str = "",
-                 requested_by: str = "", should_stop=None, compile_pairs=None) -> dict:
+                 requested_by: str = "", should_stop=None, compile_pairs=None, allow: Allowance = DATA_ONLY) -> dict:
     """Measure one case of a run; returns its one-result run document. Raises BuildUnavailable,
     CaseStopped, or an infrastructure error; a failing case is a result, not an exception.
-    ``compile_pairs``: the worker's ``runner.engine.compile_pairs.CompilePairs``, or None."""
+    ``compile_pairs``: the worker's ``runner.engine.compile_pairs.CompilePairs``, or None.
+    Raises ``SettingsRefused`` before anything runs when the message carries a setting that is not
+    data and that ``allow`` (the worker's PTBENCH_ALLOW_SETTINGS) does not admit (issue #33)."""
+    message_screen(spec=spec, build=build, allow=allow)
     interpreter = local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
     notify_started()
     started_at = now_iso()

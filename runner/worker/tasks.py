@@ -21,6 +21,7 @@ from runner.worker.app import app, config
 from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.config import BuildEntry, ConfigError
 from runner.worker.measure import measure_case
+from contract.settings_policy import SettingsRefused
 from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
@@ -115,9 +116,14 @@ def run_case(self, **message) -> dict:
 
     try:
         document = measure_case(**message, local=local_builds(), machine_class=config.machine_class, worker=facts,
-                                notify_started=started, should_stop=lambda: run_cancelled(run_id), compile_pairs=compile_pairs())
+                                notify_started=started, should_stop=lambda: run_cancelled(run_id), compile_pairs=compile_pairs(),
+                                allow=config.allow)
     except CaseStopped:
         return {"case_id": case_id, "outcome": "cancelled"}
+    except SettingsRefused as exc:  # never retried: the message itself is refused (issue #33)
+        log.error("case %s of run %s: %s", case_id, run_id, exc)
+        notify(CASE_FAILED, case_id=case_id, run_id=run_id, reason=str(exc)[:4000], attempts=self.request.retries + 1, **facts)
+        return {"case_id": case_id, "outcome": "refused"}
     # When this worker took the case and handed its result over (bench/dispatch_overhead.py).
     document["results"][0]["environment"]["worker"].update(taken_at=taken_at, handed_over_at=_now())
     notify(CASE_FINISHED, case_id=case_id, document=document)

@@ -17,12 +17,9 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 SHOTS = os.environ.get("PTBENCH_SCREENSHOTS", "")  # a folder: the test leaves its screenshots there
 
 
-def test_admin_creates_a_variant_and_names_a_bad_key(browser, live_server, django_user_model, tmp_path):
+def open_variant_form(browser, live_server, django_user_model, base: Build):
+    """Signed in as a superuser, the admin's *Create a variant* form of ``base``: (page, problems)."""
     django_user_model.objects.create_superuser("admin", "admin@example.com", "pw-for-the-test")
-    run_ingest(document=make_document())
-    base = Build.objects.get()
-    Build.objects.filter(pk=base.pk).update(config_catalog=CATALOG)  # as a probe recorded it
-
     page, problems = open_page(browser, f"{live_server.url}/admin/login/?next=/admin/results/build/")
     page.fill("#id_username", "admin")
     page.fill("#id_password", "pw-for-the-test")
@@ -32,6 +29,14 @@ def test_admin_creates_a_variant_and_names_a_bad_key(browser, live_server, djang
     page.select_option("select[name=action]", "create_variant")
     page.click("button[name=index]")
     page.wait_for_selector("#variant-form")
+    return page, problems
+
+
+def test_admin_creates_a_variant_and_names_a_bad_key(browser, live_server, django_user_model, tmp_path):
+    run_ingest(document=make_document())
+    base = Build.objects.get()
+    Build.objects.filter(pk=base.pk).update(config_catalog=CATALOG)  # as a probe recorded it
+    page, problems = open_variant_form(browser, live_server, django_user_model, base)
 
     page.fill("#id_config", "inductor.max_autotune=true\ninductor.no_such_key=1")
     page.click("input[name=apply]")

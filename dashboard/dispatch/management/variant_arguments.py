@@ -9,7 +9,8 @@ def add_override_arguments(parser, *, what: str) -> None:
     parser.add_argument("--config", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help=f"{what}: a compiler setting, e.g. inductor.coordinate_descent_tuning=true (repeatable)")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
-                        help=f"{what}: an environment variable, TORCHINDUCTOR_*, TORCH_*, TRITON_* (repeatable)")
+                        help=f"{what}: an environment variable, TORCHINDUCTOR_*, TORCH_*, TRITON_* (repeatable); only "
+                        "settings that are data (docs/variants-and-settings.md)")
 
 
 def overrides_from(options) -> Overrides:
