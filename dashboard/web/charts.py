@@ -52,14 +52,17 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
     series = []
     charts = {f.key: [] for f in figures}
     ticks = {}
+    cases: dict[str, int] = {}  # each build's cases, every configuration shown
     for config_id, label in trend["configs"].items():
         points = trend["points"][config_id]
         for p in points:
             ticks[p["ref"]] = build_tick(ref=p["ref"], version=p["version"])
         series.append({
             "name": label, "x": [ticks[p["ref"]] for p in points], "refs": [p["ref"] for p in points],
-            "hover": [build_hover(ref=p["ref"], version=p["version"], at=p["at"]) for p in points],
+            "hover": [build_hover(ref=p["ref"], version=p["version"], at=p["at"]) + f" · over {p['cases']} cases" for p in points],
         })
+        for p in points:
+            cases[p["ref"]] = cases.get(p["ref"], 0) + p["cases"]
         for f in figures:
             charts[f.key].append([sig(p[f.key]) for p in points])
     return {
@@ -67,6 +70,8 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
         "machine_class": machine_class,
         "series": series,
         "builds": [ticks[ref] for ref in trend["builds"] if ref in ticks],
+        # Builds that ran different case sets (3 vs 9 workloads): said above the charts.
+        "case_sets": [(ref, cases[ref]) for ref in trend["builds"] if ref in cases] if len(set(cases.values())) > 1 else [],
         **dict(zip(("charts", "empty"), charts_with_values([
             {"id": f"trend-{f.key}", "title": f.label, "percent": f.key == "pass_rate", "y": charts[f.key],
              "unit": axis_title(f.unit)}

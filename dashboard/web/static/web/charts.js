@@ -42,7 +42,7 @@
     var el = document.getElementById("overview-trends");
     if (!el) return;
     var traces = [];
-    var layout = base({ margin: { t: 90, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 0.995, yanchor: "top", yref: "container" }, grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.35 }, annotations: [], height: 260 * Math.ceil(spec.charts.length / 2) + 80 });
+    var layout = base({ margin: { t: 90, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 0.995, yanchor: "top", yref: "container" }, grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.55 }, annotations: [], height: 340 * Math.ceil(spec.charts.length / 2) + 120 });
     spec.charts.forEach(function (chart, c) {
       var axis = c === 0 ? "" : String(c + 1);
       spec.series.forEach(function (s, i) {
