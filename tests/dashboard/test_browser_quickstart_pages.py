@@ -108,7 +108,8 @@ def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quicks
     page.wait_for_selector("#dynamic-heatmap[data-drawn=true]", timeout=20_000)
     summary = page.inner_text("#dynamic-summary")
     assert "geomean gap 1.227 over the 2 workloads where both regimes passed" in summary
-    assert "worst mlp_loop 1.012" in summary and "widest the other way positional_graph_break 1.488" in summary
+    # None below 1: the smallest gap is not called "worst".
+    assert "smallest mlp_loop 1.012" in summary and "widest the other way positional_graph_break 1.488" in summary
     assert "1 failed, no gap: masked_attention (unbacked compile_error)" in summary
     row = page.locator("#dynamic-table tr.failed")
     assert row.count() == 1 and "unbacked compile_error" in row.locator("td.ratio").first.inner_text()
@@ -120,6 +121,14 @@ def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quicks
     assert heat["zmin"] == -heat["zmax"] and heat["zmid"] == 0 and heat["low"] == "#b2182b" and heat["mid"] == "#f7f7f7"
     assert "compile_error" in heat["failed"]
     assert page.locator("#dynamic-heatmap text", has_text="compile_error").count() >= 1
+    assert problems == []
+
+    # The imported measurement of 2.13: a geomean of 0.762 with bert_encoder 4x slower beside it.
+    page, problems = open_page(browser, live_server.url + "/dynamic/?machine=cpu&build=cf30153c4c13%2Bcpu.imported", viewport=WIDE)
+    summary = page.inner_text("#dynamic-summary")
+    assert "geomean gap 0.762 over the 7 workloads" in summary and "worst bert_encoder 0.243 (unbacked 4.1x slower)" in summary
+    assert "2 failed, no gap: masked_attention (unbacked compile_error), unet_diffusion (unbacked compile_error)" in summary
+    assert page.locator("#worst-gap.worse").count() == 1
     assert problems == []
 
 
@@ -145,3 +154,19 @@ def test_gpu_workload_page_opens_on_the_h100_and_shows_each_run(browser, live_se
     assert failed.count() == 1 and failed.locator("summary").inner_text() == "torch._inductor.exc.InductorError"
     assert problems == []
 
+
+
+def test_compare_on_a_class_of_one_plain_build_says_so_and_offers_its_variants(browser, live_server, quickstart):
+    page, problems = open_page(browser, live_server.url + "/compare/?machine=gpu-h100", viewport=WIDE)
+    said = page.inner_text("#compare-nothing")
+    assert "No plain build was measured on gpu-h100 before 70d99e998b49+cu130.imported (29 runs of it" in said
+    assert "Only one build" not in page.inner_text("body")
+    assert page.locator("#pick-base").input_value() == ""  # no variant preselected as the base
+    assert page.locator("#pick-head").input_value() == "70d99e998b49+cu130.imported"
+    links = page.locator("a.variant-compare")
+    assert links.count() == 2
+    with page.expect_navigation():
+        links.first.click()
+    assert page.locator("#pick-base").input_value() == "70d99e998b49+cu130.imported"
+    assert page.locator("#compare-table tr.case").count() > 0
+    assert problems == []
