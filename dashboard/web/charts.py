@@ -31,8 +31,9 @@ def build_tick(*, ref: str, version: str) -> str:
 
 
 def build_hover(*, ref: str, version: str, at: dt.datetime) -> str:
-    """What a point's hover says about its build: date, version, ref."""
-    return f"{at:%Y-%m-%d} · torch {version} · {ref}"
+    """What a point's hover says about its build: its date (the build's, never when it was
+    measured: docs/pages.md), version, ref."""
+    return f"build dated {at:%Y-%m-%d} · torch {version} · {ref}"
 
 
 def charts_with_values(charts: list[dict], *, machine_class: str) -> tuple[list[dict], list[str]]:
