@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
+from dashboard.results.selectors.workloads import run_spread
 
 
 def sig(value, digits: int = 4):
@@ -13,7 +14,7 @@ def sig(value, digits: int = 4):
 
 
 # The y axis title of each unit: every chart says what its numbers are.
-AXIS_UNITS = {"rate": "share of cases", "x": "ratio (×)", "s": "seconds", "ms": "milliseconds", "MB": "MB", "": "count"}
+AXIS_UNITS = {"rate": "share of cases", "x": "ratio (×)", "s": "seconds", "ms": "milliseconds", "MB": "MB", "GB": "GB", "": "count"}
 
 
 def axis_title(unit: str) -> str:
@@ -30,8 +31,9 @@ def build_tick(*, ref: str, version: str) -> str:
 
 
 def build_hover(*, ref: str, version: str, at: dt.datetime) -> str:
-    """What a point's hover says about its build: date, version, ref."""
-    return f"{at:%Y-%m-%d} · torch {version} · {ref}"
+    """What a point's hover says about its build: its date (the build's, never when it was
+    measured: docs/pages.md), version, ref."""
+    return f"build dated {at:%Y-%m-%d} · torch {version} · {ref}"
 
 
 def charts_with_values(charts: list[dict], *, machine_class: str) -> tuple[list[dict], list[str]]:
@@ -51,14 +53,17 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
     series = []
     charts = {f.key: [] for f in figures}
     ticks = {}
+    cases: dict[str, int] = {}  # each build's cases, every configuration shown
     for config_id, label in trend["configs"].items():
         points = trend["points"][config_id]
         for p in points:
             ticks[p["ref"]] = build_tick(ref=p["ref"], version=p["version"])
         series.append({
             "name": label, "x": [ticks[p["ref"]] for p in points], "refs": [p["ref"] for p in points],
-            "hover": [build_hover(ref=p["ref"], version=p["version"], at=p["at"]) for p in points],
+            "hover": [build_hover(ref=p["ref"], version=p["version"], at=p["at"]) + f" · over {p['cases']} cases" for p in points],
         })
+        for p in points:
+            cases[p["ref"]] = cases.get(p["ref"], 0) + p["cases"]
         for f in figures:
             charts[f.key].append([sig(p[f.key]) for p in points])
     return {
@@ -66,6 +71,8 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
         "machine_class": machine_class,
         "series": series,
         "builds": [ticks[ref] for ref in trend["builds"] if ref in ticks],
+        # Builds that ran different case sets (3 vs 9 workloads): said above the charts.
+        "case_sets": [(ref, cases[ref]) for ref in trend["builds"] if ref in cases] if len(set(cases.values())) > 1 else [],
         **dict(zip(("charts", "empty"), charts_with_values([
             {"id": f"trend-{f.key}", "title": f.label, "percent": f.key == "pass_rate", "y": charts[f.key],
              "unit": axis_title(f.unit)}
@@ -101,6 +108,8 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
     charts = []
     for chart_id, title, unit, lines in SERIES_CHARTS:
         scale = 1e-6 if unit == "MB" else 1
+        if unit == "MB" and any((p.values.get(m) or 0) >= 1e9 for p in points for _, m, _ in lines):
+            scale, unit, title = 1e-9, "GB", title.replace("(MB)", "(GB)")  # the unit the tables use: 17.69 GB
         out_lines = []
         for name, metric, band in lines:
             y, low, high = [], [], []
@@ -117,6 +126,18 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
             line = {"name": name, "y": y}
             if any(v is not None for v in low):
                 line["low"], line["high"] = low, high
+            # Every run of a build measured more than once, as a dot beside the line (the line is
+            # the run stored last), and the pooled run-to-run sd in the legend.
+            spread = run_spread(points=points, metric=metric)
+            if spread.builds and unit:  # counts: no spread to state
+                line["runs"] = {"i": [], "y": []}
+                for i, p in enumerate(points):
+                    values = [r.get(metric) for r in p.runs if r["status"] == "pass" and r.get(metric) is not None]
+                    if len(values) > 1:
+                        line["runs"]["i"] += [i] * len(values)
+                        line["runs"]["y"] += [sig(v * scale) for v in values]
+                line["spread"] = (f"{spread.runs} runs of {spread.builds} build{'s' if spread.builds > 1 else ''}: "
+                                  f"run-to-run sd {spread.sd:.1%}" if spread.sd is not None else "")
             out_lines.append(line)
         chart_markers = [
             {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.magnitude:+.1%})" if m.magnitude is not None else ""),
@@ -126,9 +147,12 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
         ]
         host_sensitive = any(metric in HOST_SENSITIVE_METRICS for _, metric, _ in lines)
         charts.append({"id": f"series-{chart_id}", "title": title, "unit": axis_title(unit), "lines": out_lines, "markers": chart_markers,
+                       "from_zero": unit in ("MB", "GB"),
                        "host": host if host_sensitive else []})
+    spreads = [f"{c['title']}, {line['name']}: {line['spread']}" for c in charts for line in c["lines"] if line.get("spread")]
     return {
         "kind": "series",
+        "spreads": spreads,
         "machine_class": machine_class,
         "x": [build_tick(ref=p.ref, version=p.version) for p in points],
         "hover": [build_hover(ref=p.ref, version=p.version, at=p.at) for p in points],
@@ -139,8 +163,9 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
 
 
 def dynamic_trends(*, gaps, machine_class: str) -> dict:
-    """The unbacked gap of each workload over builds (a heatmap, 1 = no gap) and its suite geomean
-    with the compile-time ratio (lines)."""
+    """The unbacked gap of each workload over builds (a heatmap, 1 = no gap, drawn on a log scale
+    so that 0.5 and 2 are as far from 1; a case that failed is a cell naming its status) and its
+    suite geomean with the compile-time ratio (lines)."""
     builds = gaps.builds
     return {
         "kind": "dynamic",
@@ -151,6 +176,7 @@ def dynamic_trends(*, gaps, machine_class: str) -> dict:
         "workloads": gaps.workloads,
         "unit": "unbacked / backed (ratio)",
         "z": [[sig(b.gaps[w]) if w in b.gaps else None for b in builds] for w in gaps.workloads],
+        "failed": [[b.failed.get(w) for b in builds] for w in gaps.workloads],
         "gap": [sig(b.geomean_gap) for b in builds],
         "compile": [sig(b.geomean_compile_ratio) for b in builds],
     }

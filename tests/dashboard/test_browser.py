@@ -19,7 +19,7 @@ def test_home_page_draws_the_chart_without_errors(browser, live_server):
 
     assert problems == []
     assert page.locator("#overview-trends .legendtext").count() == 3  # one line per configuration
-    assert "cpu: build cf30153c4c13" in page.inner_text("h1")
+    assert "cpu: build cf30153c4c13" in page.inner_text("#class-cpu h2")
     page.click(f"a[href='/runs/{document['run']['id']}/']")
     page.wait_for_selector("#speedup-chart[data-drawn=true]", timeout=15_000)
     bars = page.locator("#speedup-chart g.point")

@@ -134,5 +134,6 @@ def test_unknown_builds_are_404_naming_the_parameter(client, query, parameter):
 def test_one_build_only_says_there_is_nothing_to_compare(client):
     ingest_build(1, [make_result()])
     page = client.get("/compare/")
-    assert page.status_code == 200 and b"nothing to compare with yet" in page.content
+    assert page.status_code == 200 and b"nothing earlier to compare it with" in page.content
+    assert b"(1 run of it" in page.content and b'<option value="">(choose a base)</option>' in page.content
     assert client.get("/compare/").status_code == 200

@@ -71,6 +71,38 @@ def summary_pairs(pairs: list) -> list[Pair]:
             for workload, backed, unbacked in pairs]
 
 
+def pair_failure(backed, unbacked) -> str | None:
+    """What kept a workload's gap from being measured: the side that did not pass and its status
+    (``unbacked compile_error``), or ``None`` when both passed or a side was not measured."""
+    for side, name in ((unbacked, "unbacked"), (backed, "backed")):
+        status = side.status if isinstance(side, Side) else (side[0] if side else None)
+        if status not in (None, "pass"):
+            return f"{name} {status}"
+    return None
+
+
+@dataclass
+class GapSummary:
+    """One build's gaps in words: the geomean over the workloads where both regimes passed, and the
+    extremes beside it, so that 0.123 and 8.010 never read as "no gap" through their geomean."""
+    geomean: float | None
+    count: int  # workloads where both passed
+    worst: Pair | None  # the smallest gap (unbacked slowest)
+    best: Pair | None  # the largest gap (unbacked fastest), when above 1
+    failed: list[tuple[str, str]]  # (workload, "unbacked compile_error")
+
+
+def gap_summary(pairs: list[Pair]) -> GapSummary:
+    measured = sorted((p for p in pairs if p.gap is not None), key=lambda p: p.gap)
+    failed = [(p.workload, f) for p in pairs if (f := pair_failure(p.backed, p.unbacked))]
+    return GapSummary(
+        geomean=geomean(p.gap for p in measured), count=len(measured),
+        worst=measured[0] if measured else None,
+        best=measured[-1] if measured and measured[-1].gap > 1 and len(measured) > 1 else None,
+        failed=failed,
+    )
+
+
 def pairs_geomeans(pairs: list[Pair]) -> tuple[float | None, float | None]:
     """A build's geomean gap and compile-time ratio over its pairs (in their stored order)."""
     return geomean(p.gap for p in pairs), geomean(p.compile_ratio for p in pairs)
@@ -83,6 +115,7 @@ class BuildGaps:
     at: dt.datetime
     version: str = ""
     gaps: dict[str, float | None] = field(default_factory=dict)  # by workload name; None: not both passed
+    failed: dict[str, str] = field(default_factory=dict)  # by workload name: "unbacked compile_error", ...
     geomean_gap: float | None = None
     geomean_compile_ratio: float | None = None
 
@@ -112,10 +145,11 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
         )
     }
     rows = DynamicSummary.objects.filter(machine_class=machine_class, compile_mode=mode, dtype=dtype,
-                                         build_id__in=list(builds)).values_list("build_id", "gaps", "geomean_gap", "geomean_compile_ratio")
-    for build_id, gaps, geomean_gap, geomean_compile_ratio in rows:
+                                         build_id__in=list(builds)).values_list("build_id", "gaps", "geomean_gap", "geomean_compile_ratio", "pairs")
+    for build_id, gaps, geomean_gap, geomean_compile_ratio, pairs in rows:
         build = builds[build_id]
         build.gaps, build.geomean_gap, build.geomean_compile_ratio = gaps, geomean_gap, geomean_compile_ratio
+        build.failed = {workload: f for workload, backed, unbacked in pairs or [] if (f := pair_failure(backed, unbacked))}
     return DynamicGaps(workloads=workloads, builds=[b for b in builds.values() if b.gaps])
 
 

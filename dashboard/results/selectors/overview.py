@@ -121,7 +121,7 @@ def overview_list(*, config_ids: list[int] | None = None, open_regressions: Regr
 def overview_trend(*, machine_class: str, since: dt.datetime | None, config_ids: list[int] | None = None) -> dict:
     """The suite-level figures of every configuration of a machine class over builds since
     ``since``: ``{"configs": {config_id: label}, "points": {config_id: [point, ...]}, "builds": [ref, ...]}``, each point
-    ``{"ref", "at", "version", <figure key>: value}``, oldest first."""
+    ``{"ref", "at", "version", "cases", <figure key>: value}``, oldest first."""
     rows = ConfigSummary.objects.filter(PLAIN_BUILD, machine_class=machine_class)
     if since is not None:
         rows = rows.filter(ordered_at__gte=since)
@@ -136,7 +136,7 @@ def overview_trend(*, machine_class: str, since: dt.datetime | None, config_ids:
     builds: dict[str, None] = {}  # every build's ref, in build order
     for row in rows:
         ref = ref_for(git_sha=row["build__git_sha"], local_label=row["build__local_label"])
-        point = {"ref": ref, "at": row["ordered_at"], "version": row["build__torch_version"]}
+        point = {"ref": ref, "at": row["ordered_at"], "version": row["build__torch_version"], "cases": row["cases"]}
         for figure in FIGURES:
             point[figure.key] = figure_value(row, figure)
         points.setdefault(row["config_id"], []).append(point)

@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from django.db.models import F, Window
-from django.db.models.functions import RowNumber
+from django.db.models import F, Max, Window
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce, RowNumber
 
 from dashboard.results.aggregates import median_interval
 from dashboard.results.host import COMPILED_HOST_SHARE, HOST_PROBE_MS
@@ -28,6 +29,18 @@ def workload_series(*, workload: Workload) -> list[Series]:
     return list(Series.objects.filter(workload=workload).select_related("config").order_by("machine_class", "config_id"))
 
 
+def workload_classes_newest(*, workload: Workload) -> list[str]:
+    """The machine classes that measured the workload, the one with the most recent run first (its
+    page opens there: llama_decode's newest data is the H100's, not the CPU's)."""
+    rows = (
+        Result.objects.filter(PLAIN_BUILD, workload=workload)
+        .values("series__machine_class")
+        .annotate(newest=Max(Coalesce("run__started_at", "run__ingested_at")))
+        .order_by("-newest", "series__machine_class")
+    )
+    return [row["series__machine_class"] for row in rows]
+
+
 def workload_latest(*, workload: Workload, machine_class: str) -> list[Result]:
     """The latest result of each of the workload's series on a machine class: the newest build,
     the result stored last of it (a window over the ``result_series_build`` index's rows)."""
@@ -40,6 +53,7 @@ def workload_latest(*, workload: Workload, machine_class: str) -> list[Result]:
         Result.objects.filter(PLAIN_BUILD, series__workload=workload, series__machine_class=machine_class)
         .annotate(newest=newest)
         .filter(newest=1)
+        .annotate(implementation=KT("environment__implementation"), error_type=KT("error__type"), error_message=KT("error__message"))
         .select_related("config", "build", "run")
         .defer("samples", "environment", "graph_breaks", "recompiles", "error")
     )
@@ -61,6 +75,7 @@ class Point:
     host_probe_ms: float | None = None  # the runner's host probe (median), GPU results
     compiled_host_share: float | None = None  # host enqueue over device time, compiled side
     version: str = ""  # the build's torch version
+    runs: list[dict] = field(default_factory=list)  # every run of the build: metric name -> value (oldest first)
 
 
 @dataclass
@@ -106,9 +121,12 @@ def series_history(*, series: Series) -> SeriesHistory:
         )
     )
     per_build: dict[int, dict] = {}
+    runs: dict[int, list[dict]] = {}  # each build's runs, for the run-to-run spread
     for row in rows:
         per_build.pop(row["build_id"], None)  # keep insertion order by the latest run's position
         per_build[row["build_id"]] = row
+        runs.setdefault(row["build_id"], []).append(
+            {**{m: row[m] for m in metric_names}, "eager_latency_ms": row["eager_latency_ms"], "status": row["status"]})
     history = SeriesHistory(series=series)
     seen: dict[tuple, Reason] = {}
     for row in per_build.values():
@@ -124,6 +142,7 @@ def series_history(*, series: Series) -> SeriesHistory:
             at=row["build__ordered_at"], status=row["status"], values={m: row[m] for m in metric_names},
             speedup_noise=row["speedup_noise"], eager_latency_ms=row["eager_latency_ms"], bands=bands,
             host_probe_ms=row["host_probe"], compiled_host_share=row["host_share"], version=row["build__torch_version"],
+            runs=runs[row["build_id"]],
         )
         history.points.append(point)
         _note_reasons(seen, point, row["graph_breaks"], row["recompiles"])
@@ -153,3 +172,28 @@ def _note_reasons(seen: dict, point: Point, graph_breaks, recompiles) -> None:
         elif reason.last is not point:
             reason.last = point
             reason.seen += 1
+
+
+@dataclass
+class Spread:
+    """The run-to-run spread of one metric over builds measured more than once: the pooled relative
+    sd of the runs of one build around their mean (each build's own level taken out)."""
+    sd: float | None  # relative, 0.012 = 1.2 %
+    runs: int  # runs of the builds measured more than once
+    builds: int  # builds measured more than once
+
+
+def run_spread(*, points: list[Point], metric: str) -> Spread:
+    squares = dof = runs = builds = 0
+    for point in points:
+        values = [r[metric] for r in point.runs if r["status"] == "pass" and r.get(metric) is not None]
+        if len(values) < 2:
+            continue
+        mean = sum(values) / len(values)
+        if mean == 0:
+            continue
+        squares += sum((v / mean - 1) ** 2 for v in values)
+        dof += len(values) - 1
+        runs += len(values)
+        builds += 1
+    return Spread(sd=(squares / dof) ** 0.5 if dof else None, runs=runs, builds=builds)

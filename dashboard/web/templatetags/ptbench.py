@@ -49,6 +49,12 @@ def breakable(value) -> str:
 
 
 @register.filter
+def slower_by(ratio) -> str:
+    """A speed ratio below 1 as "how many times slower": 0.123 -> ``8.1x``."""
+    return f"{1 / ratio:.1f}x" if ratio else "–"
+
+
+@register.filter
 def shown(value) -> str:
     """A before/after value: a number to 4 significant digits, a status as it is, None as "–"."""
     if value is None or value == "":

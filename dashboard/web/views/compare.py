@@ -55,7 +55,8 @@ def compare(request):
     head_summary = _measured("head", head, machine_class) if head else build_summary_latest(machine_class=machine_class)
     base_summary = _measured("base", base, machine_class) if base else build_summary_previous(summary=head_summary)
     context.update(head=head_summary, base=base_summary, builds=build_list_for_class(machine_class=machine_class))
-    if base_summary is None:
+    if base_summary is None:  # nothing earlier: say what was measured and offer its variants, preselect none
+        context["variants_here"] = [s for s in context["builds"] if s.build.overrides and head_summary and s.build_id != head_summary.build_id]
         return render(request, "web/compare.html", context)
 
     comparison = builds_compare_judged(

@@ -2,7 +2,7 @@ from django.shortcuts import render
 
 from dashboard.results.selectors.builds import build_list_for_class, build_summary_get, builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, build_ref, range_since
-from dashboard.results.selectors.dynamic import GAP_HIGHLIGHT, dynamic_gaps, dynamic_options, dynamic_pairs
+from dashboard.results.selectors.dynamic import GAP_HIGHLIGHT, dynamic_gaps, dynamic_options, dynamic_pairs, gap_summary, pair_failure
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
 
@@ -41,7 +41,8 @@ def dynamic(request):
     context.update(
         chosen=chosen,
         picked_id=build.id if build else None,
-        pairs=pairs,
+        pairs=[(p, pair_failure(p.backed, p.unbacked)) for p in pairs],
+        summary=gap_summary(pairs),
         builds=builds,
         trends=charts.dynamic_trends(gaps=gaps, machine_class=machine_class),
         any_synthetic=any(b.synthetic for b in builds[:1]) or any(b.synthetic for b in builds if chosen and b.build_id == chosen.build_id),

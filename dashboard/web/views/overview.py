@@ -9,6 +9,7 @@ from dashboard.results.selectors.overview import FIGURES, overview_list, overvie
 from dashboard.results.selectors.runs import run_list_recent
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
+from dashboard.web.last_night import last_night
 
 
 @cached_page
@@ -36,6 +37,7 @@ def overview(request):
         "web/overview.html",
         {
             "blocks": blocks,
+            "nights": last_night(blocks=blocks),
             "figures": FIGURES,
             "trends": trends,
             "recent": recent,

@@ -4,9 +4,14 @@ from django.urls import reverse
 
 from dashboard.regressions.selectors import regression_markers
 from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES
-from dashboard.results.selectors.builds import machine_class_list
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
-from dashboard.results.selectors.workloads import series_history, workload_get, workload_latest, workload_series
+from dashboard.results.selectors.workloads import (
+    series_history,
+    workload_classes_newest,
+    workload_get,
+    workload_latest,
+    workload_series,
+)
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
 
@@ -25,7 +30,7 @@ def workload(request, name):
     except NotFound:
         raise Http404(f"no workload {name!r}") from None
     all_series = workload_series(workload=item)
-    newest_first = machine_class_list()
+    newest_first = workload_classes_newest(workload=item)  # it opens on the class measured last
     classes = sorted({s.machine_class for s in all_series}, key=lambda c: newest_first.index(c) if c in newest_first else len(newest_first))
     machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
     series_here = [s for s in all_series if s.machine_class == machine_class]

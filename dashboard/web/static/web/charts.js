@@ -42,7 +42,7 @@
     var el = document.getElementById("overview-trends");
     if (!el) return;
     var traces = [];
-    var layout = base({ margin: { t: 90, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 0.995, yanchor: "top", yref: "container" }, grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.35 }, annotations: [], height: 260 * Math.ceil(spec.charts.length / 2) + 80 });
+    var layout = base({ margin: { t: 90, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 0.995, yanchor: "top", yref: "container" }, grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.55 }, annotations: [], height: 340 * Math.ceil(spec.charts.length / 2) + 120 });
     spec.charts.forEach(function (chart, c) {
       var axis = c === 0 ? "" : String(c + 1);
       spec.series.forEach(function (s, i) {
@@ -68,16 +68,25 @@
       var el = document.getElementById(chart.id);
       if (!el) return;
       var traces = [];
-      chart.lines.forEach(function (line) {
+      chart.lines.forEach(function (line, n) {
         if (line.low) {
           traces.push({ type: "scatter", mode: "lines", x: spec.x, y: line.low, line: { width: 0 }, hoverinfo: "skip", showlegend: false, legendgroup: line.name });
           traces.push({ type: "scatter", mode: "lines", x: spec.x, y: line.high, line: { width: 0 }, fill: "tonexty", fillcolor: BAND, hoverinfo: "skip", name: line.name + " noise band", legendgroup: line.name, showlegend: false });
         }
         traces.push({
           type: "scatter", mode: "lines+markers", name: line.name, legendgroup: line.name, x: spec.x, y: line.y,
-          customdata: spec.refs, text: spec.hover, marker: { size: 4 }, line: { width: 1.5 },
+          customdata: spec.refs, text: spec.hover, marker: { size: 4, color: PALETTE[n % PALETTE.length] }, line: { width: 1.5, color: PALETTE[n % PALETTE.length] },
           hovertemplate: "%{y:.4g}<br>%{text}<extra>%{fullData.name}</extra>"
         });
+      });
+      // Each run of a build measured more than once: a hollow dot per run on that build's column.
+      chart.lines.forEach(function (line, n) {
+        if (!line.runs) return;
+        traces.push({ type: "scatter", mode: "markers", name: line.name + ", each run", legendgroup: line.name,
+          x: line.runs.i.map(function (i) { return spec.x[i]; }), y: line.runs.y,
+          customdata: line.runs.i.map(function (i) { return spec.refs[i]; }), text: line.runs.i.map(function (i) { return spec.hover[i]; }),
+          marker: { symbol: "circle-open", size: 6, opacity: 0.6, color: PALETTE[n % PALETTE.length] },
+          hovertemplate: "%{y:.4g} (one run)<br>%{text}<extra>%{fullData.name}</extra>" });
       });
       if (chart.id === "series-speedup") {
         var failed = spec.status.map(function (s, i) { return s === "pass" ? null : i; }).filter(function (i) { return i !== null; });
@@ -104,7 +113,7 @@
           hovertemplate: "%{text}<br>build %{customdata}<extra></extra>" });
       }
       var extras = chart.markers.length + (chart.host ? chart.host.length : 0);
-      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x), yaxis: { title: { text: chart.unit } }, showlegend: chart.lines.length > 1 || extras > 0 })).then(function () {
+      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x), yaxis: Object.assign({ title: { text: chart.unit } }, chart.from_zero ? { rangemode: "tozero", tickformat: ",.3~g" } : {}), showlegend: chart.lines.length > 1 || extras > 0 })).then(function () {
         el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
       });
     });
@@ -122,12 +131,35 @@
     }
     var heat = document.getElementById("dynamic-heatmap");
     if (heat && spec.workloads.length) {
-      draw(heat, [{
-        type: "heatmap", x: spec.x, y: spec.workloads, z: spec.z, zmid: 1, colorscale: "RdBu", reversescale: true,
-        text: spec.workloads.map(function () { return spec.hover; }),
-        colorbar: { title: { text: "gap<br>" + spec.unit } }, hovertemplate: "%{y}<br>%{text}<br>gap %{z:.3f}<extra></extra>", hoverongaps: false
-      }], base({ title: { text: "unbacked gap per workload (1 = no gap; red: unbacked slower); click a cell to show that build", font: { size: 13 } },
-        xaxis: buildAxis(spec.x), height: Math.max(320, 22 * spec.workloads.length + 120), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
+      // Log2 of the ratio, centred on 1 and symmetric (0.5 and 2 equally strong), at least 0.5..2
+      // and at most 1/8..8: red = unbacked slower, blue = unbacked faster, white = no gap.
+      var reach = 1;
+      spec.z.forEach(function (row) { row.forEach(function (v) { if (v > 0) reach = Math.max(reach, Math.abs(Math.log2(v))); }); });
+      reach = Math.min(3, Math.ceil(reach));
+      var ticks = [];
+      for (var k = -reach; k <= reach; k++) ticks.push(k);
+      var logZ = spec.z.map(function (row) { return row.map(function (v) { return v > 0 ? Math.max(-reach, Math.min(reach, Math.log2(v))) : null; }); });
+      var hover = spec.z.map(function (row, w) { return row.map(function (v, b) {
+        return spec.hover[b] + "<br>" + (v > 0 ? "gap " + v.toFixed(3) : (spec.failed[w][b] || "not measured")); }); });
+      var traces = [{
+        type: "heatmap", name: "gap", x: spec.x, y: spec.workloads, z: logZ, zmin: -reach, zmax: reach, zmid: 0,
+        colorscale: [[0, "#b2182b"], [0.25, "#ef8a62"], [0.5, "#f7f7f7"], [0.75, "#67a9cf"], [1, "#2166ac"]],
+        text: hover, xgap: 1, ygap: 1,
+        colorbar: { title: { text: "gap<br>unbacked / backed" }, tickvals: ticks,
+          ticktext: ticks.map(function (k) { return k < 0 ? "1/" + Math.pow(2, -k) : String(Math.pow(2, k)); }) },
+        hovertemplate: "%{y}<br>%{text}<extra></extra>", hoverongaps: false
+      }];
+      // A case that failed (on either side) is a dark cell naming its status, never a blank.
+      var failedZ = spec.failed.map(function (row) { return row.map(function (f) { return f ? 1 : null; }); });
+      if (failedZ.some(function (row) { return row.some(function (v) { return v !== null; }); })) {
+        traces.push({ type: "heatmap", name: "failed", x: spec.x, y: spec.workloads, z: failedZ, showscale: false,
+          colorscale: [[0, "#4a4a4a"], [1, "#4a4a4a"]], xgap: 1, ygap: 1, hoverongaps: false,
+          text: spec.failed.map(function (row) { return row.map(function (f) { return f ? f.replace(/^(un)?backed /, "") : ""; }); }),
+          customdata: hover, texttemplate: "%{text}", textfont: { color: "#ffffff", size: 10 },
+          hovertemplate: "%{y}<br>%{customdata}<extra></extra>" });
+      }
+      draw(heat, traces, base({ title: { text: "unbacked gap per workload (log scale: white = no gap, red = unbacked slower, dark = failed); click a cell to show that build", font: { size: 13 } },
+        xaxis: buildAxis(spec.x), height: Math.max(360, 30 * spec.workloads.length + 200), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
         heat.on("plotly_click", function (event) {
           var column = event.points[0].pointIndex[1];
           var params = new URLSearchParams(window.location.search);

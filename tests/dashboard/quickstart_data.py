@@ -1,0 +1,39 @@
+"""A database like the quick start's, built without torch: the real sample documents it imports
+(scripts/quickstart.sh, ``manage.py ingest --imported``) and a local run of three tiny workloads on
+this host's torch 2.13 build (the quick start's default request), taken from the 2.13 release
+document's own results (masked_attention unbacked: its compile_error)."""
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from pathlib import Path
+
+from django.core.management import call_command
+
+RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
+IMPORTED_GLOBS = ("releases/*.json", "h100-torch2.11-*.json", "h200-torch2.11-*.json", "h200x2/*.json", "history/hist-*.json")
+LOCAL_WORKLOADS = ("mlp_loop", "positional_graph_break", "masked_attention")
+
+
+def imported_files() -> list[Path]:
+    return [path for pattern in IMPORTED_GLOBS for path in sorted(RESULTS.glob(pattern))]
+
+
+def local_document() -> dict:
+    """The quick start's own measurement: the local build (sha of torch 2.13, label ``cpu``) on this host."""
+    document = copy.deepcopy(json.loads((RESULTS / "releases" / "cpu-torch2.13.0-cpu-tiny.json").read_text()))
+    document["run"].update(id=str(uuid.uuid4()), started_at="2026-11-25T09:00:00+00:00", finished_at="2026-11-25T09:05:00+00:00",
+                           command="python manage.py request_run --suite tiny --machine-class cpu", requested_by="quickstart")
+    document["machine"]["hostname"] = "localhost"
+    document["results"] = [r for r in document["results"] if r["workload"] in LOCAL_WORKLOADS]
+    document["workloads"] = [w for w in document["workloads"] if w["name"] in LOCAL_WORKLOADS]
+    return document
+
+
+def quickstart_database(tmp_path: Path) -> None:
+    """Store the sample data as the quick start does, then the local run."""
+    call_command("ingest", "--imported", "-v", "0", *map(str, imported_files()))
+    local = tmp_path / "local-run.json"
+    local.write_text(json.dumps(local_document()))
+    call_command("ingest", "-v", "0", str(local))

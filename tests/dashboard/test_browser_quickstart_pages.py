@@ -1,0 +1,172 @@
+"""The pages of a quick-start database (the real sample documents imported, a local run of three
+tiny workloads; tests/dashboard/quickstart_data.py) in headless Chromium: every internal link
+answers, and home, /dynamic/ and a GPU workload page say what the data is (#27 items 5-8)."""
+from __future__ import annotations
+
+from html.parser import HTMLParser
+from urllib.parse import parse_qsl, urljoin, urlsplit
+
+import pytest
+
+from tests.dashboard.conftest import open_page
+from tests.dashboard.quickstart_data import quickstart_database
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+WIDE = {"width": 1400, "height": 900}
+
+
+@pytest.fixture
+def quickstart(tmp_path):
+    quickstart_database(tmp_path)
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        href = dict(attrs).get("href")
+        if tag == "a" and href:
+            self.hrefs.append(href)
+
+
+# Parameters that only sort, filter or page a listing: each of their values is followed once per
+# path, not once per listing (the compare page alone renders ~60 sort and filter links per pair).
+PRESENTATION = {"sort", "dir", "page", "filter", "changed", "metric", "threshold", "range", "status", "kind", "finding", "config"}
+
+
+def test_every_internal_link_of_every_page_answers(browser, live_server, quickstart):
+    # Every page reachable from / through the links the pages render (a[href], same host), each
+    # fetched by the browser's own request context; /admin/ (sign-in) is left out. A link is
+    # followed when its page (path and identifying parameters: build, machine, workload, ...) or
+    # one of its listing parameters' values is new.
+    context = browser.new_context()
+    pages, shown, queue, broken, fetched = set(), set(), ["/"], [], 0
+    while queue:
+        link = urlsplit(queue.pop())
+        pairs = parse_qsl(link.query, keep_blank_values=True)
+        page_key = (link.path, tuple(sorted(p for p in pairs if p[0] not in PRESENTATION)))
+        listing = {(link.path, k, v) for k, v in pairs if k in PRESENTATION}
+        if page_key in pages and listing <= shown:
+            continue
+        pages.add(page_key)
+        shown |= listing
+        fetched += 1
+        path = link.path + (f"?{link.query}" if link.query else "")
+        response = context.request.get(live_server.url + path, max_redirects=0)
+        if response.status >= 400:
+            broken.append(f"{response.status} {path}")
+            continue
+        if "text/html" not in response.headers.get("content-type", ""):
+            continue
+        parser = Links()
+        parser.feed(response.text())
+        for href in parser.hrefs:
+            url = urlsplit(urljoin(live_server.url + path, href))
+            if f"{url.scheme}://{url.netloc}" != live_server.url or url.path.startswith(("/admin/", "/static/")):
+                continue
+            queue.append(url.path + (f"?{url.query}" if url.query else ""))
+    context.close()
+    assert len(pages) > 100, len(pages)  # runs, workloads, compare, regressions, dynamic, A/B
+    assert broken == [], f"{len(broken)} of {fetched} links answer 4xx/5xx: {broken[:20]}"
+
+
+def test_home_says_last_night_first_and_links_its_counts(browser, live_server, quickstart):
+    page, problems = open_page(browser, live_server.url + "/", viewport=WIDE)
+    page.wait_for_selector("#overview-trends[data-drawn=true]", timeout=20_000)
+    first = page.locator("h1").first
+    assert first.inner_text() == "Last night"
+    rows = page.locator("#last-night tr.night")
+    assert [rows.nth(i).get_attribute("data-class") for i in range(rows.count())] == ["cpu", "gpu-h100", "gpu-h200"]
+    cpu = rows.nth(0).inner_text()
+    # The local run: measured today, its build dated by the 2.13 release, the imported measurement of
+    # the same commit named as such.
+    assert "cf30153c4c13+cpu" in cpu and "2026-11-25 09:00" in cpu and "build dated 2026-08-19" in cpu
+    assert "same commit, another measurement" in cpu
+    assert rows.nth(0).locator("td.verdict strong").inner_text() in ("pass", "regressed", "suspect", "pending")
+    assert "measured 2026-11-25 09:00" in page.inner_text("#class-cpu h2")
+    counts = page.locator("#class-cpu a.open-regressions")
+    assert counts.count() == 3 and "/regressions/?machine=cpu&build=cf30153c4c13%2Bcpu" in counts.first.get_attribute("href")
+    # Recent runs name the build by its ref; the suite trends say which builds ran other case sets.
+    assert page.locator("table.runs tbody tr").first.locator(".build-ref").inner_text() == "cf30153c4c13+cpu"
+    note = page.inner_text("#trend-case-sets")
+    assert "cf30153c4c13+cpu 9 cases" in note and "cf30153c4c13+cpu.imported 27 cases" in note
+    # The first row's slanted build names end above the second row's chart titles.
+    boxes = page.evaluate("""() => {
+      const el = document.getElementById('overview-trends');
+      const bottom = s => Math.max(...[...el.querySelectorAll('g.' + s + ' .xtick text')].map(t => t.getBoundingClientRect().bottom));
+      const title = [...el.querySelectorAll('.annotation')].find(a => a.textContent === 'mean compile time, cold');
+      return {ticks: Math.max(bottom('xy'), bottom('x2y2')), title: title.getBoundingClientRect().top};
+    }""")
+    assert boxes["ticks"] < boxes["title"], boxes
+    assert problems == []
+
+
+def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quickstart):
+    page, problems = open_page(browser, live_server.url + "/dynamic/?machine=cpu", viewport=WIDE)
+    page.wait_for_selector("#dynamic-heatmap[data-drawn=true]", timeout=20_000)
+    summary = page.inner_text("#dynamic-summary")
+    assert "geomean gap 1.227 over the 2 workloads where both regimes passed" in summary
+    # None below 1: the smallest gap is not called "worst".
+    assert "smallest mlp_loop 1.012" in summary and "widest the other way positional_graph_break 1.488" in summary
+    assert "1 failed, no gap: masked_attention (unbacked compile_error)" in summary
+    row = page.locator("#dynamic-table tr.failed")
+    assert row.count() == 1 and "unbacked compile_error" in row.locator("td.ratio").first.inner_text()
+    # The heatmap: log2 of the ratio, symmetric around 1 (0), red at the bottom; a failed cell is
+    # drawn dark and names its status.
+    heat = page.evaluate("""() => { const d = document.getElementById('dynamic-heatmap').data;
+      return {zmin: d[0].zmin, zmax: d[0].zmax, zmid: d[0].zmid, low: d[0].colorscale[0][1], mid: d[0].colorscale[2][1],
+              failed: d.length > 1 ? d[1].text.flat().filter(Boolean) : []}; }""")
+    assert heat["zmin"] == -heat["zmax"] and heat["zmid"] == 0 and heat["low"] == "#b2182b" and heat["mid"] == "#f7f7f7"
+    assert "compile_error" in heat["failed"]
+    assert page.locator("#dynamic-heatmap text", has_text="compile_error").count() >= 1
+    assert problems == []
+
+    # The imported measurement of 2.13: a geomean of 0.762 with bert_encoder 4x slower beside it.
+    page, problems = open_page(browser, live_server.url + "/dynamic/?machine=cpu&build=cf30153c4c13%2Bcpu.imported", viewport=WIDE)
+    summary = page.inner_text("#dynamic-summary")
+    assert "geomean gap 0.762 over the 7 workloads" in summary and "worst bert_encoder 0.243 (unbacked 4.1x slower)" in summary
+    assert "2 failed, no gap: masked_attention (unbacked compile_error), unet_diffusion (unbacked compile_error)" in summary
+    assert page.locator("#worst-gap.worse").count() == 1
+    assert problems == []
+
+
+def test_gpu_workload_page_opens_on_the_h100_and_shows_each_run(browser, live_server, quickstart):
+    page, problems = open_page(browser, live_server.url + "/workloads/llama_decode/", viewport=WIDE)
+    page.wait_for_selector("#series-speedup[data-drawn=true]", timeout=20_000)
+    assert page.locator("select[name=machine]").input_value() == "gpu-h100"
+    spreads = page.inner_text("#run-spreads")
+    assert "speedup over eager, speedup: 13 runs of 1 build: run-to-run sd 0.6%" in spreads
+    runs = page.evaluate("""() => document.getElementById('series-speedup').data
+      .filter(t => t.name === 'speedup, each run').map(t => t.y.length)""")
+    assert runs == [13]
+    assert page.locator("table.latest td.implementation", has_text="LlamaForCausalLM").count() == 3
+    assert "transformers.LlamaForCausalLM (library)" in page.inner_text("#implementation")
+    assert "Trends over 1 build (" in page.inner_text("#series")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400
+    assert problems == []
+
+    page, problems = open_page(browser, live_server.url + "/workloads/masked_attention/?machine=cpu&regime=unbacked", viewport=WIDE)
+    assert "GuardOnDataDependentSymNode" in page.inner_text("#latest-error")
+    assert "workloads.suite.masked_attention.MaskedAttentionStack (ours)" in page.inner_text("#implementation")
+    failed = page.locator("table.latest tr.status-compile_error details.error")
+    assert failed.count() == 1 and failed.locator("summary").inner_text() == "torch._inductor.exc.InductorError"
+    assert problems == []
+
+
+
+def test_compare_on_a_class_of_one_plain_build_says_so_and_offers_its_variants(browser, live_server, quickstart):
+    page, problems = open_page(browser, live_server.url + "/compare/?machine=gpu-h100", viewport=WIDE)
+    said = page.inner_text("#compare-nothing")
+    assert "No plain build was measured on gpu-h100 before 70d99e998b49+cu130.imported (29 runs of it" in said
+    assert "Only one build" not in page.inner_text("body")
+    assert page.locator("#pick-base").input_value() == ""  # no variant preselected as the base
+    assert page.locator("#pick-head").input_value() == "70d99e998b49+cu130.imported"
+    links = page.locator("a.variant-compare")
+    assert links.count() == 2
+    with page.expect_navigation():
+        links.first.click()
+    assert page.locator("#pick-base").input_value() == "70d99e998b49+cu130.imported"
+    assert page.locator("#compare-table tr.case").count() > 0
+    assert problems == []
