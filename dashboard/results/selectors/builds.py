@@ -40,9 +40,14 @@ def build_summary_get(*, build_id: int, machine_class: str) -> BuildSummary | No
 
 
 def build_summary_previous(*, summary: BuildSummary) -> BuildSummary | None:
-    """The build measured on the same machine class just before ``summary``'s build (not a variant)."""
+    """The build measured on the same machine class just before ``summary``'s build (not a variant),
+    never another stored copy of the same build (``results.same_build``: the local measurement and
+    an imported sample of one sha are not before and after)."""
     older = (BuildSummary.objects.filter(machine_class=summary.machine_class, build__overrides={})
              .select_related("build", "latest_run"))
+    build = summary.build
+    if not build.overrides and build.git_sha != "unknown":
+        older = older.exclude(build__git_sha=build.git_sha)
     same_time = older.filter(ordered_at=summary.ordered_at, build_id__lt=summary.build_id)
     return (
         same_time.order_by("-build_id").first()

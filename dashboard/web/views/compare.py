@@ -9,6 +9,7 @@ from dashboard.results.selectors.builds import (
     build_summary_previous,
     machine_class_list,
 )
+from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_ref
 from dashboard.results.selectors.compare_tables import compare_tables
 from dashboard.regressions.compare import builds_compare_judged
@@ -56,6 +57,9 @@ def compare(request):
     base_summary = _measured("base", base, machine_class) if base else build_summary_previous(summary=head_summary)
     context.update(head=head_summary, base=base_summary, builds=build_list_for_class(machine_class=machine_class))
     if base_summary is None:
+        return render(request, "web/compare.html", context)
+    if same_build(base_summary.build, head_summary.build):  # asked by name: nothing is coloured
+        context["same_build"] = same_build_message(base_summary.build, head_summary.build, ref=build_ref)
         return render(request, "web/compare.html", context)
 
     comparison = builds_compare_judged(
