@@ -55,6 +55,17 @@ def build_summary_previous(*, summary: BuildSummary) -> BuildSummary | None:
     )
 
 
+def build_summary_copy(*, summary: BuildSummary) -> BuildSummary | None:
+    """Another stored build of the same commit measured on the class (a plain build's imported copy,
+    ``results.same_build``), which ``build_summary_previous`` skips: /compare/ names it."""
+    build = summary.build
+    if build.overrides or build.git_sha == "unknown":
+        return None
+    return (BuildSummary.objects.filter(machine_class=summary.machine_class, build__git_sha=build.git_sha,
+                                        build__overrides={}).exclude(build_id=build.id)
+            .select_related("build").order_by("-ordered_at", "-build_id").first())
+
+
 def build_classes(*, build_id: int) -> list[str]:
     """The machine classes a build was measured on."""
     return list(BuildSummary.objects.filter(build_id=build_id).order_by("machine_class").values_list("machine_class", flat=True))

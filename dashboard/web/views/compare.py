@@ -4,6 +4,7 @@ from django.shortcuts import render
 from dashboard.results.selectors.builds import (
     build_classes,
     build_list_for_class,
+    build_summary_copy,
     build_summary_get,
     build_summary_latest,
     build_summary_previous,
@@ -56,10 +57,11 @@ def compare(request):
     head_summary = _measured("head", head, machine_class) if head else build_summary_latest(machine_class=machine_class)
     base_summary = _measured("base", base, machine_class) if base else build_summary_previous(summary=head_summary)
     context.update(head=head_summary, base=base_summary, builds=build_list_for_class(machine_class=machine_class))
-    if base_summary is None:
+    copy = build_summary_copy(summary=head_summary) if base_summary is None else base_summary
+    if copy is not None and same_build(copy.build, head_summary.build):  # nothing is coloured
+        context["same_build"] = same_build_message(head_summary.build, copy.build, ref=build_ref)
         return render(request, "web/compare.html", context)
-    if same_build(base_summary.build, head_summary.build):  # asked by name: nothing is coloured
-        context["same_build"] = same_build_message(base_summary.build, head_summary.build, ref=build_ref)
+    if base_summary is None:
         return render(request, "web/compare.html", context)
 
     comparison = builds_compare_judged(
