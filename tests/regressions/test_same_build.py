@@ -133,3 +133,24 @@ def test_the_quick_start_measures_into_a_class_named_from_its_cpu(model, count, 
 
     assert cpu_machine_class(model, count) == expected and is_machine_class(expected)
     assert cpu_machine_class() != "cpu" and is_machine_class(cpu_machine_class())
+
+
+def test_the_migration_forgets_findings_stored_between_two_copies_of_one_build(same_sha_pair):
+    import importlib
+
+    from django.apps import apps
+
+    from dashboard.results.models import Series
+
+    imported, local = same_sha_pair
+    series = Series.objects.get()
+    earlier = Build.objects.get(git_sha=sha_for(5))
+    same = Regression.objects.create(series=series, metric="speedup", finding="change_point", first_bad_build=local,
+                                     last_good_build=imported, raised_build=local)
+    real = Regression.objects.create(series=series, metric="compiled_latency_ms", finding="change_point",
+                                     first_bad_build=local, last_good_build=earlier, raised_build=local)
+    Remeasurement.objects.create(series=series, metric="speedup", build=local, baseline_build=imported, regression=same)
+    kept = Remeasurement.objects.create(series=series, metric="compiled_latency_ms", build=local, baseline_build=earlier)
+    migration = importlib.import_module("dashboard.regressions.migrations.0003_forget_same_build_findings")
+    migration.forget(apps, None)
+    assert list(Regression.objects.all()) == [real] and list(Remeasurement.objects.all()) == [kept]
