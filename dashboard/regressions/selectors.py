@@ -133,12 +133,12 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
     from dashboard.regressions.services.detection import previous_build  # noqa: PLC0415 (read-only helper)
     from dashboard.regressions.verdict import reference_change_notes, verdict_against_noted  # noqa: PLC0415
 
+    if same_build(build, baseline):  # whatever either measured: there is nothing to compare
+        return Verdict("not_compared", "same_build", build, baseline, machine_class,
+                       message=same_build_message(build, baseline, ref=build_ref))
     runs = Run.objects.filter(build=build, machine__machine_class=machine_class)
     if not Result.objects.filter(run__in=runs).exists():
         return Verdict("pending", "no_results", build, baseline, machine_class)
-    if same_build(build, baseline):
-        return Verdict("not_compared", "same_build", build, baseline, machine_class,
-                       message=same_build_message(build, baseline, ref=build_ref))
     if baseline is None and build.overrides:
         return _variant_verdict(build=build, machine_class=machine_class)
     if baseline is not None:

@@ -59,6 +59,8 @@ def test_a_build_and_its_imported_copy_are_never_before_and_after(same_sha_pair)
     assert verdict.verdict == "pass" and verdict.baseline.git_sha != SHA  # its previous build is another commit's
     named = build_verdict(build=local, machine_class="cpu", baseline=imported)
     assert (named.verdict, named.reason) == ("not_compared", "same_build")
+    elsewhere = build_verdict(build=local, machine_class="cpu-amd-epyc-2c", baseline=imported)  # no results there
+    assert (elsewhere.verdict, elsewhere.reason) == ("not_compared", "same_build")
     assert named.message == ("same build: nothing to compare (cf30153c4c13+cpu and cf30153c4c13+cpu.imported: the same commit)")
 
 
