@@ -25,9 +25,12 @@ _SHA_REF = re.compile(r"(?P<sha>[0-9a-f]{7,40}|unknown)(?:[+ ](?P<label>\S{1,100
 MAX_CANDIDATES = 5
 
 
-def _refs(builds) -> str:
+def _refs(builds, *, alternatives: bool = True) -> str:
+    """The first candidates' refs: "a or b" (``alternatives``), else "a, b"."""
     refs = [ref_for(git_sha=b.git_sha, local_label=b.local_label) for b in builds[:MAX_CANDIDATES]]
     more = f" (and {len(builds) - MAX_CANDIDATES} more)" if len(builds) > MAX_CANDIDATES else ""
+    if not alternatives or len(refs) == 1:
+        return ", ".join(refs) + more
     return (" or ".join(refs) if len(refs) <= 2 else ", ".join(refs[:-1]) + " or " + refs[-1]) + more
 
 
@@ -63,7 +66,7 @@ def _of_one_sha(ref: str, builds: list[Build]) -> Build:
     local = [b for b in builds if not b.overrides and not is_imported_label(b.local_label)]
     if len(local) == 1:
         return local[0]
-    raise Ambiguous(f"{len(builds)} builds have the sha {ref!r}: {_refs(builds).replace(' or ', ', ')}; name one")
+    raise Ambiguous(f"{len(builds)} builds have the sha {ref!r}: {_refs(builds, alternatives=False)}; name one")
 
 
 def build_resolve(*, ref: str) -> Build:
