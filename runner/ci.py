@@ -7,9 +7,12 @@
     python -m runner ci verdict --url URL --build REF [--baseline REF]       exit 1 regressed, 4 suspect
 
 ``--url`` defaults to $PTBENCH_URL; writes send the token in $PTBENCH_API_TOKEN (or ``--token``).
-Exit status: 0 pass / done, 1 regressed (verdict; also suspect with ``--fail-on-suspect``) or a run
-failed or was cancelled (wait), 2 usage, 3 no answer (HTTP error, unreachable, a verdict that stays
-pending, a wait that timed out), 4 suspect (verdict: moved, not yet confirmed).
+Exit status (``EXIT_CODES``, printed by ``--help``): 0 pass / done, 1 regressed (verdict; also suspect
+with ``--fail-on-suspect``) or a run failed or was cancelled (wait), 2 usage (bad arguments, and what
+the API refuses as a bad request naming an option: a build of several machine classes without
+``--machine-class``, a sha of several builds, a baseline that is the build itself), 3 no answer (HTTP
+error, unreachable, a verdict that stays pending, a variant whose base build was not measured), 4
+suspect (verdict: moved, not yet confirmed). docs/machine-classes-and-verdicts.md.
 """
 from __future__ import annotations
 
@@ -25,6 +28,15 @@ from typing import Sequence
 
 API_PREFIX = "/api/v1"
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_SUSPECT = 0, 1, 2, 3, 4
+EXIT_CODES = """exit status:
+  0  pass (verdict), done (submit, request, wait)
+  1  regressed (verdict; suspect too with --fail-on-suspect); a run failed or was cancelled (wait)
+  2  usage: bad arguments, or a request the API refuses naming an option (e.g. a build measured on
+     several machine classes without --machine-class: the message names them; a sha stored as several
+     builds; --baseline naming the build itself: "same build: nothing to compare")
+  3  no answer: HTTP error, unreachable, a verdict still pending at --timeout, a variant whose base
+     build has no results on the class (not_tracked), a wait that timed out
+  4  suspect (verdict): moved, not yet confirmed"""
 FINAL_RUN_STATUSES = ("completed", "failed", "cancelled")
 USER_AGENT = "ptbench-ci/1"
 
@@ -186,6 +198,8 @@ def format_verdict(verdict: dict) -> str:
     against = f"against {verdict['baseline']}" if verdict.get("baseline") else "with no baseline"
     lines = [f"verdict: {verdict['verdict']} ({verdict['reason']}) for build {verdict['build']} {against} "
              f"on {verdict['machine_class']}"]
+    if verdict.get("message"):
+        lines.append(f"  {verdict['message']}")
     for r in verdict.get("regressions", []):
         change = ""
         if r.get("before") is not None and r.get("after") is not None:
@@ -208,13 +222,16 @@ def command_verdict(client: Client, args) -> int:
             _, verdict = _retrying(lambda: client.call("GET", "/verdict/", params=params))
         except ApiError as error:
             print(f"error: {error}", file=sys.stderr)
-            return EXIT_NO_ANSWER
+            return EXIT_USAGE if error.status == 400 else EXIT_NO_ANSWER  # 400: the arguments, named
         if verdict.get("verdict") != "pending" or time.monotonic() >= deadline:
             break
         print("detection has not finished for this build yet; waiting", file=sys.stderr, flush=True)
         time.sleep(min(args.interval, max(0.0, deadline - time.monotonic())))
     print(json.dumps(verdict, indent=1) if args.json else format_verdict(verdict))
     answer = verdict.get("verdict")
+    if answer == "not_compared":  # the build itself as baseline (usage), or a variant with no base measured
+        print(f"error: {verdict.get('message') or verdict.get('reason')}", file=sys.stderr)
+        return EXIT_USAGE if verdict.get("reason") == "same_build" else EXIT_NO_ANSWER
     if answer == "pending" or answer not in ("pass", "regressed", "suspect"):
         print(f"error: no verdict ({verdict.get('reason')}) after {args.timeout:.0f} s", file=sys.stderr)
         return EXIT_NO_ANSWER
@@ -233,7 +250,7 @@ def _positive(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m runner ci", description=__doc__.split("\n\n")[0],
-                                     epilog="exit status: 0 pass/done, 1 regressed or run failed, 2 usage, 3 no answer")
+                                     epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def common(sub: argparse.ArgumentParser) -> None:
@@ -241,12 +258,14 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--token", default=os.environ.get("PTBENCH_API_TOKEN"), help="API token (default $PTBENCH_API_TOKEN)")
         sub.add_argument("--http-timeout", type=_positive, default=120.0, help="seconds per HTTP request")
 
-    submit = commands.add_parser("submit", help="store run documents (all or nothing each; safe to repeat)")
+    submit = commands.add_parser("submit", help="store run documents (all or nothing each; safe to repeat)",
+                                  epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     common(submit)
     submit.add_argument("documents", nargs="+", help="run documents (python -m runner run --out FILE)")
     submit.add_argument("--partial", action="store_true", help="the run is not finished: it stays running")
 
-    request = commands.add_parser("request", help="request a run of a build on a machine class; prints the run id")
+    request = commands.add_parser("request", help="request a run of a build on a machine class; prints the run id",
+                                  epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     common(request)
     request.add_argument("--build", required=True, help="<git sha>[+local_label]")
     request.add_argument("--machine-class", required=True)
@@ -255,7 +274,8 @@ def build_parser() -> argparse.ArgumentParser:
     request.add_argument("--torch-version", help="register the build first, with this torch version")
     request.add_argument("--label", help="with --torch-version: the build's name on pages")
 
-    wait = commands.add_parser("wait", help="wait until a run (or every run of a build) finishes")
+    wait = commands.add_parser("wait", help="wait until a run (or every run of a build) finishes",
+                                  epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     common(wait)
     target = wait.add_mutually_exclusive_group(required=True)
     target.add_argument("--run", help="a run id")
@@ -265,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     wait.add_argument("--interval", type=_positive, default=15.0, help="seconds between polls")
 
     verdict = commands.add_parser("verdict", help="pass / regressed / suspect / pending against the baseline; "
-                                  "exit 0 pass, 1 regressed, 4 suspect, 3 pending")
+                                  "exit 0 pass, 1 regressed, 4 suspect, 3 pending, 2 usage",
+                                  epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     common(verdict)
     verdict.add_argument("--build", required=True, help="<git sha>[+local_label]")
     verdict.add_argument("--machine-class", help="default: the build's machine class when it has one")

@@ -19,9 +19,13 @@ export DJANGO_LOG_LEVEL=WARNING
 # measured below.
 python manage.py ingest --imported -v 0 bench/results/releases/*.json bench/results/h100-torch2.11-*.json \
     bench/results/h200-torch2.11-*.json bench/results/h200x2/*.json bench/results/history/hist-*.json
-build=$(python manage.py register_build --python "$(command -v python)" --machine-class cpu)
+# This host is its own machine class, named from its CPU (e.g. cpu-amd-epyc-2c): the imported "cpu"
+# series were measured on another host, and the same torch measured here is not a change of it
+# (docs/machine-classes-and-verdicts.md).
+class=$(python -c 'from runner.engine.environment import cpu_machine_class; print(cpu_machine_class())')
+build=$(python manage.py register_build --python "$(command -v python)" --machine-class "$class")
 # shellcheck disable=SC2086
-run=$(python manage.py request_run --build "$build" --suite tiny --machine-class cpu ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention})
+run=$(python manage.py request_run --build "$build" --suite tiny --machine-class "$class" ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention})
 echo "== run $run: http://127.0.0.1:8000/runs/$run/"
 echo "== set up and measured in $(( $(date +%s) - start )) s; dashboard at http://127.0.0.1:8000/ (Ctrl-C stops it)"
 exec python manage.py runserver 127.0.0.1:8000

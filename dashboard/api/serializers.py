@@ -562,9 +562,11 @@ class VerdictNoteSerializer(serializers.Serializer):
 
 
 class VerdictSerializer(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending"])
+    verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending", "not_compared"])
     reason = StrictCharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
-                                   "no_baseline, no_results, detection_pending")
+                                   "no_baseline, no_results, detection_pending, same_build, not_tracked")
+    message = StrictCharField(allow_blank=True, help_text="what was compared with what, in words (a variant: against "
+                              "its base build; same_build: 'same build: nothing to compare')")
     build = StrictCharField(help_text=BUILD_REF_HELP)
     baseline = StrictCharField(allow_null=True)
     machine_class = StrictCharField()

@@ -4,18 +4,19 @@ Each change is judged against its noise: within noise it is "no change" (grey), 
 or "worse". A timed figure's noise is where two runs of one unchanged build differ 95 % of the time
 (1.96 x sqrt(2) x the series' run-to-run sd from the noise model, ``dashboard.regressions.noise``:
 its own history, else its machine class's prior, else the metric's default); counts (graph breaks,
-recompiles) have no noise: any difference is a change.
+recompiles) have no noise: any difference is a change. No band is narrower than ``NOISE_FLOOR``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dashboard.regressions.noise import class_priors, series_noise_bands
+from detection.replicates import MIN_SD
+from dashboard.regressions.noise import TWO_RUNS_95, class_priors, series_noise_bands
 from dashboard.results.aggregates import geomean, relative_change
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS_BY_NAME, Metric, build_ref, config_label
 from dashboard.results.selectors.compare import build_results_by_series
-from dashboard.results.variants import overrides_stored
+from dashboard.results.variants import is_variant_of, overrides_stored
 
 AB_METRICS: tuple[Metric, ...] = tuple(
     METRICS_BY_NAME[name] for name in ("speedup", "compiled_latency_ms", "compile_time_cold_s",
@@ -23,6 +24,11 @@ AB_METRICS: tuple[Metric, ...] = tuple(
 )
 SORT_KEYS = ("workload", "config") + tuple(m.name for m in AB_METRICS)
 NO_CHANGE, BETTER, WORSE = "same", "better", "worse"
+# The narrowest band of a timed figure: detection's floor of the run-to-run sd (``MIN_SD``, 0.2 %: a
+# series that never moved, memory to the byte, is still taken to move that much), as two runs' 95 %
+# band (0.55 %). Without it a series whose history never moved has a band of 0 and any byte is a
+# change: peak memory 2.72 -> 2.72 GB (+0.1 %) was red (issue #27 item 4).
+NOISE_FLOOR = TWO_RUNS_95 * MIN_SD
 
 
 @dataclass
@@ -77,9 +83,10 @@ def judge(metric: Metric, base: float | None, variant: float | None, noise: floa
         tone = NO_CHANGE if change == 0 else (WORSE if metric.worse(change) else BETTER)
         return Cell(base, variant, change, None, tone)
     change = relative_change(base, variant)
+    noise = max(noise or 0.0, NOISE_FLOOR)
     if change is None:
         return Cell(base, variant, None, noise)
-    tone = NO_CHANGE if abs(change) <= (noise or 0) else (WORSE if metric.worse(change) else BETTER)
+    tone = NO_CHANGE if abs(change) <= noise else (WORSE if metric.worse(change) else BETTER)
     return Cell(base, variant, change, noise, tone)
 
 
@@ -145,9 +152,10 @@ def ab_rows_select(*, rows: list[Row], workload: str = "", config: str = "", onl
 
 
 def ab_variants_of(*, base: Build) -> list[Build]:
-    """The stored variants of a build: same sha, overrides set, a label that starts with the base's."""
+    """The stored variants of a build: same sha, overrides set, a label derived from the base's
+    (``variants.is_variant_of``: an imported base's variants are the imported ones)."""
     variants = Build.objects.filter(git_sha=base.git_sha).exclude(overrides={}).order_by("local_label")
-    return [b for b in variants if not base.local_label or b.local_label.startswith(base.local_label + ".")]
+    return [b for b in variants if is_variant_of(b, base)]
 
 
 def ab_variant_list(*, limit: int = 200) -> list[Build]:

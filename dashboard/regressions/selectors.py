@@ -9,6 +9,9 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from dashboard.regressions.board import shown_values
 from dashboard.regressions.models import Regression, RegressionStatusChange, Remeasurement
 from dashboard.results.models import Build, Result, Run
+from dashboard.results.same_build import same_build, same_build_message
+from dashboard.results.selectors.common import build_ref
+from dashboard.results.variants import base_of
 
 OPEN_STATUSES = (Regression.Status.UNTRIAGED, Regression.Status.ACKNOWLEDGED, Regression.Status.INVESTIGATING)
 
@@ -83,8 +86,11 @@ def regression_as_dict(regression: Regression) -> dict:
 
 @dataclass
 class Verdict:
-    verdict: str  # "pass" | "regressed" | "suspect" | "pending"
-    reason: str  # no_regressions | regressions_found | suspects_found | no_baseline | no_results | detection_pending
+    verdict: str  # "pass" | "regressed" | "suspect" | "pending" | "not_compared"
+    # no_regressions | regressions_found | suspects_found | no_baseline | no_results | detection_pending
+    # | same_build (not_compared: the baseline is this build) | not_tracked (not_compared: a variant
+    # whose base build has no results on the class; detection never judges variants)
+    reason: str
     build: Build
     baseline: Build | None
     machine_class: str
@@ -92,11 +98,13 @@ class Verdict:
     # What was not compared and why, never counted: compile_cpu_ratio measured against different
     # compile references (``verdict.reference_notes``).
     notes: list[dict] = field(default_factory=list)
+    message: str = ""  # what was compared with what, in words, where the reason alone does not say it
 
     def to_dict(self) -> dict:
         return {
             "verdict": self.verdict,
             "reason": self.reason,
+            "message": self.message,
             "build": _build_ref(self.build),
             "baseline": _build_ref(self.baseline) if self.baseline else None,
             "machine_class": self.machine_class,
@@ -125,9 +133,14 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
     from dashboard.regressions.services.detection import previous_build  # noqa: PLC0415 (read-only helper)
     from dashboard.regressions.verdict import reference_change_notes, verdict_against_noted  # noqa: PLC0415
 
+    if same_build(build, baseline):  # whatever either measured: there is nothing to compare
+        return Verdict("not_compared", "same_build", build, baseline, machine_class,
+                       message=same_build_message(build, baseline, ref=build_ref))
     runs = Run.objects.filter(build=build, machine__machine_class=machine_class)
     if not Result.objects.filter(run__in=runs).exists():
         return Verdict("pending", "no_results", build, baseline, machine_class)
+    if baseline is None and build.overrides:
+        return _variant_verdict(build=build, machine_class=machine_class)
     if baseline is not None:
         found, notes = verdict_against_noted(build=build, baseline=baseline, machine_class=machine_class)
         return _verdict_of(found, build, baseline, machine_class, notes)
@@ -146,6 +159,26 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
     found += [s for s in suspects if (s["workload"], s["config"], s["metric"]) not in regressed]  # already counted
     notes = reference_change_notes(build=build, baseline=baseline, machine_class=machine_class)
     return _verdict_of(found, build, baseline, machine_class, notes)
+
+
+def _variant_verdict(*, build: Build, machine_class: str) -> Verdict:
+    """A variant's default verdict (issue #33 item 5). Detection never judges a variant (an
+    experiment, not a point of its base's series), so it is judged against its base build, case by
+    case with the run-to-run noise model (``verdict_against``, as a named baseline); without a base
+    build measured on the class it is ``not_compared`` / ``not_tracked``, never a plain pass."""
+    from dashboard.regressions.verdict import verdict_against_noted  # noqa: PLC0415 (as in build_verdict)
+
+    base = base_of(build)
+    if base is None or not Result.objects.filter(build=base, run__machine__machine_class=machine_class).exists():
+        where = (f"its base build {build_ref(base)} has no results on {machine_class}" if base is not None
+                 else "its base build is not stored")
+        return Verdict("not_compared", "not_tracked", build, base, machine_class,
+                       message=f"variant {build_ref(build)}: {where}; detection does not track variants, "
+                               "so there is nothing to judge it against")
+    found, notes = verdict_against_noted(build=build, baseline=base, machine_class=machine_class)
+    verdict = _verdict_of(found, build, base, machine_class, notes)
+    verdict.message = f"variant {build_ref(build)} judged against its base build {build_ref(base)}"
+    return verdict
 
 
 def _verdict_of(found: list[dict], build, baseline, machine_class, notes: list[dict] | None = None) -> Verdict:

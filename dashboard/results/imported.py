@@ -7,6 +7,11 @@ from __future__ import annotations
 IMPORTED_SUFFIX = "imported"
 
 
+def is_imported_label(local_label: str) -> bool:
+    """Whether a build's ``local_label`` marks imported sample data (``imported_local_label``)."""
+    return local_label == IMPORTED_SUFFIX or local_label.endswith("." + IMPORTED_SUFFIX)
+
+
 def imported_local_label(local_label: str) -> str:
     return f"{local_label}.{IMPORTED_SUFFIX}" if local_label else IMPORTED_SUFFIX
 

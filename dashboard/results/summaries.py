@@ -39,8 +39,12 @@ def _cases(m, *, build_id: int, machine_class: str) -> dict[int, dict]:
 
 
 def _neighbour(m, *, build_id: int, machine_class: str, ordered_at, after: bool):
-    """The build measured on the class just before (or after) this one: (ordered_at, build id) order."""
+    """The build measured on the class just before (or after) this one: (ordered_at, build id) order;
+    never another copy of this build (``results.same_build``: the same sha, both plain)."""
     others = m.BuildSummary.objects.filter(machine_class=machine_class).exclude(build_id=build_id)
+    sha, overrides = m.Build.objects.filter(pk=build_id).values_list("git_sha", "overrides").first() or ("unknown", {})
+    if sha != "unknown" and not overrides:
+        others = others.exclude(build__git_sha=sha, build__overrides={})
     if after:
         same = others.filter(ordered_at=ordered_at, build_id__gt=build_id).order_by("build_id")
         later = others.filter(ordered_at__gt=ordered_at).order_by("ordered_at", "build_id")

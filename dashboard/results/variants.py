@@ -10,6 +10,7 @@ from django.db.models import Q
 from contract.settings_policy import RECORDED, Allowance
 from contract.variants import InvalidOverride, Overrides, catalog_problems, variant_label
 from contract.document import DocumentError, InvalidDocument
+from dashboard.results.imported import IMPORTED_SUFFIX, is_imported_label
 
 
 # Rows of plain builds only: a variant's results are its own series' points on its A/B page and run
@@ -53,17 +54,34 @@ def variant_get_or_create(*, base, overrides: Overrides):
     return build_get_or_create(variant_document(data, overrides))
 
 
+def _measured_label(local_label: str) -> tuple[str, bool]:
+    """A label less its imported mark, and whether it had one: ``manage.py ingest --imported`` marks
+    a variant's label after the overrides (``cu130.max_fusion_size-1.d3c0cc.imported``, base
+    ``cu130.imported``), so a variant and its base are matched on what the runner named them."""
+    if not is_imported_label(local_label):
+        return local_label, False
+    return local_label.removesuffix(IMPORTED_SUFFIX).removesuffix("."), True
+
+
+def is_variant_of(build, base) -> bool:
+    """Whether ``base``'s label is the one ``build``'s label was derived from (both imported or neither;
+    the same sha is the caller's to check)."""
+    (label, imported), (base_label, base_imported) = _measured_label(build.local_label), _measured_label(base.local_label)
+    return imported == base_imported and (not base_label or label.startswith(base_label + "."))
+
+
 def base_of(build):
     """The base build of a variant (same sha, the label before the overrides) when it is stored."""
     from dashboard.results.models import Build  # noqa: PLC0415
 
     if not build.overrides:
         return None
-    candidates = sorted(Build.objects.filter(git_sha=build.git_sha, overrides={}).exclude(pk=build.pk),
-                        key=lambda b: -len(b.local_label))
-    derived = [b for b in candidates if variant_label(b.local_label, overrides_stored(build)) == build.local_label]
+    label, imported = _measured_label(build.local_label)
+    candidates = sorted((b for b in Build.objects.filter(git_sha=build.git_sha, overrides={}).exclude(pk=build.pk)
+                         if _measured_label(b.local_label)[1] == imported), key=lambda b: -len(b.local_label))
+    derived = [b for b in candidates if variant_label(_measured_label(b.local_label)[0], overrides_stored(build)) == label]
     # The runner names variants; a label it derived otherwise still starts with its base's.
-    prefixed = [b for b in candidates if not b.local_label or build.local_label.startswith(b.local_label + ".")]
+    prefixed = [b for b in candidates if is_variant_of(build, b)]
     return (derived or prefixed or [None])[0]
 
 

@@ -31,6 +31,23 @@ def machine_class_for(gpu_name: str | None) -> str:
     return f"gpu-{model}" if model else "gpu"
 
 
+_CPU_NOISE_WORDS = {"(r)", "(tm)", "cpu", "processor", "core", "with", "radeon", "graphics"}
+
+
+def cpu_machine_class(cpu_model: str | None = None, cpu_count: int | None = None) -> str:
+    """A CPU host's own machine class, named from its CPU model and core count (this host's when not
+    given): "AMD EPYC" with 2 cores -> "cpu-amd-epyc-2c", "Intel(R) Xeon(R) Platinum 8480+ CPU @
+    2.00GHz" with 16 -> "cpu-intel-xeon-platinum-8480-16c". The quick start measures into it, so its
+    local build is never a point of the imported sample's ``cpu`` series, measured on another host
+    (docs/machine-classes-and-verdicts.md)."""
+    model = _cpu_model() if cpu_model is None else cpu_model
+    count = os.cpu_count() if cpu_count is None else cpu_count
+    text = re.sub(r"\(r\)|\(tm\)|@.*$", " ", (model or "").lower())
+    words = [re.sub(r"[^a-z0-9]", "", w) for w in re.split(r"[\s\-_/,]+", text) if w not in _CPU_NOISE_WORDS]
+    name = "-".join(w for w in words if w)[:48].strip("-")
+    return "-".join(part for part in ("cpu", name, f"{count}c" if count else "") if part)
+
+
 def _package_version(*names: str) -> str | None:
     for name in names:
         try:

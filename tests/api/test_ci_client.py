@@ -98,3 +98,32 @@ def test_the_runner_posts_its_document_with_url(server, secret):
     assert deliver(document, url=server, token=secret) == f"run {document['run']['id']} stored: 2 results created"
     with pytest.raises(DeliveryFailed, match="HTTP 40[13]"):
         deliver(document, url=server, token="ptb_wrong")
+
+
+def test_verdict_usage_errors_exit_2_naming_what_settles_them(server, tmp_path, capsys):
+    # A build measured on two machine classes, asked without --machine-class (issue #27 item 9).
+    from tests.api.history import document_for_day
+    from tests.documents import make_result
+
+    cpu = document_for_day(1, [make_result("mlp_loop", "static")])
+    gpu = document_for_day(1, [make_result("mlp_loop", "static")], machine_class="gpu-h100")
+    assert ci(["submit", *write(tmp_path, [cpu, gpu])]) == 0
+    capsys.readouterr()
+    assert ci(["verdict", "--build", ref_for_day(1)]) == 2
+    err = capsys.readouterr().err
+    assert "machine_class (--machine-class): " in err and "choose one of cpu, gpu-h100" in err
+    # The build itself as baseline: nothing to compare, a usage error too.
+    assert ci(["verdict", "--build", ref_for_day(1), "--machine-class", "cpu", "--baseline", ref_for_day(1)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("verdict: not_compared (same_build)")
+    assert "error: same build: nothing to compare" in captured.err
+
+
+def test_help_lists_the_exit_codes():
+    for argv in (["ci", "--help"], ["ci", "verdict", "--help"]):
+        done = subprocess.run([sys.executable, "-m", "runner", *argv], capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "PYTHONPATH": "."})
+        assert done.returncode == 0, done.stderr
+        assert "exit status:" in done.stdout
+        for code in ("0  pass", "1  regressed", "2  usage", "3  no answer", "4  suspect"):
+            assert code in done.stdout, (argv, code)

@@ -36,3 +36,23 @@ def test_ab_page_shows_figures_and_no_change_within_noise(browser, live_server):
     page.wait_for_url("**changed=1**")
     assert page.locator("table.ab tr.case").count() == 1  # only the changed case, state in the URL
     assert problems == []
+
+
+def test_the_home_pages_ab_link_opens_the_imported_variant_against_its_imported_base(browser, live_server):
+    # As the quick start imports the H100 history: base cu130.imported, variant cu130.<overrides>.imported;
+    # the link answered 400 ("has no stored base build") before (issue #27 item 4).
+    base = make_document(results=[make_result("mlp_loop", "static", compiled_peak_memory_bytes=2_720_000_000)])
+    variant = make_document(results=[make_result("mlp_loop", "static", compiled_peak_memory_bytes=2_722_000_000)])
+    overrides = Overrides.build({"inductor.max_fusion_size": 1})
+    base["build"].update(local_label="cu130")
+    variant["build"].update(overrides=overrides.as_document(), local_label=variant_label("cu130", overrides))
+    run_ingest(document=base, imported=True)
+    run_ingest(document=variant, imported=True)
+
+    page, problems = open_page(browser, f"{live_server.url}/")
+    page.click("a.ab-link")
+    page.wait_for_selector("table.ab")
+    assert page.locator("#ab-heading strong").inner_text() == "cf30153c4c13+cu130.imported"
+    memory = page.locator("table.ab tr.case td[data-metric=compiled_peak_memory_bytes]").inner_text()
+    assert "2.72 GB → 2.72 GB" in memory and "no change" in memory  # +0.07 %: within the 0.55 % floor
+    assert problems == []

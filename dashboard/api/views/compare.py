@@ -7,6 +7,7 @@ from dashboard.api.serializers import CompareQuerySerializer, ComparePageSeriali
 from dashboard.api.filters import resolve_build
 from dashboard.api.views.common import READ_ERRORS, ApiView, query
 from dashboard.results.selectors.builds import build_classes, build_summary_get, build_summary_previous
+from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import build_ref
 from dashboard.regressions.compare import builds_compare_judged
 from dashboard.results.selectors.compare import compare_rows_select, compare_summary
@@ -45,6 +46,8 @@ class CompareView(ApiView):
             if previous is None:
                 raise FieldError("base", f"no build before {build_ref(head)} on {machine_class!r}: name a base", 404)
             base = previous.build
+        if same_build(base, head):
+            raise FieldError("base", same_build_message(base, head, ref=build_ref))
         threshold = q["threshold"] / 100
         comparison = builds_compare_judged(base=base, head=head, machine_class=machine_class, metric=q["metric"], threshold=threshold)
         rows = compare_rows_select(rows=comparison.rows, only=q["filter"], sort=q.get("sort") or "", descending=q["dir"] == "desc")

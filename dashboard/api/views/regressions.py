@@ -81,13 +81,16 @@ class RegressionTriageView(ApiView):
 
 class VerdictView(ApiView):
     @extend_schema(
-        operation_id="verdict", summary="Did this build regress? pass / regressed / suspect / pending, with the list and a reason",
+        operation_id="verdict", summary="Did this build regress? pass / regressed / suspect / pending / not_compared, with the list and a reason",
         description="Against the previous build on the same machine class, or a named `baseline`. `suspect`: moved, "
         "not yet confirmed (each entry says what would confirm it); `pending`: no results or detection has not run. "
         "`reason` is machine-readable: no_regressions, regressions_found, suspects_found, no_baseline, no_results, "
-        "detection_pending. With `fail_on_regression=true` a regressed build is answered 409 (same body), so "
-        "`curl --fail` gates on it; `fail_on_suspect=true` does the same for a suspect one; with either, a pending "
-        "verdict is 409 too (no answer is not a pass).",
+        "detection_pending; `not_compared`: same_build (the baseline is this build: the same commit and overrides, "
+        "e.g. a local measurement and an imported sample of it) or not_tracked (a variant whose base build has no "
+        "results on the class; a variant is judged against its base build, detection never tracks it); `message` "
+        "says what was compared with what. With `fail_on_regression=true` a regressed build is answered 409 (same "
+        "body), so `curl --fail` gates on it; `fail_on_suspect=true` does the same for a suspect one; with either, a "
+        "pending or not_compared verdict is 409 too (no answer is not a pass).",
         parameters=[VerdictQuerySerializer],
         responses={200: VerdictSerializer, 409: VerdictSerializer, **READ_ERRORS}, tags=["verdict"],
     )
@@ -99,12 +102,12 @@ class VerdictView(ApiView):
         machine_class = machine_class_for(build, q.get("machine_class"))
         verdict = selectors.build_verdict(build=build, machine_class=machine_class, baseline=baseline)
         data = {
-            "verdict": verdict.verdict, "reason": verdict.reason, "build": build_ref(verdict.build),
+            "verdict": verdict.verdict, "reason": verdict.reason, "message": verdict.message, "build": build_ref(verdict.build),
             "baseline": build_ref(verdict.baseline) if verdict.baseline else None, "machine_class": verdict.machine_class,
             "regressions": VerdictSerializer().fields["regressions"].to_representation(verdict.regressions),
             "notes": VerdictSerializer().fields["notes"].to_representation(verdict.notes),
         }
         gating = q["fail_on_regression"] or q["fail_on_suspect"]
         failed = (verdict.verdict == "regressed" and q["fail_on_regression"]) or (
-            verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict == "pending" and gating)
+            verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict in ("pending", "not_compared") and gating)
         return Response(data, status=409 if failed else 200)

@@ -23,6 +23,7 @@ from dashboard.regressions.services.remeasure import (
 )
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
 from dashboard.results.models import Build, Run, Series
+from dashboard.results.same_build import same_build_ids
 from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
 
 DYNAMIC_GAP_THRESHOLD = 0.05
@@ -115,7 +116,11 @@ def _read_points(*, series: Series) -> list[Point]:
     return series_points(series_id=series.id, excluded=excluded)
 
 
-def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summary, outcome, **fields) -> Regression:
+def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summary, outcome, **fields) -> Regression | None:
+    """Store a finding (once). Never one whose last good and first bad builds are one build stored
+    twice (``results.same_build``: the quick start's local build and its imported sample)."""
+    if same_build_ids(first_bad, last_good):
+        return None
     regression, created = Regression.objects.get_or_create(
         series=series, metric=metric, finding=finding, first_bad_build_id=first_bad,
         defaults={"kind": kind, "last_good_build_id": last_good, "raised_build_id": raised, "summary": summary, **fields},

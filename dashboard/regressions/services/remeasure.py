@@ -21,6 +21,7 @@ from dashboard.durable import send_after_commit
 from dashboard.dispatch.models import BuildEnvironment
 from dashboard.dispatch.services import run_request
 from dashboard.results.models import Result
+from dashboard.results.same_build import same_build_ids
 from detection import K_NOISE, confirm_with_remeasurement, is_worse
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
@@ -35,8 +36,8 @@ def remeasurement_request(*, series, metric: str, points: list[Point], suspect, 
     """Re-measure the newest build against the last good one. ``host``: set when the change is held
     back because the host was slowed (``detection.host_slowed``); kept with the suspect for the page.
     ``extra``: kept with the suspect too (the short-history rule's floor and noise source)."""
-    if suspect.last_good is None:
-        return None
+    if suspect.last_good is None or same_build_ids(points[-1].build_id, points[suspect.last_good].build_id):
+        return None  # nothing to re-measure against: no last good build, or it is this build stored twice
     reference = points[-1].reference(metric)  # compile_cpu_ratio: the compile reference it was measured against
     request, created = Remeasurement.objects.get_or_create(
         series=series, metric=metric, build_id=points[-1].build_id,

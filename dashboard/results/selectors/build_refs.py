@@ -7,14 +7,17 @@ A ref is any of:
   ``70d99e998b49 cu130`` means the same;
 - a build's label as pages show it (``torch 2.13.0``, ``nightly 2026-11-21``).
 
-A bare prefix names the one build it matches, or the plain build (no local label) among several
-builds of that sha. Unknown and ambiguous refs raise ``NotFound`` / ``Ambiguous`` whose message
-lists the candidates ("did you mean cf30153c4c13+cpu?") and what settles it.
+A bare prefix names the one build it matches; among several builds of one sha, the plain build (no
+local label), else the one build measured here beside imported samples of it (never a variant);
+else the answer lists them ("2 builds have the sha 'cf30153c4c13': cf30153c4c13+a, cf30153c4c13+b;
+name one"). A prefix of several shas asks for more digits. Unknown and ambiguous refs raise
+``NotFound`` / ``Ambiguous`` whose message lists the candidates and what settles it.
 """
 from __future__ import annotations
 
 import re
 
+from dashboard.results.imported import is_imported_label
 from dashboard.results.models import Build
 from dashboard.results.selectors.common import Ambiguous, NotFound, ref_for
 
@@ -22,9 +25,12 @@ _SHA_REF = re.compile(r"(?P<sha>[0-9a-f]{7,40}|unknown)(?:[+ ](?P<label>\S{1,100
 MAX_CANDIDATES = 5
 
 
-def _refs(builds) -> str:
+def _refs(builds, *, alternatives: bool = True) -> str:
+    """The first candidates' refs: "a or b" (``alternatives``), else "a, b"."""
     refs = [ref_for(git_sha=b.git_sha, local_label=b.local_label) for b in builds[:MAX_CANDIDATES]]
     more = f" (and {len(builds) - MAX_CANDIDATES} more)" if len(builds) > MAX_CANDIDATES else ""
+    if not alternatives or len(refs) == 1:
+        return ", ".join(refs) + more
     return (" or ".join(refs) if len(refs) <= 2 else ", ".join(refs[:-1]) + " or " + refs[-1]) + more
 
 
@@ -42,13 +48,25 @@ def _by_sha(ref: str, sha: str, label: str | None) -> Build:
         raise NotFound(f"no build {ref!r}: no stored build's sha starts with {sha}")
     if len(matches) == 1:
         return matches[0]
-    plain = [b for b in matches if not b.local_label]
-    if len(plain) == 1 and len({b.git_sha for b in matches}) == 1:
-        return plain[0]
+    if len({b.git_sha for b in matches}) == 1:  # one commit stored as several builds: the sha is not ambiguous
+        return _of_one_sha(ref, matches)
     if matches:
-        raise Ambiguous(f"{ref!r} names {len(matches)} builds: did you mean {_refs(matches)}? "
-                        "give the +local_label or more digits of the sha")
+        raise Ambiguous(f"{ref!r} names {len(matches)} builds of {len({b.git_sha for b in matches})} commits: "
+                        f"did you mean {_refs(matches)}? give more digits of the sha or the +local_label")
     raise NotFound(f"no build {ref!r}: no stored build's sha starts with {sha}")
+
+
+def _of_one_sha(ref: str, builds: list[Build]) -> Build:
+    """A bare sha that names several builds of one commit: the plain build (no local label), else
+    the one measured here when the others are imported sample data (``results.imported``: the quick
+    start's ``<sha>+cpu`` beside ``<sha>+cpu.imported``), never a variant; else the refs to choose from."""
+    plain = [b for b in builds if not b.local_label]
+    if len(plain) == 1:
+        return plain[0]
+    local = [b for b in builds if not b.overrides and not is_imported_label(b.local_label)]
+    if len(local) == 1:
+        return local[0]
+    raise Ambiguous(f"{len(builds)} builds have the sha {ref!r}: {_refs(builds, alternatives=False)}; name one")
 
 
 def build_resolve(*, ref: str) -> Build:

@@ -40,14 +40,30 @@ def build_summary_get(*, build_id: int, machine_class: str) -> BuildSummary | No
 
 
 def build_summary_previous(*, summary: BuildSummary) -> BuildSummary | None:
-    """The build measured on the same machine class just before ``summary``'s build (not a variant)."""
+    """The build measured on the same machine class just before ``summary``'s build (not a variant),
+    never another stored copy of the same build (``results.same_build``: the local measurement and
+    an imported sample of one sha are not before and after)."""
     older = (BuildSummary.objects.filter(machine_class=summary.machine_class, build__overrides={})
              .select_related("build", "latest_run"))
+    build = summary.build
+    if not build.overrides and build.git_sha != "unknown":
+        older = older.exclude(build__git_sha=build.git_sha)
     same_time = older.filter(ordered_at=summary.ordered_at, build_id__lt=summary.build_id)
     return (
         same_time.order_by("-build_id").first()
         or older.filter(ordered_at__lt=summary.ordered_at).order_by("-ordered_at", "-build_id").first()
     )
+
+
+def build_summary_copy(*, summary: BuildSummary) -> BuildSummary | None:
+    """Another stored build of the same commit measured on the class (a plain build's imported copy,
+    ``results.same_build``), which ``build_summary_previous`` skips: /compare/ names it."""
+    build = summary.build
+    if build.overrides or build.git_sha == "unknown":
+        return None
+    return (BuildSummary.objects.filter(machine_class=summary.machine_class, build__git_sha=build.git_sha,
+                                        build__overrides={}).exclude(build_id=build.id)
+            .select_related("build").order_by("-ordered_at", "-build_id").first())
 
 
 def build_classes(*, build_id: int) -> list[str]:

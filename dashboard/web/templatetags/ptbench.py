@@ -17,7 +17,7 @@ from django.utils.safestring import mark_safe
 
 from dashboard.results.formatting import metric_format
 from dashboard.results.selectors.common import build_ref as _build_ref
-from dashboard.results.variants import overrides_stored
+from dashboard.results.variants import base_of, overrides_stored
 
 register = template.Library()
 
@@ -77,13 +77,20 @@ def overrides(build) -> str:
 
 @register.simple_tag
 def variant_badge(build) -> str:
-    """After a build's name, for a variant: its overrides and a link to its A/B page; else nothing."""
+    """After a build's name, for a variant: its overrides and a link to its A/B page against its base
+    build (no link when its base is not stored: that page would have nothing to compare); else nothing."""
     summary = overrides(build)
     if not summary:
         return ""
-    url = f"{reverse('web:ab')}?{urlencode({'variant': _build_ref(build)})}"
+    base = base_of(build)
+    link = ""
+    if base is not None:
+        url = f"{reverse('web:ab')}?{urlencode({'base': _build_ref(base), 'variant': _build_ref(build)})}"
+        link = f' <a class="ab-link" href="{escape(url)}">A/B against its base</a>'
+    else:
+        link = ' <span class="meta ab-no-base">(its base build is not stored)</span>'
     return mark_safe(f' <span class="variant-badge" title="a build variant">variant</span> <code class="overrides">'
-                     f'{escape(summary)}</code> <a class="ab-link" href="{escape(url)}">A/B against its base</a>')
+                     f'{escape(summary)}</code>{link}')
 
 
 @register.filter

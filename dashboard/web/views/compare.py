@@ -4,11 +4,13 @@ from django.shortcuts import render
 from dashboard.results.selectors.builds import (
     build_classes,
     build_list_for_class,
+    build_summary_copy,
     build_summary_get,
     build_summary_latest,
     build_summary_previous,
     machine_class_list,
 )
+from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_ref
 from dashboard.results.selectors.compare_tables import compare_tables
 from dashboard.regressions.compare import builds_compare_judged
@@ -55,6 +57,10 @@ def compare(request):
     head_summary = _measured("head", head, machine_class) if head else build_summary_latest(machine_class=machine_class)
     base_summary = _measured("base", base, machine_class) if base else build_summary_previous(summary=head_summary)
     context.update(head=head_summary, base=base_summary, builds=build_list_for_class(machine_class=machine_class))
+    copy = build_summary_copy(summary=head_summary) if base_summary is None else base_summary
+    if copy is not None and same_build(copy.build, head_summary.build):  # nothing is coloured
+        context["same_build"] = same_build_message(head_summary.build, copy.build, ref=build_ref)
+        return render(request, "web/compare.html", context)
     if base_summary is None:  # nothing earlier: say what was measured and offer its variants, preselect none
         context["variants_here"] = [s for s in context["builds"] if s.build.overrides and head_summary and s.build_id != head_summary.build_id]
         return render(request, "web/compare.html", context)
