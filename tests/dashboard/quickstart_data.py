@@ -1,7 +1,8 @@
 """A database like the quick start's, built without torch: the real sample documents it imports
 (scripts/quickstart.sh, ``manage.py ingest --imported``) and a local run of three tiny workloads on
 this host's torch 2.13 build (the quick start's default request), taken from the 2.13 release
-document's own results (masked_attention unbacked: its compile_error)."""
+document's own results (masked_attention unbacked: its compile_error), in the quick start's own
+machine class (named from a CPU model, as scripts/quickstart.sh names this host's)."""
 from __future__ import annotations
 
 import copy
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from django.core.management import call_command
 
+LOCAL_CLASS = "cpu-amd-epyc-2c"  # what runner.engine.environment.cpu_machine_class() names a 2-core AMD EPYC host
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 IMPORTED_GLOBS = ("releases/*.json", "h100-torch2.11-*.json", "h200-torch2.11-*.json", "h200x2/*.json", "history/hist-*.json")
 LOCAL_WORKLOADS = ("mlp_loop", "positional_graph_break", "masked_attention")
@@ -24,8 +26,8 @@ def local_document() -> dict:
     """The quick start's own measurement: the local build (sha of torch 2.13, label ``cpu``) on this host."""
     document = copy.deepcopy(json.loads((RESULTS / "releases" / "cpu-torch2.13.0-cpu-tiny.json").read_text()))
     document["run"].update(id=str(uuid.uuid4()), started_at="2026-11-25T09:00:00+00:00", finished_at="2026-11-25T09:05:00+00:00",
-                           command="python manage.py request_run --suite tiny --machine-class cpu", requested_by="quickstart")
-    document["machine"]["hostname"] = "localhost"
+                           command=f"python manage.py request_run --suite tiny --machine-class {LOCAL_CLASS}", requested_by="quickstart")
+    document["machine"].update(hostname="localhost", machine_class=LOCAL_CLASS)
     document["results"] = [r for r in document["results"] if r["workload"] in LOCAL_WORKLOADS]
     document["workloads"] = [w for w in document["workloads"] if w["name"] in LOCAL_WORKLOADS]
     return document

@@ -3,13 +3,15 @@ tiny workloads; tests/dashboard/quickstart_data.py) in headless Chromium: every 
 answers, and home, /dynamic/ and a GPU workload page say what the data is (#27 items 5-8)."""
 from __future__ import annotations
 
+import json
 from html.parser import HTMLParser
 from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import pytest
+from django.core.management import call_command
 
 from tests.dashboard.conftest import open_page
-from tests.dashboard.quickstart_data import quickstart_database
+from tests.dashboard.quickstart_data import LOCAL_CLASS, local_document, quickstart_database
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 WIDE = {"width": 1400, "height": 900}
@@ -78,20 +80,18 @@ def test_home_says_last_night_first_and_links_its_counts(browser, live_server, q
     first = page.locator("h1").first
     assert first.inner_text() == "Last night"
     rows = page.locator("#last-night tr.night")
-    assert [rows.nth(i).get_attribute("data-class") for i in range(rows.count())] == ["cpu", "gpu-h100", "gpu-h200"]
-    cpu = rows.nth(0).inner_text()
-    # The local run: measured today, its build dated by the 2.13 release, the imported measurement of
-    # the same commit named as such.
-    assert "cf30153c4c13+cpu" in cpu and "2026-11-25 09:00" in cpu and "build dated 2026-08-19" in cpu
-    assert "same commit, another measurement" in cpu
-    assert rows.nth(0).locator("td.verdict strong").inner_text() in ("pass", "regressed", "suspect", "pending")
-    assert "measured 2026-11-25 09:00" in page.inner_text("#class-cpu h2")
-    counts = page.locator("#class-cpu a.open-regressions")
-    assert counts.count() == 3 and "/regressions/?machine=cpu&build=cf30153c4c13%2Bcpu" in counts.first.get_attribute("href")
-    # Recent runs name the build by its ref; the suite trends say which builds ran other case sets.
+    assert [rows.nth(i).get_attribute("data-class") for i in range(rows.count())] == ["cpu", LOCAL_CLASS, "gpu-h100", "gpu-h200"]
+    local = rows.nth(1).inner_text()
+    # The local run: measured today in its own class, its build dated by the 2.13 release, compared
+    # with nothing (the imported measurement of the same commit is another host's, in class cpu).
+    assert "cf30153c4c13+cpu" in local and "2026-11-25 09:00" in local and "build dated 2026-08-19" in local
+    assert "no earlier build: its baseline" in local and ".imported" not in local
+    assert rows.nth(1).locator("td.verdict strong").inner_text() == "pass"
+    assert "measured 2026-11-25 09:00" in page.inner_text(f"#class-{LOCAL_CLASS} h2")
+    counts = page.locator(f"#class-{LOCAL_CLASS} a.open-regressions")
+    assert counts.count() == 3 and f"/regressions/?machine={LOCAL_CLASS}&build=cf30153c4c13%2Bcpu" in counts.first.get_attribute("href")
+    # Recent runs name the build by its ref.
     assert page.locator("table.runs tbody tr").first.locator(".build-ref").inner_text() == "cf30153c4c13+cpu"
-    note = page.inner_text("#trend-case-sets")
-    assert "cf30153c4c13+cpu 9 cases" in note and "cf30153c4c13+cpu.imported 27 cases" in note
     # The first row's slanted build names end above the second row's chart titles.
     boxes = page.evaluate("""() => {
       const el = document.getElementById('overview-trends');
@@ -104,7 +104,7 @@ def test_home_says_last_night_first_and_links_its_counts(browser, live_server, q
 
 
 def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quickstart):
-    page, problems = open_page(browser, live_server.url + "/dynamic/?machine=cpu", viewport=WIDE)
+    page, problems = open_page(browser, live_server.url + "/dynamic/?machine=" + LOCAL_CLASS, viewport=WIDE)
     page.wait_for_selector("#dynamic-heatmap[data-drawn=true]", timeout=20_000)
     summary = page.inner_text("#dynamic-summary")
     assert "geomean gap 1.227 over the 2 workloads where both regimes passed" in summary
@@ -147,7 +147,7 @@ def test_gpu_workload_page_opens_on_the_h100_and_shows_each_run(browser, live_se
     assert page.evaluate("document.documentElement.scrollWidth") <= 1400
     assert problems == []
 
-    page, problems = open_page(browser, live_server.url + "/workloads/masked_attention/?machine=cpu&regime=unbacked", viewport=WIDE)
+    page, problems = open_page(browser, live_server.url + "/workloads/masked_attention/?machine=" + LOCAL_CLASS + "&regime=unbacked", viewport=WIDE)
     assert "GuardOnDataDependentSymNode" in page.inner_text("#latest-error")
     assert "workloads.suite.masked_attention.MaskedAttentionStack (ours)" in page.inner_text("#implementation")
     failed = page.locator("table.latest tr.status-compile_error details.error")
@@ -169,4 +169,21 @@ def test_compare_on_a_class_of_one_plain_build_says_so_and_offers_its_variants(b
         links.first.click()
     assert page.locator("#pick-base").input_value() == "70d99e998b49+cu130.imported"
     assert page.locator("#compare-table tr.case").count() > 0
+    assert problems == []
+
+
+def test_suite_trends_say_which_builds_ran_other_case_sets(browser, live_server, quickstart, tmp_path):
+    # A later build of another commit on the imported class that ran only the quick start's 3
+    # workloads: its trend point covers 9 cases against the 27 before it, and the page says so.
+    document = local_document()
+    document["build"].update(git_sha="0123456789ab" + "c" * 28, local_label="cpu")
+    document["machine"].update(machine_class="cpu", hostname="cpu-host")
+    document["run"].update(started_at="2026-11-26T09:00:00+00:00", finished_at="2026-11-26T09:05:00+00:00")
+    path = tmp_path / "later.json"
+    path.write_text(json.dumps(document))
+    call_command("ingest", "-v", "0", str(path))
+    page, problems = open_page(browser, live_server.url + "/?machine=cpu", viewport=WIDE)
+    page.wait_for_selector("#overview-trends[data-drawn=true]", timeout=20_000)
+    note = page.inner_text("#trend-case-sets")
+    assert "0123456789ab+cpu 9 cases" in note and "cf30153c4c13+cpu.imported 27 cases" in note
     assert problems == []
