@@ -83,6 +83,11 @@ def test_a_registered_family_resolves_builds_lists_and_plans(fake_family, capsys
     listed = capsys.readouterr().out
     assert "fake:net" in listed and "fakelib 0.0 has no absent" in listed and "1 of 2 listed models" in listed
 
+    for name, why in (("fake:absent", "cannot be built here: fakelib 0.0 has no absent"), ("fake:net@fast", "options after @")):
+        with pytest.raises(SystemExit) as exited:
+            main(["run", "--workloads", name, "--out", "run.json"])
+        assert exited.value.code == 2 and why in capsys.readouterr().err
+
     plan = plan_cases([("fake:net", get_workload("fake:net"))], modes=["default"], regimes=["static", "unbacked"],
                       dtypes=None, device="cpu", backend="eager", size="tiny", import_allowed=True)
     assert [(c.spec.workload, c.spec.shape_regime, c.spec.dtype, c.spec.import_allowed) for c in plan.cases] == [
