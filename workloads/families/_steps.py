@@ -44,7 +44,9 @@ def tensors_of(output: Any) -> tuple[torch.Tensor, ...]:
 def instance(model: torch.nn.Module, make_inputs: Callable[[int], Sequence[torch.Tensor]], names: Sequence[str], *,
              loss: Callable[[Any, dict], torch.Tensor] | None, implementation: str) -> Instance:
     """The Instance: inference returns the model's output tensors; a training step (``loss`` given)
-    clears the gradients, runs forward and backward and returns the loss and every gradient."""
+    clears the gradients, runs forward and backward and returns the loss and every gradient. Dynamo
+    does not trace ``loss.backward()``: the step breaks its graph there (one break), and the
+    backward of the compiled forward is AOTAutograd's."""
     names = tuple(names)
     params = [p for p in model.parameters() if p.requires_grad]
 
@@ -57,7 +59,7 @@ def instance(model: torch.nn.Module, make_inputs: Callable[[int], Sequence[torch
         kwargs = dict(zip(names, tensors))
         value = loss(model(**kwargs), kwargs)
         value.backward()
-        return value.detach(), tuple(p.grad for p in params)
+        return value.detach(), tuple([p.grad for p in params])  # a list: Dynamo breaks the graph on a generator
 
     return Instance(fn=infer if loss is None else train_step, make_inputs=make_inputs, input_names=names,
                     modules=(model,), implementation=implementation)
