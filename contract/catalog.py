@@ -5,6 +5,11 @@ The dashboard reads it to check names, describe workloads and plan cases without
 ``workloads``. ``module:Class`` names (test workloads) are found only in the extra catalogs listed in
 ``PTBENCH_WORKLOAD_CATALOGS`` (paths, ``os.pathsep``-separated), and only when their module is
 allowed by ``PTBENCH_WORKLOAD_MODULES`` (as in ``workloads.registry``).
+
+The families' models (``hf:BertForMaskedLM``, ``timm:resnet50@train``: docs/families.md) are in
+``contract/families.json`` (``python -m runner list --family all --json``), every option set of
+every listed model, whether or not a host can build it: a family name is looked up there, never
+parsed or imported here.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CATALOG_PATH = Path(__file__).with_name("catalog.json")
+FAMILIES_PATH = Path(__file__).with_name("families.json")
 EXTRA_CATALOGS_ENV = "PTBENCH_WORKLOAD_CATALOGS"
 ALLOWED_MODULES_ENV = "PTBENCH_WORKLOAD_MODULES"
 
@@ -31,15 +37,19 @@ class Entry:
     dynamic_dims: tuple[str, ...]
     description: str
     source: str = ""
+    family: str = ""  # the family prefix of a family's model ("hf"); "" for the suite and module:Class
 
     @classmethod
     def from_json(cls, data: dict) -> "Entry":
         return cls(name=data["name"], category=data["category"], phase=data["phase"], dtypes=tuple(data["dtypes"]),
-                   dynamic_dims=tuple(data["dynamic_dims"]), description=data["description"], source=data.get("source", ""))
+                   dynamic_dims=tuple(data["dynamic_dims"]), description=data["description"], source=data.get("source", ""),
+                   family=data.get("family", ""))
 
     def to_json(self) -> dict:
         data = {"name": self.name, "category": self.category, "phase": self.phase, "dtypes": list(self.dtypes),
                 "dynamic_dims": list(self.dynamic_dims), "description": self.description}
+        if self.family:
+            data["family"] = self.family
         return {**data, "source": self.source} if self.source else data
 
     def describe(self) -> dict:
@@ -62,6 +72,16 @@ def suite_entries() -> list[Entry]:
     return _read(CATALOG_PATH)
 
 
+@functools.cache
+def family_entries() -> dict[str, Entry]:
+    """Every family name, by name."""
+    return {e.name: e for e in _read(FAMILIES_PATH)}
+
+
+def family_prefixes() -> frozenset[str]:
+    return frozenset(e.family for e in family_entries().values())
+
+
 def _allowed(source: str) -> bool:
     modules = {m.strip() for m in os.environ.get(ALLOWED_MODULES_ENV, "").split(",") if m.strip()}
     return source.partition(":")[0] in modules
@@ -76,7 +96,12 @@ def resolve_entries(names: list[str] | None) -> list[tuple[str, Entry]]:
     by_name = {e.name: e for e in suite}
     resolved = []
     for name in names:
-        if ":" in name:
+        if name.partition(":")[0] in family_prefixes():
+            entry = family_entries().get(name)
+            if entry is None:
+                raise LookupError(f"workload {name!r}: unknown workload {name!r}: no such model or option set in its family "
+                                  "(python -m runner list --family shows the models; docs/families.md the options)")
+        elif ":" in name:
             entry = _extra(os.environ.get(EXTRA_CATALOGS_ENV, "")).get(name) if _allowed(name) else None
             if entry is None:
                 raise LookupError(f"workload {name!r}: unknown workload {name!r}: only catalog names are accepted here "

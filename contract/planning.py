@@ -63,7 +63,8 @@ def plan_cases(
     overrides=None,
 ) -> Plan:
     """``workloads`` are (how the user named it, Workload). ``dtypes=None``: each workload's default.
-    ``import_allowed``: the case process may import a ``module:Class`` name (the local CLI only)."""
+    ``import_allowed``: the case process may import a ``module:Class`` name (the local CLI only);
+    a family's model (``workload.family`` set: docs/families.md) imports nothing by name."""
     cases: list[PlannedCase] = []
     skipped: list[str] = []
     planned_names: set[str] = set()
@@ -91,7 +92,7 @@ def plan_cases(
                         device=device,
                         backend=backend,
                         size=size,
-                        import_allowed=import_allowed and ":" in requested_name,
+                        import_allowed=import_allowed and ":" in requested_name and not getattr(workload, "family", ""),
                         config_overrides=dict(overrides.config) if overrides else {},
                         env_overrides=dict(overrides.env) if overrides else {},
                     )

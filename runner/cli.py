@@ -100,6 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="print the suite's workloads")
     listing.add_argument("--workloads", type=_name_list, help="only these (names or package.module:Class)")
     listing.add_argument("--json", action="store_true", help="print the catalog entries as JSON (contract/catalog.json)")
+    listing.add_argument("--family", help="a family's models (hf, timm, torchvision, or all), with why any cannot be built here")
+    listing.add_argument("--names", action="store_true", help="with --family: only the names this host can build, comma-separated")
 
     case = commands.add_parser("case", help="(internal) run one case spec in this process")
     case.add_argument("--spec", type=Path, required=True)
@@ -383,12 +385,20 @@ def catalog_entry(requested_name: str, workload) -> dict:
 
     return Entry(name=workload.name, category=workload.category, phase=workload.phase, dtypes=tuple(workload.dtypes),
                  dynamic_dims=tuple(str(d) for d in workload.dynamic_dims), description=workload.description,
-                 source=requested_name if ":" in requested_name else "").to_json()
+                 source=requested_name if ":" in requested_name and not getattr(workload, "family", "") else "",
+                 family=getattr(workload, "family", "")).to_json()
 
 
 def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     from runner.report import format_table
 
+    if args.family:
+        from runner.families import list_family
+
+        try:
+            return list_family(args.family, as_json=args.json, names_only=args.names)
+        except LookupError as exc:
+            parser.error(f"--family: {exc.args[0]}")
     try:
         workloads = resolve_workloads(args.workloads, allow_import=True)
     except LookupError as exc:

@@ -1,0 +1,61 @@
+"""``python -m runner list --family PREFIX``: a family's models, and why any cannot be built here."""
+from __future__ import annotations
+
+import json
+
+from workloads import names
+
+# Each listed model's names as the catalog (contract/families.json) holds them: every option set.
+OPTION_SETS = ((), ("batch",), ("sequence",), ("train",), ("train", "batch"), ("train", "sequence"))
+
+
+def _prefixes(family: str) -> list[str]:
+    from workloads.registry import families
+
+    known = sorted(families())
+    if family == "all":
+        return known
+    if family not in known:
+        raise LookupError(f"unknown family {family!r}; known: {', '.join(known)}, all")
+    return [family]
+
+
+def catalog_entries(prefix: str) -> list[dict]:
+    """Every name of every model ``prefix`` lists (hub-only LLMs left out: no name with '/'), built
+    or not on this host: the dashboard checks names against these without torch."""
+    from runner.cli import catalog_entry
+    from workloads.registry import family_models
+
+    entries = []
+    for model, _ in family_models(prefix):
+        if "/" in model.name:
+            continue
+        for options in OPTION_SETS:
+            parsed = names.FamilyName(family=prefix, model=model.name, train="train" in options,
+                                      axes=tuple(a for a in names.AXES if a in options))
+            try:
+                workload = model.factory(name=str(parsed), train=parsed.train, axes=parsed.axes, **model.args)
+            except ValueError:  # no dim on that axis (an image model has no sequence)
+                continue
+            entries.append(catalog_entry(str(parsed), workload))
+    return entries
+
+
+def list_family(family: str, *, as_json: bool, names_only: bool) -> int:
+    from runner.report import format_table
+    from workloads.registry import family_models
+
+    prefixes = _prefixes(family)
+    if as_json:
+        print(json.dumps([entry for prefix in prefixes for entry in catalog_entries(prefix)], indent=1))
+        return 0
+    listed = [(prefix, model, why) for prefix in prefixes for model, why in family_models(prefix)]
+    if names_only:
+        print(",".join(f"{prefix}:{model.name}" for prefix, model, why in listed if not why))
+        return 0
+    rows = [(f"{prefix}:{model.name}", ", ".join(f"{k} {v}" for k, v in model.args.items() if k in ("batch", "image")) or "-",
+             why or model.note or "ok") for prefix, model, why in listed]
+    print(format_table(("workload", "full size", "built here"), rows))
+    built = sum(1 for _, _, why in listed if not why)
+    print(f"\n{built} of {len(listed)} listed models can be built here")
+    return 0

@@ -1,0 +1,65 @@
+"""What the families share: the second shape, seeded inputs, the inference call and the training step.
+
+Nothing here builds a model; each family's module does, with its library's own constructors.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+
+from workloads.base import Instance
+from workloads.suite._common import freeze
+
+TINY_BATCH = 2
+
+
+def second_size(size: int) -> int:
+    """The variant-1 size of a dynamic dim: half (at least 2), or 2 more below 4 (never 0 or 1)."""
+    return size // 2 if size >= 4 else size + 2
+
+
+def seeded_model(make: Callable[[], torch.nn.Module], *, device, dtype: torch.dtype, seed: int, train: bool) -> torch.nn.Module:
+    """``make()`` with seeded random weights on ``device`` in ``dtype``: frozen for inference,
+    in train mode with gradients for a training step."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        model = make().to(device=device, dtype=dtype)
+    if train:
+        return model.train()
+    return freeze(model)
+
+
+def tensors_of(output: Any) -> tuple[torch.Tensor, ...]:
+    """The tensors a model returned (a ``ModelOutput``'s fields, a namedtuple's, a plain tensor)."""
+    if isinstance(output, torch.Tensor):
+        return (output,)
+    if hasattr(output, "to_tuple"):
+        output = output.to_tuple()
+    if isinstance(output, (tuple, list)):
+        return tuple(t for item in output for t in tensors_of(item))
+    return ()
+
+
+def instance(model: torch.nn.Module, make_inputs: Callable[[int], Sequence[torch.Tensor]], names: Sequence[str], *,
+             loss: Callable[[Any, dict], torch.Tensor] | None, implementation: str) -> Instance:
+    """The Instance: inference returns the model's output tensors; a training step (``loss`` given)
+    clears the gradients, runs forward and backward and returns the loss and every gradient. Dynamo
+    does not trace ``loss.backward()``: the step breaks its graph there (one break), and the
+    backward of the compiled forward is AOTAutograd's."""
+    names = tuple(names)
+    params = [p for p in model.parameters() if p.requires_grad]
+
+    def infer(*tensors):
+        return tensors_of(model(**dict(zip(names, tensors))))
+
+    def train_step(*tensors):
+        for p in params:
+            p.grad = None
+        kwargs = dict(zip(names, tensors))
+        value = loss(model(**kwargs), kwargs)
+        value.backward()
+        return value.detach(), tuple([p.grad for p in params])  # a list: Dynamo breaks the graph on a generator
+
+    return Instance(fn=infer if loss is None else train_step, make_inputs=make_inputs, input_names=names,
+                    modules=(model,), implementation=implementation)

@@ -1,0 +1,77 @@
+"""The grammar of a workload name (docs/families.md).
+
+    mlp_loop                          a suite workload
+    hf:BertForMaskedLM                a family's model: ``<family prefix>:<model>``
+    hf:BertForMaskedLM@train          options after ``@``, joined by ``+``: ``train`` (a training step
+    hf:BertForMaskedLM@batch          instead of inference), ``batch`` / ``sequence`` (only the dims on
+    hf:BertForMaskedLM@train+batch    that axis are dynamic; without one, every dynamic dim is)
+    tests.runner.sample:MyWorkload    ``package.module:Class`` (the local command line only)
+
+A name whose part before ``:`` is a registered family prefix is a family name and is resolved by the
+family, before any import is attempted; no module named like a family prefix can be imported by name.
+Pure Python (the contract never parses names: it looks them up in contract/families.json).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Collection
+
+TRAIN = "train"
+AXES: tuple[str, ...] = ("batch", "sequence")
+OPTIONS: tuple[str, ...] = (TRAIN, *AXES)
+OPTION_MARK = "@"
+OPTION_JOIN = "+"
+
+
+class BadName(ValueError):
+    """A family name whose options are not understood; ``args[0]`` says which and why."""
+
+
+@dataclass(frozen=True)
+class FamilyName:
+    family: str  # the prefix: "hf"
+    model: str  # the family's own name: "BertForMaskedLM", "convnextv2_nano.fcmae_ft_in22k_in1k"
+    train: bool = False
+    axes: tuple[str, ...] = ()  # empty: every dynamic dim
+
+    @property
+    def base(self) -> str:
+        """The listed model, options left out: ``hf:BertForMaskedLM``."""
+        return f"{self.family}:{self.model}"
+
+    def __str__(self) -> str:
+        options = ([TRAIN] if self.train else []) + list(self.axes)
+        return self.base + (OPTION_MARK + OPTION_JOIN.join(options) if options else "")
+
+
+def family_prefix(name: str) -> str:
+    """The part before ``:`` (empty when there is none)."""
+    prefix, colon, _ = name.partition(":")
+    return prefix if colon else ""
+
+
+def parse(name: str, *, families: Collection[str]) -> FamilyName | None:
+    """The family name ``name`` spells, or None when its prefix is no family in ``families``.
+
+    Raises ``BadName`` for an unknown or repeated option, or an empty model. Options are kept in
+    their canonical order (train first, then the axes in ``AXES`` order), so each case has one name.
+    """
+    prefix = family_prefix(name)
+    if not prefix or prefix not in families:
+        return None
+    rest = name[len(prefix) + 1:]
+    model, mark, options_text = rest.partition(OPTION_MARK)
+    if not model:
+        raise BadName(f"{name!r}: no model after {prefix}:")
+    options = options_text.split(OPTION_JOIN) if mark else []
+    unknown = [o for o in options if o not in OPTIONS]
+    if unknown or len(set(options)) != len(options) or (mark and not options):
+        raise BadName(f"{name!r}: options after {OPTION_MARK} are {OPTION_JOIN}-joined words from "
+                      f"{', '.join(OPTIONS)}, each at most once (got {options_text!r})")
+    return FamilyName(family=prefix, model=model, train=TRAIN in options, axes=tuple(a for a in AXES if a in options))
+
+
+def is_import_name(name: str, *, families: Collection[str]) -> bool:
+    """``package.module:Class``: a colon whose prefix is no family."""
+    prefix = family_prefix(name)
+    return bool(prefix) and prefix not in families
