@@ -30,11 +30,18 @@ def change(value, kind: str = "relative") -> str:
     """A change: relative ``+3.1%``, in percentage points ``+2.0 pp``, or a count ``+2``."""
     if value is None:
         return ""
+    try:
+        value = float(value)  # jsonb gives 1.7e308 back as a 309-digit integer, past float range
+    except (OverflowError, TypeError, ValueError):
+        value = math.inf if isinstance(value, int) and value > 0 else -math.inf if isinstance(value, int) else math.nan
+    shown = value if kind == "count" else value * 100
+    if not math.isfinite(shown):
+        return "" if math.isnan(shown) else ("+∞" if shown > 0 else "−∞")
     if kind == "points":
-        return f"{value * 100:+.1f} pp"
+        return f"{shown:+.1f} pp"
     if kind == "count":
-        return f"{value:+,.0f}"
-    return f"{value * 100:+.1f}%"
+        return f"{shown:+,.0f}"
+    return f"{shown:+.1f}%"
 
 
 _BREAK_AFTER = re.compile(r"(?<=[/._+])")
