@@ -160,6 +160,8 @@ def test_the_change_filter_never_raises():
     assert change(-int("1" + "0" * 308)) == "−∞"
     assert change(float("nan")) == ""
     assert change(0.031) == "+3.1%" and change(2, "count") == "+2" and change(0.02, "points") == "+2.0 pp"
+    assert change(5e300) == "+5e+302%" and change(9999.0) == "+999900.0%" and change(10**4) == "+1e+06%"
+    assert change(-0.5) == "-50.0%" and change(123456, "count") == "+123,456" and change(10**7, "count") == "+1e+07"
 
 
 @pytest.mark.parametrize("param, value", [("since", "0001-01-01T00:00:00+14:00"), ("until", "0001-01-01T00:00:00+14:00"),

@@ -25,6 +25,9 @@ register = template.Library()
 metric = register.filter("metric", metric_format)  # the formatting is results' (alerts use it too)
 
 
+CHANGE_COMPACT_FROM = 1e6  # a change shown in percent (or a count) this large is written with an exponent
+
+
 @register.filter
 def change(value, kind: str = "relative") -> str:
     """A change: relative ``+3.1%``, in percentage points ``+2.0 pp``, or a count ``+2``."""
@@ -37,11 +40,12 @@ def change(value, kind: str = "relative") -> str:
     shown = value if kind == "count" else value * 100
     if not math.isfinite(shown):
         return "" if math.isnan(shown) else ("+∞" if shown > 0 else "−∞")
+    huge = abs(shown) >= CHANGE_COMPACT_FROM  # +5e+302%, not three hundred digits across the table
     if kind == "points":
-        return f"{shown:+.1f} pp"
+        return f"{shown:+.3g} pp" if huge else f"{shown:+.1f} pp"
     if kind == "count":
-        return f"{shown:+,.0f}"
-    return f"{shown:+.1f}%"
+        return f"{shown:+.3g}" if huge else f"{shown:+,.0f}"
+    return f"{shown:+.3g}%" if huge else f"{shown:+.1f}%"
 
 
 _BREAK_AFTER = re.compile(r"(?<=[/._+])")
