@@ -93,8 +93,8 @@ def bench_submit(*, url: str, secret: str, runs: int, cases: int, clients: int, 
             "wall": wall, "per_s": runs * cases / wall, "median": statistics.median(latencies), "p95": percentile(latencies, 0.95)}
 
 
-def load_history(results: int, report) -> History:
-    history = History(results=results, workloads=80, seed=5)
+def load_history(results: int, report, *, workloads: int = 80) -> History:
+    history = History(results=results, workloads=workloads, seed=5)
     history.load(report=report)
     return history
 
@@ -141,6 +141,7 @@ def main() -> None:
     parser.add_argument("--clients", default="1,2", help="concurrent submitting clients, comma-separated")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
     parser.add_argument("--results", type=int, default=1_000_000, help="history size for the verdict")
+    parser.add_argument("--workloads", type=int, default=80, help="workloads of the history (fewer: a smaller one per build)")
     parser.add_argument("--verdicts", type=int, default=50, help="timed verdict requests per row")
     parser.add_argument("--detect-builds", type=int, default=5, help="newest builds run through detection first")
     parser.add_argument("--skip-submit", action="store_true")
@@ -172,7 +173,7 @@ def main() -> None:
         secret = api_token_create(name=f"bench-{uuid.uuid4().hex[:6]}")[1]
         if not args.skip_verdict:
             print(f"== {args.results:,} synthetic results", flush=True)
-            history = load_history(args.results, report)
+            history = load_history(args.results, report, workloads=args.workloads)
             from dashboard.results.models import Result
 
             count = Result.objects.count()

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
+from pathlib import Path
 
 import torch
 
-from runner.engine.case import CompiledSide, EagerSide
-from runner.engine.memory import MemoryProbe, footprint, private_pool_free_bytes
-from runner.engine.spec import CaseSpec
-from workloads.registry import get_workload
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as `python bench/cudagraph_memory.py`
+
+from runner.engine.case import CompiledSide, EagerSide  # noqa: E402
+from runner.engine.memory import MemoryProbe, footprint, private_pool_free_bytes  # noqa: E402
+from runner.engine.spec import CaseSpec  # noqa: E402
+from workloads.registry import get_workload  # noqa: E402
 
 MB = 1 / 2**20
 

@@ -44,7 +44,7 @@ RESULT_COLUMNS = [
     "eager_latency_ms", "compiled_latency_ms", "compile_time_cold_s", "compile_time_warm_s", "eager_peak_memory_bytes",
     "compiled_peak_memory_bytes", "memory_compression", "graph_break_count", "unique_graphs", "recompile_count",
     "accuracy_max_abs_error", "accuracy_max_rel_error", "samples", "graph_breaks", "recompiles", "error", "repro",
-    "duration_s", "environment",
+    "duration_s", "environment", "compile_reference",  # "" (no compile pairs): NOT NULL since results/0011
 ]
 
 
@@ -151,7 +151,7 @@ class History:
         if status != "pass":
             kind, message = ERRORS[status]
             values = [None] * 14 + ["{}", json.dumps(reasons), recompiles, json.dumps({"type": kind, "message": message}), repro,
-                                    round(rng.uniform(20, 240), 1), '{"synthetic": true}']
+                                    round(rng.uniform(20, 240), 1), '{"synthetic": true}', ""]
             values[9] = breaks if status == "compile_error" else None
             return ",".join(_csv(v) for v in common + values)
         noise = abs(rng.gauss(0.012, 0.004))
@@ -166,7 +166,7 @@ class History:
         samples = f'{{"eager_ms": [{eager_samples}], "compiled_ms": [{compiled_samples}], "calls_per_block": 10}}'
         values = [speedup, noise, eager, compiled, cold, cold * rng.uniform(0.15, 0.25), eager_peak, int(eager_peak / compression),
                   compression, breaks, breaks + 1, p["recompiles"], 1e-6, 1e-4, samples, json.dumps(reasons), recompiles, None,
-                  repro, round(cold * 1.6 + 20, 1), '{"synthetic": true}']
+                  repro, round(cold * 1.6 + 20, 1), '{"synthetic": true}', ""]
         return ",".join(_csv(v) for v in common + values)
 
     # --- loading ------------------------------------------------------------------------------

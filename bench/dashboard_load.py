@@ -200,6 +200,11 @@ def noise_bands_store(history: History, bases: list, report) -> None:
     report(f"noise bands of {len(bases)} compared bases, as after their ingest ({computed} computed)", started)
 
 
+def workload_sample(history: History, rng: random.Random) -> list[str]:
+    """The workloads whose pages are timed: 10 (fewer in a tiny history)."""
+    return rng.sample(history.workload_names, min(10, len(history.workload_names)))
+
+
 def page_targets(history: History):
     from dashboard.regressions.models import NoiseBandSet
     from dashboard.results.models import BuildSummary, Series
@@ -210,7 +215,7 @@ def page_targets(history: History):
     rng = random.Random(history.seed)  # not the generator's: a reused database gets the same pages
     classes = history.machine_classes
     builds = list(BuildSummary.objects.filter(machine_class=classes[0]).select_related("build").order_by("ordered_at"))
-    names = rng.sample(history.workload_names, 10)
+    names = workload_sample(history, rng)
     pairs = [(build_ref(builds[i].build), build_ref(builds[j].build)) for i, j in
              (sorted(rng.sample(range(len(builds)), 2)) for _ in range(10))]
     series = list(Series.objects.filter(machine_class=classes[0]).order_by("?")[:20])
@@ -308,7 +313,7 @@ def loaded(generation_s: float | None) -> str:
 def concurrent_table(history: History, args, generation_s: float | None) -> str:
     from dashboard_concurrent import concurrent_report
 
-    names = random.Random(history.seed).sample(history.workload_names, 10)
+    names = workload_sample(history, random.Random(history.seed))
     pages = [("overview /", ["/"]), ("workload /workloads/<name>/ (10)", [f"/workloads/{n}/" for n in names])]
     body = concurrent_report(pages, clients=args.concurrent, per_client=args.per_client, workers=args.workers, percentile=percentile)
     first = ("# the same database, then:" if args.both else

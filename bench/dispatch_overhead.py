@@ -40,6 +40,10 @@ from worker_suite import Processes  # noqa: E402
 
 WORKLOAD = "tests.runner.sample_workloads:TinyMLP"
 MACHINE_CLASS = "cpu-dispatch-bench"
+# A module:Class workload is dispatched only from a catalog that an allowed module's entry names
+# (contract.catalog): the tests' own (tests/catalog.json), for this process and the workers it starts.
+os.environ.setdefault("PTBENCH_WORKLOAD_MODULES", WORKLOAD.partition(":")[0])
+os.environ.setdefault("PTBENCH_WORKLOAD_CATALOGS", str(ROOT / "tests" / "catalog.json"))
 
 
 def wait_until(predicate, *, timeout: float, what: str, poll: float = 0.2):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from contract.queues import machine_class_problem
+from contract.values import field_path, metric_problem, sample_problems, value_problems
 from contract.variants import Overrides
 
 SCHEMA_VERSION = 1
@@ -57,6 +58,9 @@ RESULT_STATUSES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["prope
 # The names of a result's metrics, in the schema's order: the one list the runner and storage share.
 METRIC_NAMES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["properties"]["metrics"]["properties"])
 
+
+# A build's local label: what a build ref (``sha+local_label``) and a URL can carry, everywhere.
+LOCAL_LABEL_PATTERN: str = load_schema()["properties"]["build"]["properties"]["local_label"]["pattern"]
 
 # Every time in a document lies in these years (in UTC): the database and the pages hold them.
 YEARS = (1970, 2200)
@@ -178,17 +182,6 @@ def _surely_valid(document: dict) -> bool:
         return False
 
 
-def field_path(parts) -> str:
-    """``['results', 3, 'status']`` -> ``results[3].status``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
 def _schema_error(error) -> DocumentError:
     path = list(error.absolute_path)
     if error.validator == "required":
@@ -223,7 +216,7 @@ def environment_errors(field: str, environment: object) -> list[DocumentError]:
 
 def _cross_field_errors(document: dict) -> list[DocumentError]:
     """What a JSON schema cannot say: references between results and workloads, duplicate cases,
-    reserved machine classes, the size of environments."""
+    reserved machine classes, the size of environments, the bounds of metrics and samples."""
     errors: list[DocumentError] = []
     if problem := machine_class_problem(document["machine"]["machine_class"]):
         errors.append(DocumentError("machine.machine_class", problem))
@@ -244,6 +237,10 @@ def _cross_field_errors(document: dict) -> list[DocumentError]:
             errors.append(DocumentError(f"results[{index}]", f"same workload and config as results[{seen_cases[key]}]"))
         seen_cases.setdefault(key, index)
         errors.extend(_unpaired_samples(index, result.get("samples") or {}))
+        errors.extend(DocumentError(f, m) for f, m in sample_problems(result.get("samples"), ["results", index, "samples"]))
+        for name, value in (result.get("metrics") or {}).items():
+            if problem := metric_problem(name, value):
+                errors.append(DocumentError(f"results[{index}].metrics.{name}", problem))
         errors.extend(environment_errors(f"results[{index}].environment", result.get("environment", {})))
     return errors
 
@@ -265,6 +262,10 @@ def validate_document(document: object) -> list[DocumentError]:
     version = document.get("schema_version")
     if version != SCHEMA_VERSION:
         return [DocumentError("schema_version", f"unsupported version {version!r}; this server reads version {SCHEMA_VERSION}")]
+    # What no JSON schema says (NUL, surrogates, NaN, nesting), checked first: such a value is
+    # refused naming it, whatever else is wrong with the document (contract.values).
+    if problems := value_problems(document):
+        return [DocumentError(f, m) for f, m in problems]
     if not _surely_valid(document):
         schema_errors = sorted(_validator().iter_errors(document), key=lambda e: [str(p) for p in e.absolute_path])
         if schema_errors:

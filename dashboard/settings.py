@@ -167,6 +167,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_interval": env.int("PTBENCH_RESTORE_INTERVAL_S", default=10),
     "unacked_restore_throttle": 1,
 }
+# A broker that is away is waited for, however long (Celery's default gives up after 100 tries and
+# the worker exits): the dashboard worker reconnects and carries on (#33 item 4).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"  # schedules edited in the admin
 
 # Sign-in throttling (dashboard.throttle): this many failures within the window, from one address or

@@ -1,7 +1,9 @@
 """Sign-in throttling (the admin's login page is the dashboard's one sign-in page): after
-``LOGIN_THROTTLE_FAILURES`` failed sign-ins within ``LOGIN_THROTTLE_WINDOW_S`` from one address, or
-for one user name, further tries are answered 429 with ``Retry-After`` until the window has passed
-(a success clears both counts). Counts live in the ``throttle`` cache: Redis when the broker is Redis,
+``LOGIN_THROTTLE_FAILURES`` failed sign-ins within ``LOGIN_THROTTLE_WINDOW_S`` from one address
+(whatever the user names), or for one user name from one address, further tries from that address
+are answered 429 with ``Retry-After`` until the window has passed (a success clears both counts).
+Counts are per client address: a stranger's wrong passwords never lock an account out for its
+owner, who signs in from elsewhere (#33). Counts live in the ``throttle`` cache: Redis when the broker is Redis,
 shared by every web process. The cache unreachable, sign-in is not throttled (and it is logged)."""
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ log = logging.getLogger(__name__)
 def _keys(*, ip: str, username: str) -> list[str]:
     keys = [f"login-fail:ip:{ip}"]
     if username:
-        keys.append("login-fail:user:" + hashlib.sha256(username.lower().encode()).hexdigest()[:32])
+        keys.append("login-fail:ip-user:" + hashlib.sha256(f"{ip}\n{username.lower()}".encode()).hexdigest()[:32])
     return keys
 
 

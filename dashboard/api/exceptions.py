@@ -22,6 +22,7 @@ from dashboard.api.services import Conflict
 from dashboard.middleware import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, RETRY_AFTER_S
 from dashboard.results.selectors.common import Ambiguous, NotFound
 from contract.document import InvalidDocument
+from contract.values import printable
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ def flatten(detail, prefix: str = "") -> list[dict]:
 
 def error_response(status_code: int, errors: list[dict], headers: dict | None = None) -> Response:
     errors = errors or [{"field": None, "message": "error"}]
+    # A field or message quoting bad input (an env name with a lone surrogate) must still encode.
+    errors = [{"field": printable(e["field"]) if e["field"] else e["field"], "message": printable(e["message"])} for e in errors]
     return Response({"status": status_code, "detail": errors[0]["message"], "errors": errors}, status=status_code, headers=headers)
 
 
@@ -76,7 +79,7 @@ def exception_handler(exc, context):
         too_large = any("the limit is" in e.message and e.field == "" for e in exc.errors)
         return error_response(413 if too_large else 400, errors)
     if isinstance(exc, Conflict):
-        return error_response(409, [{"field": exc.field, "message": exc.message}])
+        return error_response(409, [{"field": field, "message": message} for field, message in exc.errors])
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
         return error_response(400, flatten(detail))

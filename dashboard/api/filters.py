@@ -75,7 +75,17 @@ class UtcDateTimeFilter(filters.IsoDateTimeFilter):
     """An ISO 8601 time, compared in UTC (PostgreSQL refuses offsets past 15:59, Python allows 23:59)."""
 
     def filter(self, qs, value):
-        return super().filter(qs, value.astimezone(dt.timezone.utc) if value is not None else None)
+        return super().filter(qs, utc_clamped(value) if value is not None else None)
+
+
+def utc_clamped(value: dt.datetime) -> dt.datetime:
+    """``value`` in UTC; a time before year 1 or after 9999 there (0001-01-01T00:00+14:00) is the
+    first or last time Python holds, so ``since``/``until`` clamp instead of overflowing."""
+    try:
+        return value.astimezone(dt.timezone.utc)
+    except OverflowError:
+        edge = dt.datetime.min if value.year == dt.MINYEAR else dt.datetime.max
+        return edge.replace(tzinfo=dt.timezone.utc)
 
 
 class StrictFilterSet(filters.FilterSet):

@@ -9,9 +9,9 @@ from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SH
 from dashboard.results.models import Result, Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
-from dashboard.results.services import storable_errors
 from dashboard.results.variants import base_of, catalog_of
-from contract.document import METRIC_NAMES, environment_errors, time_problem
+from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, environment_errors, time_problem
+from contract.values import text_problem, value_problems
 
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
 BUILD_REF_HELP = "a build: the first 12 hex digits of its git sha (any unique prefix of 7+), then +local_label if it has one"
@@ -24,10 +24,22 @@ METRIC_CHOICES = [m.name for m in METRICS]
 
 def _string_only(data):
     """DRF's CharField turns a number into its text (``git_sha: 1234567`` became "1234567"): a
-    JSON value that is not a string is refused instead, naming its type."""
+    JSON value that is not a string is refused instead, naming its type; so is a string the
+    database cannot store (``contract.values``: a NUL, an unpaired surrogate)."""
     if not isinstance(data, str):
         raise serializers.ValidationError(f"expected a string, got {type(data).__name__}")
+    if problem := text_problem(data):
+        raise serializers.ValidationError(problem)
     return data
+
+
+def _storable(value, field: str):
+    """A JSON field's value checked by ``contract.values`` (strings, numbers, nesting): 400 naming
+    the first bad entry, e.g. ``env.TORCH_X`` or ``environment.a.b``."""
+    problems = value_problems(value, [field])
+    if problems:
+        raise serializers.ValidationError({f.removeprefix(field).lstrip(".") or "non_field_errors": [m] for f, m in problems[:10]})
+    return value
 
 
 class StrictCharField(serializers.CharField):
@@ -114,6 +126,12 @@ class OverridesInput(serializers.Serializer):
     config = serializers.JSONField(required=False, default=dict, help_text=CONFIG_HELP)
     env = serializers.JSONField(required=False, default=dict, help_text=ENV_HELP)
 
+    def validate_config(self, value):
+        return _storable(value, "config")
+
+    def validate_env(self, value):
+        return _storable(value, "env")
+
     def validate(self, attrs):
         attrs = super().validate(attrs)
         try:
@@ -186,8 +204,9 @@ class BuildRegisterSerializer(OverridesInput):
 
     torch_version = StrictCharField(max_length=64)
     git_sha = StrictRegexField(SHA_PATTERN, max_length=40, help_text="torch.version.git_version (7-40 hex digits) or 'unknown'")
-    local_label = StrictCharField(max_length=100, required=False, allow_blank=True, default="",
-                                        help_text="tells apart builds of one sha (a local patch, another toolchain)")
+    local_label = StrictRegexField(LOCAL_LABEL_PATTERN, max_length=100, required=False, allow_blank=True, default="",
+                                   error_messages={"invalid": "letters, digits and . _ + - only (it is part of the build's ref and URLs)"},
+                                   help_text="tells apart builds of one sha (a local patch, another toolchain)")
     label = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     commit_time = serializers.DateTimeField(required=False, allow_null=True, default=None)
     triton_version = StrictCharField(max_length=64, required=False, allow_null=True, allow_blank=True, default=None)
@@ -196,19 +215,14 @@ class BuildRegisterSerializer(OverridesInput):
     environment = serializers.DictField(required=False, default=dict)
 
     def validate_environment(self, value: dict) -> dict:
-        errors = storable_errors(value, ["environment"]) + environment_errors("environment", value)
-        if errors:
-            raise serializers.ValidationError([str(e) for e in errors[:10]])
+        _storable(value, "environment")
+        if errors := environment_errors("environment", value):
+            raise serializers.ValidationError([e.message for e in errors])
         return value
 
     def validate_commit_time(self, value):
         if value is not None and (problem := time_problem(value)):
             raise serializers.ValidationError(problem)
-        return value
-
-    def validate_local_label(self, value: str) -> str:
-        if "/" in value:
-            raise serializers.ValidationError("may not contain '/' (it is part of the build's URLs)")
         return value
 
     def to_document_build(self) -> tuple[dict, Overrides]:

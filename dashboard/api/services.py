@@ -17,6 +17,7 @@ from django.utils import timezone
 from dashboard.api.models import ApiToken
 from dashboard.dispatch.services import BaseNotProbed, run_cases_cancel, variant_overrides_validate
 from dashboard.dispatch.services import run_request as dispatch_run_request
+from dashboard.dispatch.services.planning import matrix_resolve, run_plan
 from dashboard.results.models import Build, Machine, Run
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.services import IngestOutcome, build_get_or_create
@@ -38,9 +39,10 @@ LAST_USED_RESOLUTION = dt.timedelta(minutes=1)  # at most one write per token pe
 class Conflict(Exception):
     """A write that contradicts the stored state (answered 409), naming the field at fault."""
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str, *, more: tuple[tuple[str, str], ...] = ()):
         super().__init__(message)
         self.field, self.message = field, message
+        self.errors = [(field, message), *more]  # every field at fault, the first one first
 
 
 # --- tokens ----------------------------------------------------------------------------------------
@@ -98,7 +100,22 @@ def build_register(*, data: dict, overrides=None) -> tuple[Build, bool]:
             build = build_get_or_create(data)
         except InvalidDocument as exc:  # its fields are named inside a run document: "build.<field>"
             raise InvalidDocument([DocumentError(e.field.removeprefix("build."), e.message) for e in exc.errors]) from None
+        if before and (differ := _build_differences(build, data)):
+            first, *more = differ
+            raise Conflict(*first, more=tuple(more))
     return build, not before
+
+
+# What a re-post of a registered build may not change (given empty or null: not said, not compared).
+REGISTERED_FIELDS = ("label", "triton_version", "cuda_version", "python_version")
+
+
+def _build_differences(build: Build, data: dict) -> list[tuple[str, str]]:
+    """(field, message) for each field ``data`` gives that contradicts the registered ``build``."""
+    ref = build.git_sha[:12] + (f"+{build.local_label}" if build.local_label else "")
+    return [(name, f"{data[name]!r} contradicts the registered build {ref} ({name} {getattr(build, name)!r}); "
+                   "a different build needs its own local_label")
+            for name in REGISTERED_FIELDS if data.get(name) and data[name] != getattr(build, name)]
 
 
 # --- runs ------------------------------------------------------------------------------------------
@@ -117,6 +134,10 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
 
     if (run := earlier()) is not None:
         return run, False
+    if not dispatch:  # nothing planned, but the request is checked in full all the same (suite, workloads...)
+        run_plan(suite=suite, matrix=matrix_resolve(
+            suite=suite, machine_class=machine_class, workloads=workloads, modes=modes, regimes=regimes, dtypes=dtypes,
+            timeout_s=timeout_s, default_timeout_s=settings.DISPATCH_CASE_TIMEOUT_S))
     if overrides:  # a run of the variant of ``build`` (created when new), its keys checked first
         _variant_validate(base=build, overrides=overrides, machine_class=machine_class)
         build = variant_get_or_create(base=build, overrides=overrides)

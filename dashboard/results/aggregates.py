@@ -20,6 +20,7 @@ FIGURES = (
     ("recompile_count", "recompiles", "total"),
 )
 FIGURE_COLUMNS = tuple(column for column, _, _ in FIGURES)
+TOTAL_MAX = 2**31 - 1  # a total's column (PositiveIntegerField) holds no more
 
 
 def geomean(values: Iterable[float | None]) -> float | None:
@@ -29,8 +30,15 @@ def geomean(values: Iterable[float | None]) -> float | None:
 
 
 def mean(values: Iterable[float | None]) -> float | None:
+    """The mean; one that a plain sum would overflow (values near the float maximum, which the
+    schema allows and past-bound documents stored before the bounds hold) is summed divided first."""
     present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
+    if not present:
+        return None
+    total = sum(present)
+    if math.isfinite(total):
+        return total / len(present)
+    return sum(v / len(present) for v in present)
 
 
 def aggregate(rows: list[dict]) -> dict:
@@ -40,7 +48,7 @@ def aggregate(rows: list[dict]) -> dict:
     out: dict = {"cases": len(rows), "passed": len(passing)}
     for column, field, how in FIGURES:
         if how == "total":
-            out[field] = sum(r[column] or 0 for r in rows)
+            out[field] = min(sum(r[column] or 0 for r in rows), TOTAL_MAX)
         elif how == "mean":
             out[field] = mean(r[column] for r in passing)
         else:

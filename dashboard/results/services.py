@@ -6,9 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import math
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -23,7 +21,8 @@ from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
-from contract.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, field_path, load_document
+from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, load_document
+from contract.values import printable, value_problems
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
 
@@ -83,62 +82,11 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None,
 
 
 # --- what the database cannot store ----------------------------------------------------------------
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_LONG_NUMBER = re.compile(r"\d{300}")  # an integer past float range has 309 digits or more
-
-
-def _bad_text(text: str) -> str | None:
-    if "\x00" in text:
-        return "contains a NUL character (U+0000)"
-    if _SURROGATE.search(text):
-        return "contains an unpaired surrogate (not valid UTF-8)"
-    return None
-
-
-def _storable_at_a_glance(value) -> bool:
-    """Whether nothing in ``value`` can be bad, from one serialization in C: no NUL (escaped as
-    \\u0000), no surrogate (cannot be encoded), no NaN or infinity (refused). False also when in
-    doubt (a string holding a backslash then u0000; something json cannot serialize)."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
-        text.encode()
-    except (TypeError, ValueError):  # UnicodeEncodeError is a ValueError
-        return False
-    return "\\u0000" not in text and not _LONG_NUMBER.search(text)
-
-
-_FLOAT_MAX = sys.float_info.max
-
-
 def storable_errors(value, path: list) -> list[DocumentError]:
-    """What PostgreSQL cannot store, or JSON cannot carry back, anywhere in a parsed JSON value:
-    U+0000 and unpaired surrogates in strings and keys, NaN and infinite numbers. One error per
-    string, key or number, named by its path (``path``: where ``value`` is in the document)."""
-    if _storable_at_a_glance(value):
-        return []
-    return _storable_walk(value, path)
-
-
-def _storable_walk(value, path: list) -> list[DocumentError]:
-    if isinstance(value, str):
-        problem = _bad_text(value)
-        return [DocumentError(field_path(path), problem)] if problem else []
-    if isinstance(value, float) and not math.isfinite(value):
-        return [DocumentError(field_path(path), f"{value} is not a finite number")]
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_MAX:
-        return [DocumentError(field_path(path), f"a {len(str(abs(value)))}-digit integer is past the range of a number ({_FLOAT_MAX:.3g})")]
-    if isinstance(value, dict):
-        out = []
-        for key, item in value.items():
-            problem = _bad_text(key) if isinstance(key, str) else None
-            if problem:
-                out.append(DocumentError(field_path(path), f"a key {problem}"))
-            else:
-                out += _storable_walk(item, path + [key])
-        return out
-    if isinstance(value, (list, tuple)):
-        return [e for index, item in enumerate(value) for e in _storable_walk(item, path + [index])]
-    return []
+    """What PostgreSQL cannot store, or JSON cannot carry back, anywhere in a parsed JSON value
+    (``contract.values``: NUL and unpaired surrogates, NaN and infinite numbers, nesting past its
+    limit), named by path (``path``: where ``value`` is in the document)."""
+    return [DocumentError(field, message) for field, message in value_problems(value, path)]
 
 
 def _integer_limits(model, names) -> dict[str, tuple[int, int]]:
@@ -256,6 +204,9 @@ def _parse_time(value: str | None) -> dt.datetime | None:
 def build_get_or_create(data: dict) -> Build:
     """The document's build, created if new. A variant (``build.overrides``) is its own build: two
     different sets of overrides under one (git_sha, local_label) are refused."""
+    if not re.fullmatch(LOCAL_LABEL_PATTERN, data.get("local_label", "")):  # a probe's or a command line's label too
+        raise InvalidDocument([DocumentError("build.local_label", f"{printable(data['local_label'])[:100]!r}: letters, digits "
+                                             "and . _ + - only (it is part of the build's ref and URLs)")])
     overrides = overrides_of_document(data)
     commit_time = _parse_time(data.get("commit_time"))
     build, created = Build.objects.get_or_create(

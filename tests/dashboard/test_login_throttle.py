@@ -29,9 +29,19 @@ def test_wrong_passwords_are_throttled_then_even_the_right_one_waits():
     locked = sign_in(client, "right-password-1")
     assert locked.status_code == 429 and 250 <= int(locked["Retry-After"]) <= 300
     assert "too many failed sign-ins" in locked.content.decode()
-    # Another address trying the same account waits too; another account from elsewhere does not.
-    assert sign_in(Client(REMOTE_ADDR="198.51.100.2"), "right-password-1").status_code == 429
+    # The address waits whatever account it names; another address is not locked out (#33).
+    assert sign_in(client, "whatever", username="someone").status_code == 429
     assert sign_in(Client(REMOTE_ADDR="198.51.100.3"), "whatever", username="someone").status_code == 200
+
+
+def test_a_stranger_cannot_lock_the_owner_out():
+    """#33 item 7: 5 wrong passwords for root from one address locked root out everywhere for 5 min."""
+    stranger = Client(REMOTE_ADDR="203.0.113.66")
+    assert [sign_in(stranger, f"wrong-{i}").status_code for i in range(5)] == [200] * 5
+    assert sign_in(stranger, "right-password-1").status_code == 429
+    owner = Client(REMOTE_ADDR="198.51.100.2")
+    assert sign_in(owner, "wrong-once").status_code == 200  # the owner's own typo: the form again
+    assert sign_in(owner, "right-password-1").status_code == 302
 
 
 def test_a_success_clears_the_count():

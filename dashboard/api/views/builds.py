@@ -28,9 +28,11 @@ class BuildListView(ApiListView):
                    "`torch_version` when the sha is stored with another torch version. With `config`/`env`: a variant "
                    "of the build named by `git_sha` + `local_label` (its base); each config key is checked against the "
                    "base's torch (400 naming `config.SECTION.KEY`, nothing stored), 409 naming `config` when the base was "
-                   "never probed (a probe is asked of its workers: send again once `probed` is true).",
+                   "never probed (a probe is asked of its workers: send again once `probed` is true). A registered build posted "
+                   "again with a different `label`, `triton_version`, `cuda_version` or `python_version` is 409 naming each "
+                   "(a field left out is not compared; docs/api-limits.md).",
                    request=BuildRegisterSerializer,
-                   responses={201: BuildDetailSerializer, 200: BuildDetailSerializer, 409: error("the base build was never probed"), **WRITE_ERRORS}, tags=["builds"])
+                   responses={201: BuildDetailSerializer, 200: BuildDetailSerializer, 409: error("the base build was never probed, or the build is registered with other fields"), **WRITE_ERRORS}, tags=["builds"])
     def post(self, request):
         serializer = body(request, BuildRegisterSerializer)
         data, overrides = serializer.to_document_build()

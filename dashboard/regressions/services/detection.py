@@ -56,7 +56,8 @@ def detection_run(*, run_id) -> DetectionOutcome:
             defaults={"build": run.build, "machine_class": machine_class,
                       "previous_build": previous_build(build=run.build, machine_class=machine_class)},
         )
-        series_list = list(Series.objects.filter(results__run=run).select_related("config", "workload").distinct())
+        # In id order, as their re-measurements below: concurrent detections lock rows in one order.
+        series_list = list(Series.objects.filter(results__run=run).select_related("config", "workload").distinct().order_by("id"))
         cache: dict[int, list[Point] | None] = {}  # one read of each series' history per pass
         # The noise known before a change of the newest 1-2 builds (the floor rule's window): a change
         # must not widen the prior it is judged by (4 earlier builds, then +94 % compile time in three
@@ -312,7 +313,7 @@ def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, 
 
 
 def _decide_pending(*, series: Series, points: list[Point], summary: AlertSummary, priors: dict[str, float]) -> None:
-    for request in Remeasurement.objects.filter(series=series, status=Remeasurement.Status.PENDING):
+    for request in Remeasurement.objects.filter(series=series, status=Remeasurement.Status.PENDING).order_by("id"):
         if remeasurement_decide(remeasurement_id=request.id).status == Remeasurement.Status.PENDING:
             remeasurement_decide_by_next_build(remeasurement_id=request.id, points=points, summary=summary,
                                                prior=priors.get(request.metric))

@@ -73,6 +73,13 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
     return run_ids
 
 
+def _locked(remeasurement_id: int) -> Remeasurement:
+    """The re-measurement, its row locked until the transaction ends, and only its row (``of``): a
+    lock through the join on its series blocked every ingest inserting results of that series (a
+    foreign key takes a share lock on it), and ingest and detection deadlocked (#33 item 3)."""
+    return Remeasurement.objects.select_for_update(of=("self",)).select_related("series").get(pk=remeasurement_id)
+
+
 def remeasurement_runnable(request: Remeasurement) -> bool:
     """Whether a runner worker of the series' machine class has reported both builds."""
     available = set(BuildEnvironment.objects.filter(
@@ -92,7 +99,7 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
     from dashboard.regressions.noise import point_noise  # noqa: PLC0415 (reads; avoids an import cycle)
 
     with transaction.atomic():
-        request = Remeasurement.objects.select_for_update().select_related("series").get(pk=remeasurement_id)
+        request = _locked(remeasurement_id)
         if request.status != Remeasurement.Status.PENDING or remeasurement_runnable(request):
             return request
         ids = [p.build_id for p in points]
@@ -148,7 +155,7 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
 
 def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
     with transaction.atomic():
-        request = Remeasurement.objects.select_for_update().select_related("series").get(pk=remeasurement_id)
+        request = _locked(remeasurement_id)
         if request.status != Remeasurement.Status.PENDING:
             return request
         points = {p.build_id: p for p in series_points(series_id=request.series_id)}

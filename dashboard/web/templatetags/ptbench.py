@@ -25,16 +25,27 @@ register = template.Library()
 metric = register.filter("metric", metric_format)  # the formatting is results' (alerts use it too)
 
 
+CHANGE_COMPACT_FROM = 1e6  # a change shown in percent (or a count) this large is written with an exponent
+
+
 @register.filter
 def change(value, kind: str = "relative") -> str:
     """A change: relative ``+3.1%``, in percentage points ``+2.0 pp``, or a count ``+2``."""
     if value is None:
         return ""
+    try:
+        value = float(value)  # jsonb gives 1.7e308 back as a 309-digit integer, past float range
+    except (OverflowError, TypeError, ValueError):
+        value = math.inf if isinstance(value, int) and value > 0 else -math.inf if isinstance(value, int) else math.nan
+    shown = value if kind == "count" else value * 100
+    if not math.isfinite(shown):
+        return "" if math.isnan(shown) else ("+∞" if shown > 0 else "−∞")
+    huge = abs(shown) >= CHANGE_COMPACT_FROM  # +5e+302%, not three hundred digits across the table
     if kind == "points":
-        return f"{value * 100:+.1f} pp"
+        return f"{shown:+.3g} pp" if huge else f"{shown:+.1f} pp"
     if kind == "count":
-        return f"{value:+,.0f}"
-    return f"{value * 100:+.1f}%"
+        return f"{shown:+.3g}" if huge else f"{shown:+,.0f}"
+    return f"{shown:+.3g}%" if huge else f"{shown:+.1f}%"
 
 
 _BREAK_AFTER = re.compile(r"(?<=[/._+])")

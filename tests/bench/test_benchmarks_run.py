@@ -1,0 +1,84 @@
+"""Every benchmark under bench/ runs, at its smallest size, and prints its table (#33 item 8:
+``bench/dashboard_load.py`` had stopped running unnoticed). One invocation each, as a user would
+type it, in a subprocess; what is timed does not matter here, that it runs and answers does.
+
+GPU-only scripts run from the stored files of bench/results/ where they offer ``--from``
+(compile_noise, compile_pairs_spread); cudagraph_memory and timing_jitter time CUDA calls and
+keep no stored form, so only their imports and arguments are checked (``--help``). The shell
+scripts (gpu_*.sh) drive ``python -m runner`` on a GPU machine and are not run here. The
+benchmarks that start several services (dispatch_overhead, worker_suite: Redis, Celery workers, a
+case each; dashboard_load --concurrent: gunicorn) are ``slow``.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULTS = "bench/results"
+HISTORY = [f"{RESULTS}/history/hist-base-{i}.json" for i in (1, 2, 3)]
+NOISE_PAIR = [f"{RESULTS}/h200-torch2.11-noise-static-g1-run{i}-2026-11-22.json" for i in (1, 2)]
+
+# (script and its smallest arguments, a line of the table it prints, seconds it may take)
+RUNS = [
+    (["cpu_scan.py", "--seconds", "0.3"], "cpu  fast-share  median-ms", 60),
+    (["compile_spread.py", *HISTORY[:2]], "at fixed host", 60),
+    (["compile_noise.py", "--from", f"{RESULTS}/compile-noise/h100-c2-2026-11-24.json"], "wall spread", 60),
+    (["compile_pairs_spread.py", "--from", f"{RESULTS}/compile-noise/h100-pairs3-run1-2026-11-24.json"], "cpu ratio", 60),
+    (["merge_documents.py", "{tmp}/merged.json", *NOISE_PAIR[:1], f"{RESULTS}/h200-torch2.11-noise-static-g2-run1-2026-11-22.json"],
+     "results from 2 documents", 60),
+    (["noise_estimators.py", *NOISE_PAIR], "cases under target", 60),
+    (["suite_report.py", f"{RESULTS}/cpu-torch2.13-tiny-2026-11-22.json"], "speedup  ±95%", 60),
+    (["detection.py", "--series", "20", "--gpu-series", "10", "--otava-series", "2", "--workers", "1"], "false alerts", 120),
+    (["ingest_throughput.py", "--runs", "2", "--cases", "5"], "results/s", 120),
+    (["real_verdicts.py", "--history", *HISTORY[:2], "--then", HISTORY[2]], "later builds: change", 120),
+    (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--repeat", "1", "--budget", "1"], "page / query", 240),
+    (["api_throughput.py", "--results", "500", "--workloads", "2", "--runs", "1", "--cases", "2", "--clients", "1",
+      "--verdicts", "1", "--detect-builds", "1", "--workers", "1"], "verdict of", 240),
+    (["cudagraph_memory.py", "--help"], "usage:", 60),
+    (["timing_jitter.py", "--help"], "usage:", 60),
+]
+SLOW_RUNS = [
+    (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--concurrent", "2", "--per-client", "1", "--workers", "1"],
+     "p95", 400),  # dashboard_concurrent.py: gunicorn and N clients
+    (["dispatch_overhead.py", "--cases", "1", "--warmup", "0"], "end to end: request -> visible", 400),
+    (["worker_suite.py", "--out", "{tmp}/suite", "--machine-class", "cpu", "--suite", "tiny", "--workloads", "mlp_loop",
+      "--modes", "default", "--regimes", "static", "--timeout", "300"], "results stored twice: 0", 400),
+]
+
+
+def run_bench(argv: list[str], expected: str, timeout: int, tmp_path: Path) -> None:
+    env = dict(os.environ)
+    # Without DATABASE_URL the database benchmarks start their own throwaway cluster, as a user's
+    # run would; ingest_throughput uses this one's (it creates and drops <name>_bench).
+    if argv[0] != "ingest_throughput.py":
+        env.pop("DATABASE_URL", None)
+    command = [sys.executable, f"bench/{argv[0]}", *(a.format(tmp=tmp_path) for a in argv[1:])]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    assert expected in done.stdout, f"{' '.join(command)} printed no table with {expected!r}:\n{done.stdout[-2000:]}"
+
+
+@pytest.mark.services
+@pytest.mark.parametrize("argv, expected, timeout", RUNS, ids=[r[0][0] for r in RUNS])
+def test_benchmark_runs(argv, expected, timeout, tmp_path):
+    run_bench(argv, expected, timeout, tmp_path)
+
+
+@pytest.mark.services
+@pytest.mark.slow
+@pytest.mark.parametrize("argv, expected, timeout", SLOW_RUNS, ids=[r[0][0] for r in SLOW_RUNS])
+def test_distributed_benchmark_runs(argv, expected, timeout, tmp_path):
+    run_bench(argv, expected, timeout, tmp_path)
+
+
+def test_every_benchmark_is_run_here():
+    """A benchmark added to bench/ without a run here fails this (modules imported by others excepted)."""
+    libraries = {"dashboard_history.py", "dashboard_concurrent.py", "detection_baselines.py", "detection_series.py"}  # run by others
+    run = {argv[0] for argv, _, _ in RUNS + SLOW_RUNS}
+    scripts = {p.name for p in (ROOT / "bench").glob("*.py")}
+    assert scripts - libraries - run == set()
