@@ -101,7 +101,10 @@ def _fork_sentinel() -> None:
     """A forked child that holds no file of the case (a pipe the parent reads must see its end)
     and kills the case's group once the case process is gone (it is reparented then)."""
     case = os.getpid()
-    if os.fork():
+    try:
+        if os.fork():
+            return
+    except OSError:  # no process to spare: the case runs without it (its own death signal still holds)
         return
     try:
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):
@@ -240,7 +243,7 @@ def start_ticks(pid: int) -> int | None:
 
 def alive(pid: int, started: int | None) -> bool:
     """Whether the process that started at ``started`` is still running (not a zombie)."""
-    return started is not None and _running(pid) and start_ticks(pid) == started
+    return started is not None and is_running(pid) and start_ticks(pid) == started
 
 
 def processes_with_env(name: str, value: str, *, read: tuple[str, ...] = ()) -> list[dict]:
@@ -300,13 +303,14 @@ def end_stale_cases(slot: str | None = None) -> list[dict]:
 def _wait_gone(pids: set[int], timeout_s: float) -> list[int]:
     deadline = time.monotonic() + timeout_s
     while True:
-        left = sorted(p for p in pids if _running(p))
+        left = sorted(p for p in pids if is_running(p))
         if not left or time.monotonic() >= deadline:
             return left
         time.sleep(0.1)
 
 
-def _running(pid: int) -> bool:
+def is_running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except OSError:

@@ -74,6 +74,8 @@ def test_a_worker_that_starts_ends_what_a_dead_runner_left_on_its_device(tmp_pat
     assert SLEEPER in escaped["command"] and escaped["pgid"] == escaped["pid"]
     records = list((runtime / "cpu").glob("*.json"))
     assert len(records) == 1 and json.loads(records[0].read_text())["owner"] == runner.pid
+    case = json.loads(records[0].read_text())["pid"]  # killed, but a big process may take a moment to exit
+    wait_for(lambda: not lifetime.is_running(case), timeout=10, what="the case process to finish exiting")
 
     worker_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "CUDA_VISIBLE_DEVICES")}
     worker_env.update(env, PTBENCH_BROKER_URL=os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:1/0"),
