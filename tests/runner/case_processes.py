@@ -18,12 +18,14 @@ SLEEPER = "import time; time.sleep(3600)"  # what fault_workloads' sleepers run
 
 
 def start_runner(workloads: str, *, out, env: dict | None = None, python: str = sys.executable,
-                 options: tuple[str, ...] = ()) -> tuple[subprocess.Popen, str]:
-    """``python -m runner run`` of ``workloads`` (eager, CPU, no warm phase; cases in ``python``;
-    more ``options``) in a session of its own; the process and the mark its case processes carry."""
+                 options: tuple[str, ...] = (), device: str = "cpu") -> tuple[subprocess.Popen, str]:
+    """``python -m runner run`` of ``workloads`` (eager, on ``device``, no warm phase; cases in
+    ``python``; more ``options``) in a session of its own; the process and the mark its case
+    processes carry."""
     mark = uuid.uuid4().hex
     command = [sys.executable, "-m", "runner", "run", "--workloads", workloads, "--regimes", "static", "--backend", "eager",
-               "--device", "cpu", "--no-warm", "--timeout", "300", "--python", python, "--out", str(out), *options]  # fmt: skip
+               "--modes", "default", "--device", device, "--no-warm", "--timeout", "300", "--python", python,
+               "--out", str(out), *options]  # fmt: skip
     with open(out.with_suffix(".log"), "wb") as log:  # the progress lines and errors, for a failure's message
         runner = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {}), RUN_ENV: mark},
                                   stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
