@@ -81,6 +81,9 @@ def follow_parent(*, sentinel: bool = True) -> str:
 
 
 def _exists(pid: int) -> bool:
+    """Whether ``pid`` runs: on Linux a zombie (a runner killed, not yet reaped) does not."""
+    if os.path.isdir("/proc/self"):
+        return is_running(pid)
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
