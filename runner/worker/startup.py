@@ -3,13 +3,13 @@
 GPU memory and share the GPU with this worker's measurements."""
 from __future__ import annotations
 
-import logging
-
 from celery import signals
+from celery.utils.log import get_logger
 
 from runner.engine.lifetime import device_slot, end_stale_cases, runtime_dir
 
-log = logging.getLogger("ptbench.worker")
+# Under Celery's logger: its handlers print this (the worker does not hijack the root logger).
+log = get_logger("ptbench.worker.startup")
 
 
 def end_stale_case_processes() -> list[dict]:
@@ -25,7 +25,8 @@ def end_stale_case_processes() -> list[dict]:
     return ended
 
 
-@signals.worker_init.connect
+@signals.celeryd_after_setup.connect
 def _end_stale_cases(**_) -> None:
-    """Before the pool starts and before any case of this worker runs."""
+    """Once the worker's logging is set up, before its pool and consumer start: before any case of
+    this worker runs."""
     end_stale_case_processes()

@@ -27,6 +27,7 @@ def test_a_worker_stopped_mid_case_takes_its_case_with_it(start_workers, queue_n
     mark = uuid.uuid4().hex
     worker = runner("gpu0", **{RUN_ENV: mark})
     build = reported_build(worker, queue_name)
+    assert "no stale case processes on cpu (" in worker.log_path.read_text()  # it looked, before its first case
     request(build, queue_name, [f"{FAULTS}:Sleeps"], regimes=["static"])
     running = wait_for(lambda: [p for p in case_processes(mark) if "runner case" in p["command"]], timeout=120,
                        what="the worker to start the case")
