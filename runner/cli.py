@@ -232,8 +232,9 @@ def _compile_pairs(args: argparse.Namespace, parser: argparse.ArgumentParser, de
     return CompilePairs(reference=reference, pairs=args.compile_pairs or DEFAULT_PAIRS)
 
 
-def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_case=None) -> list[dict] | None:
-    """Each case in turn, with the progress line; None when interrupted.
+def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_case=None) -> list[dict]:
+    """Each case in turn, with the progress line; KeyboardInterrupt (Ctrl-C, or ``lifetime.Terminated``
+    on SIGTERM/SIGHUP) passes through once the case in flight is killed.
 
     ``on_case(results_so_far)`` runs after every case (the partial ``--out`` document).
     """
@@ -252,8 +253,6 @@ def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_
             results.append(result)
             if on_case is not None:
                 on_case(results, len(plan.cases))
-    except KeyboardInterrupt:
-        return None
     finally:
         progress.close()
     return results
@@ -346,11 +345,12 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
             document["run"]["notes"] = f"partial: {len(results)} of {total} cases (the run is still going or was stopped)"
         _write_atomically(args.out, document)
 
-    results = run_planned_cases(plan, settings, args, on_case=write_partial if args.out else None)
-    if results is None:
+    try:
+        results = run_planned_cases(plan, settings, args, on_case=write_partial if args.out else None)
+    except KeyboardInterrupt as exc:
         kept = f"; the finished cases are in {args.out}" if args.out and args.out.exists() else ": nothing stored"
         print(f"\ninterrupted{kept}", file=sys.stderr)
-        return 130
+        return _interrupted_status(exc)
     print(summary_table(results))
     print(f"\n{len(results)} cases: {status_counts(results)}")
     try:
@@ -362,6 +362,11 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         print(f"error: {exc}\nthe results are saved in {saved}", file=sys.stderr)
         return 1
     return deliver_document(document, args.out, url=args.url, token=args.token)
+
+
+def _interrupted_status(exc: KeyboardInterrupt) -> int:
+    """128 + the signal that stopped the run, as a shell reports it (130 for Ctrl-C, 143 for SIGTERM)."""
+    return 128 + getattr(exc, "signum", 2)
 
 
 def _requested_by() -> str:
@@ -468,8 +473,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ci_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command in ("case", "compile-once", "environment"):
+        # A case process dies with the runner that started it, even after a kill -9 (its sentinel
+        # takes its compile workers with it): docs/runner-processes.md.
+        from runner.engine.lifetime import follow_parent
+
+        follow_parent(sentinel=args.command != "environment")
     if args.command == "run":
-        return command_run(args, argv, parser)
+        from runner.engine.lifetime import stop_on_signals
+
+        stop_on_signals()  # SIGTERM, SIGHUP, SIGINT: the cases in flight are killed first
+        try:
+            return command_run(args, argv, parser)
+        except KeyboardInterrupt as exc:  # before the cases started (the build's probe): nothing to keep
+            print("\ninterrupted: nothing stored", file=sys.stderr)
+            return _interrupted_status(exc)
     if args.command == "list":
         return command_list(args, parser)
     if args.command == "case":

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shutil
+import signal
 import socket
+import tempfile
+import time
+import uuid
 
 import pytest
 
@@ -14,6 +19,15 @@ os.environ.setdefault(
 )
 # ... and the dashboard finds them, without importing them, in their catalog (contract.catalog).
 os.environ.setdefault("PTBENCH_WORKLOAD_CATALOGS", os.path.join(os.path.dirname(__file__), "catalog.json"))
+
+# Every process this session starts carries this mark (children inherit it): at the end, a case
+# process that carries it is one a test left behind (``pytest_sessionfinish``), and never a process
+# of another test session on the same machine. Records of cases in flight go to a runtime directory
+# of this session's own (runner.engine.lifetime), not the machine's.
+SESSION_ENV, TEST_ENV = "PTBENCH_TEST_SESSION", "PTBENCH_TEST_ID"
+os.environ[SESSION_ENV] = uuid.uuid4().hex
+os.environ["PTBENCH_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="ptbench-test-runtime-")
+LEFTOVER_GRACE_S = 5.0  # a group killed at the end of the last test may take a moment to go
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -85,3 +99,48 @@ def empty_page_cache():
 
     cache.clear()
     yield
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """The processes a test starts (its fixtures' too) carry its id: a leftover names its test."""
+    os.environ[TEST_ENV] = item.nodeid
+
+
+def leftover_case_processes(session_mark: str, grace_s: float = LEFTOVER_GRACE_S) -> list[dict]:
+    """Case processes (and what they started: compile workers, a workload's children) that carry
+    ``session_mark`` and are still there after ``grace_s``."""
+    from runner.engine.lifetime import MARK_ENV, processes_with_env
+
+    deadline = time.monotonic() + grace_s
+    while True:
+        left = [p for p in processes_with_env(SESSION_ENV, session_mark, read=(MARK_ENV, TEST_ENV))
+                if MARK_ENV in p["env"] and p["pid"] != os.getpid()]
+        if not left or time.monotonic() >= deadline:
+            return left
+        time.sleep(0.2)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Fail the session when a test left a case process behind (issue #35); kill what is left."""
+    from runner.engine.lifetime import kill_group
+
+    left = leftover_case_processes(os.environ[SESSION_ENV])
+    shutil.rmtree(os.environ["PTBENCH_RUNTIME_DIR"], ignore_errors=True)
+    if not left:
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    lines = [f"pid {p['pid']} (parent {p['ppid']}, group {p['pgid']}) from {p['env'].get(TEST_ENV, '?')}: {p['command'][:300]}"
+             for p in left]
+    if reporter is not None:
+        reporter.section("case processes left behind", sep="=", red=True, bold=True)
+        for line in lines:
+            reporter.write_line(line)
+    for process in left:
+        if process["pgid"] != os.getpgrp():
+            kill_group(process["pgid"])
+        try:
+            os.kill(process["pid"], signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

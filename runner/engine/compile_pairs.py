@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Callable
 
 from contract.spec import CaseSpec
+from runner.engine import lifetime
 from runner.engine.compile_once import PREWARM_ENV, READY
 from runner.engine.executor import (
     REPO_ROOT,
@@ -46,7 +47,6 @@ from runner.engine.executor import (
     CaseStopped,
     EnvironmentProbeFailed,
     child_environment,
-    kill_group,
     probe_environment,
     read_tail,
     wait_or_stop,
@@ -119,12 +119,16 @@ class _Side:
         self.log_path = workdir / f"{name}.log"
         self._log = open(self.log_path, "wb")  # noqa: SIM115 (held open for the process; closed in close())
         self.ended = False  # its stdout closed before READY: it exited
-        self.process = subprocess.Popen(
+        self.process = lifetime.start(
             [python, "-m", "runner", "compile-once", "--spec", str(spec_path), "--result", str(self.result_path)],
             cwd=REPO_ROOT, env=child_environment(workdir / f"{name}-cache", spec.env_overrides) | (env or {}),
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, start_new_session=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
         if cpus:  # before it starts any thread or compile worker: they inherit it
-            os.sched_setaffinity(self.process.pid, cpus)
+            try:
+                os.sched_setaffinity(self.process.pid, cpus)
+            except BaseException:
+                self.close()
+                raise
 
     def wait_ready(self, deadline: float, should_stop: Callable[[], bool] | None) -> bool:
         """Read stdout until the READY line (True), the end of the process or ``deadline`` (False);
@@ -168,8 +172,7 @@ class _Side:
         return f"{self.name} compile exited {self.process.returncode}: {read_tail(self.log_path, 1500).strip()[-1500:]}"
 
     def close(self) -> None:
-        kill_group(self.process.pid)
-        self.process.wait()
+        lifetime.end(self.process)  # its group killed (and so its compile workers), reaped, forgotten
         self._log.close()
 
 

@@ -1,7 +1,8 @@
 """Parent side: run each case in a fresh subprocess of the build's interpreter and classify it.
 
 Each case gets its own process group (``start_new_session``), a wall-clock limit after which the
-whole group is killed, and a fresh cache directory (``TORCHINDUCTOR_CACHE_DIR``,
+whole group is killed (as it is when the runner stops or dies: ``runner.engine.lifetime``,
+docs/runner-processes.md), and a fresh cache directory (``TORCHINDUCTOR_CACHE_DIR``,
 ``TRITON_CACHE_DIR``) that the warm-compile subprocess then reuses. The child writes its result to
 a file the parent names; stdout and stderr go to a log whose tail explains crashes and timeouts.
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from runner.engine import lifetime
 from runner.engine.failures import process_excerpt
 from runner.engine.result_file import METRIC_KEYS, ResultFile
 from contract.spec import CaseSpec
@@ -53,13 +55,6 @@ def child_environment(cache_dir: Path | None = None, overrides_env: dict[str, st
         env["TORCHINDUCTOR_CACHE_DIR"] = str(cache_dir / "inductor")
         env["TRITON_CACHE_DIR"] = str(cache_dir / "triton")
     return env
-
-
-def kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _dump_stacks(process: subprocess.Popen) -> None:
@@ -101,26 +96,20 @@ def run_child(
     command: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path, should_stop: Callable[[], bool] | None = None
 ) -> ChildExit:
     """Run ``command`` in a new process group; on timeout, a stop request (``should_stop``) or an
-    interrupt, kill the whole group."""
+    interrupt, kill the whole group. Call it from a thread that lives until it returns: the child
+    dies with the thread that started it (``lifetime``)."""
     started = time.monotonic()
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            command, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+        process = lifetime.start(command, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         timed_out = False
         try:
             wait_or_stop(process, timeout_s, should_stop)
         except subprocess.TimeoutExpired:
             timed_out = True
             _dump_stacks(process)
-        except BaseException:
-            kill_group(process.pid)
-            process.wait()
-            raise
         finally:
-            # Also reaps what the child left behind (compile workers) in its group.
-            kill_group(process.pid)
-        process.wait()
+            # Also kills what the child left behind (compile workers) in its group, and reaps it.
+            lifetime.end(process)
     return ChildExit(process.returncode, timed_out, time.monotonic() - started, read_tail(log_path))
 
 

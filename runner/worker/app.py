@@ -18,7 +18,7 @@ config = WorkerConfig.from_env()
 # Not the current app: a process that also holds the dashboard's app keeps that one current.
 app = Celery("ptbench-runner", broker=config.broker_url or None, set_as_current=False)
 app.conf.update(
-    imports=("runner.worker.tasks",),
+    imports=("runner.worker.startup", "runner.worker.tasks"),  # startup: stale cases ended before any case runs
     # A case is acknowledged only once its result is handed on: a worker that dies mid-case (killed,
     # machine lost) leaves it to another worker of the class. One case at a time per process.
     task_acks_late=True,

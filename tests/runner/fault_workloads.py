@@ -103,3 +103,41 @@ class OutOfMemory(_Fault):
     def fn(x):
         # 2**62 bytes: the allocator refuses at once (no memory is touched).
         return torch.empty(2**60, dtype=torch.float32, device=x.device)
+
+
+def _start_sleeper_then_sleep(*, own_session: bool) -> None:
+    """Start a process that sleeps (in the case's group, or in a session of its own), then sleep."""
+    import subprocess
+    import sys
+
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=own_session)
+    time.sleep(3600)
+
+
+class SpawnsAndSleeps(_Fault):
+    name = "fault_spawns_and_sleeps"
+    description = "starts a process in its own group (as inductor starts compile workers), then sleeps"
+    own_session = False
+
+    def fn(self, x):
+        _start_sleeper_then_sleep(own_session=self.own_session)
+        return x
+
+
+class EscapesAndSleeps(SpawnsAndSleeps):
+    name = "fault_escapes_and_sleeps"
+    description = "starts a process in a session of its own (out of reach of its group's kill), then sleeps"
+    own_session = True
+
+
+class SleepsInCompilePairs(_Fault):
+    name = "fault_sleeps_in_compile_pairs"
+    description = "passes as a case; in a compile pair's side (compile-once) starts a process, then sleeps"
+
+    @staticmethod
+    def fn(x):
+        import sys
+
+        if "compile-once" in sys.argv:
+            _start_sleeper_then_sleep(own_session=False)
+        return x * 2

@@ -88,23 +88,24 @@ def test_a_case_past_its_time_limit_is_killed_and_says_where_it_hung():
 
 @pytest.mark.slow
 def test_a_run_stopped_from_outside_keeps_its_finished_cases(tmp_path):
-    """--out is rewritten after every case: a SIGTERM (a CI or device time limit) loses only the case in flight."""
+    """--out is rewritten after every case: a SIGTERM (a CI or device time limit) loses only the case
+    in flight, and the runner kills that case (its own session: the signal does not reach it) and
+    what it started before it exits (issue #35)."""
     import signal
-    import time
+
+    from tests.runner.case_processes import left_after, sleeper_started, start_runner, wait_for
 
     out = tmp_path / "run.json"
-    names = f"{FAULTS}:Passes,{FAULTS}:Sleeps"
-    command = [sys.executable, "-m", "runner", "run", "--workloads", names, "--regimes", "static", "--backend", "eager",
-               "--device", "cpu", "--no-warm", "--timeout", "300", "--out", str(out)]  # fmt: skip
-    runner = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    runner, mark = start_runner(f"{FAULTS}:Passes,{FAULTS}:SpawnsAndSleeps", out=out)
     try:
-        deadline = time.monotonic() + 120
-        while not out.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_for(lambda: sleeper_started(mark), timeout=120, what="the second case to start")
         assert out.exists(), "no partial document after the first case"
     finally:
-        os.killpg(runner.pid, signal.SIGTERM)  # the runner and its case subprocess, like `timeout` does
+        os.killpg(runner.pid, signal.SIGTERM)  # the runner's group (the runner alone), like `timeout` does
         runner.wait(timeout=30)
+    assert left_after(mark, 10) == []
+    assert runner.returncode == 128 + signal.SIGTERM
+    assert "interrupted; the finished cases are in" in out.with_suffix(".log").read_text()
     document = json.loads(out.read_text())
     assert validate_document(document) == []
     assert [r["workload"] for r in document["results"]] == ["fault_none"]
