@@ -9,13 +9,13 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from contract.findings import TWO_RUNS_95
 from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_ses
 from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points, reference_breaks
 from dashboard.results.compile_reference import REFERENCED_METRICS
 from dashboard.results.models import BuildSummary, Result
 
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
-TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
 # changes (here or in ``detection.replicates``), so the sets stored before are computed again.
 BANDS_MODEL_VERSION = 4  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %

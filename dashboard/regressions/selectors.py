@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
-from dashboard.regressions.board import shown_values
+from dashboard.regressions.board import regression_numbers, suspect_numbers
 from dashboard.regressions.models import Regression, RegressionStatusChange, Remeasurement
 from dashboard.results.models import Build, Result, Run
 
@@ -72,10 +72,8 @@ def regression_as_dict(regression: Regression) -> dict:
         "metric": regression.metric,
         "finding": regression.finding,
         "kind": regression.kind,
-        "before": shown_values(regression)[0],
-        "after": shown_values(regression)[1],
         "magnitude": regression.magnitude,
-        "confidence": regression.confidence,
+        **regression_numbers(regression).as_dict(),  # before, after, change, direction, noise, confidence, ...
         "status": regression.status,
         "message": regression.message,
     }
@@ -168,14 +166,13 @@ def remeasurement_as_suspect(request: Remeasurement) -> dict:
     else:
         confirm = (f"no worker of {request.series.machine_class} can re-measure both builds: the next build "
                    "decides it (a second bad build confirms it)")
-    change = ""
-    if suspect.get("before") is not None and suspect.get("after") is not None:
-        change = f" {suspect['before']:.4g} -> {suspect['after']:.4g} ({suspect.get('relative_change', 0):+.1%})"
+    numbers = suspect_numbers(request)
+    change = f" {numbers.values_text} ({numbers.change_text})" if numbers.values_text else ""
     return {
         "id": None, "workload": request.series.workload.name, "config": str(request.series.config),
         "machine_class": request.series.machine_class, "metric": request.metric, "finding": "change_point",
-        "kind": "suspect", "before": suspect.get("before"), "after": suspect.get("after"),
-        "magnitude": suspect.get("magnitude"), "confidence": suspect.get("confidence"), "status": request.status,
+        "kind": "suspect", "magnitude": suspect.get("magnitude"), "status": request.status,
+        **numbers.as_dict(),
         "message": f"suspect: {request.metric}{change}; {confirm}",
     }
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import statistics
 
+from contract.findings import finding_numbers
 from detection import compare_cases, confirm_with_remeasurement, noise_estimate
 from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
 from dashboard.regressions.noise import class_priors
@@ -50,8 +51,9 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
         head = {"workload": names[sid].workload.name, "config": str(names[sid].config), "machine_class": machine_class}
         for finding in compare_cases(old.case, new.case):
             if finding.regression:
-                found.append({**head, "metric": "status", "finding": finding.kind, "kind": "regression",
-                              "before": None, "after": None, "magnitude": None, "confidence": 1.0,
+                found.append({**head, "metric": "status", "finding": finding.kind, "kind": "regression", "magnitude": None,
+                              **finding_numbers(metric="status", before=finding.details.get("before"),
+                                                after=finding.details.get("after"), kind="regression", certain=True).as_dict(),
                               "message": finding.message, "reasons": list(finding.reasons)})
         for metric, direction in TRACKED_METRICS.items():
             old_runs = old.samples.get(metric) or [[v] for v in old.run_values.get(metric, [])]
@@ -79,8 +81,10 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
                                 "re-measure both builds on one host")
                 found.append({**head, "metric": metric, "finding": "change_point",
                               "kind": "suspect" if slowed else "regression",
-                              "before": decision.before, "after": decision.after, "magnitude": decision.magnitude,
-                              "confidence": decision.confidence, "message": message,
+                              "magnitude": decision.magnitude,
+                              **finding_numbers(metric=metric, before=decision.before, after=decision.after, kind="regression",
+                                                noise=model.sd, confidence=decision.confidence).as_dict(),
+                              "message": message,
                               **({"host_slowed": slowed} if slowed else {})})
     return found, reference_notes(not_comparable)
 

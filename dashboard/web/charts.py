@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from contract.findings import ratio_interval
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
 
 
@@ -88,7 +89,8 @@ SERIES_CHARTS = (
 
 
 def series_trends(*, points, markers, machine_class: str) -> dict:
-    """Every metric of one series over builds, with noise bands (speedup: the stored 95% CI;
+    """Every metric of one series over builds, with noise bands (speedup: the stored 95% CI as a ratio
+    interval, value / (1 + h) .. value x (1 + h);
     latencies: the median's interval from the timing samples), regression markers, and on the
     speedup and latency charts the host-bound points measured on a slowed host (``host``)."""
     index = {p.build_id: i for i, p in enumerate(points)}
@@ -109,7 +111,7 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
                 y.append(sig(value * scale) if value is not None else None)
                 lo = hi = None
                 if band == "noise" and value is not None and p.speedup_noise is not None:
-                    lo, hi = value * (1 - p.speedup_noise), value * (1 + p.speedup_noise)
+                    lo, hi = ratio_interval(value, p.speedup_noise)  # never below 0 (contract.findings)
                 elif band == "samples" and metric in p.bands:
                     lo, hi = p.bands[metric]
                 low.append(sig(lo))

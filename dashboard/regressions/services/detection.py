@@ -1,5 +1,8 @@
 """Detection over one run: every series the run measured, each tracked metric, as of the run's build.
 
+A series too noisy to track (its run-to-run sd past ``contract.findings.TOO_NOISY_SD``) raises no
+change-point finding and no re-measurement: its changes are noise shown as results otherwise.
+
 Idempotent: every finding is keyed by (series, metric, finding, first bad build), and the detector
 is prefix-stable, so running it again on the same data creates nothing. Points triaged invalid are
 left out of the series, so they never serve as a baseline again.
@@ -12,6 +15,7 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
+from contract.findings import too_noisy
 from detection import FLOORS, K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
@@ -142,6 +146,8 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
             _short_history(series=series, metric=metric, points=points, summary=summary, outcome=outcome,
                            prior=priors.get(metric))
         for cp in found:
+            if too_noisy(cp.noise):  # not tracked: no finding, no re-measurement (docs/noise-and-findings.md)
+                continue
             host = host_slowed(points, cp, metric) if cp.kind == "regression" else None
             past_host = None
             if host is not None and not host_explains(metric, before=cp.before, after=cp.after, z=cp.z, host=host):
@@ -177,6 +183,8 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     values = [p.values.get(metric) for p in comparable_points(points, metric)]  # the baseline: one compile reference
     # The noise known before a change of 1-2 builds (across a change of compile reference: each side's own).
     noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)
+    if too_noisy(noise.sd):  # a series too noisy to track raises nothing (docs/noise-and-findings.md)
+        return
     found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric], min_before=None)
     if found is None:
         return
