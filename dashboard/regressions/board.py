@@ -92,7 +92,7 @@ def board_table(groups: list[BoardGroup]) -> list[dict]:
         return ref_for(git_sha=build.git_sha, local_label=build.local_label) if build else None
 
     return [
-        {"build": ref(g.build), "torch_version": g.build.torch_version, "build_date": g.build.ordered_at.date().isoformat(),
+        {"id": r.regression.id, "build": ref(g.build), "torch_version": g.build.torch_version, "build_date": g.build.ordered_at.date().isoformat(),
          "machine_class": g.machine_class, "workload": r.regression.series.workload.name,
          "config": str(r.regression.series.config), "metric": r.regression.metric, "finding": r.regression.finding,
          "kind": r.regression.kind, "status": r.regression.status, **r.numbers.as_dict(),
