@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from contract.findings import ratio_interval
+from contract.findings import ratio_interval, sd_of_halfwidth, too_noisy
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
 
 
@@ -90,7 +90,7 @@ SERIES_CHARTS = (
 
 def series_trends(*, points, markers, machine_class: str) -> dict:
     """Every metric of one series over builds, with noise bands (speedup: the stored 95% CI as a ratio
-    interval, value / (1 + h) .. value x (1 + h);
+    interval, value / (1 + h) .. value x (1 + h), none where it says the point is too noisy to track;
     latencies: the median's interval from the timing samples), regression markers, and on the
     speedup and latency charts the host-bound points measured on a slowed host (``host``)."""
     index = {p.build_id: i for i, p in enumerate(points)}
@@ -110,7 +110,8 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
                 value = p.eager_latency_ms if metric == "eager_latency_ms" else p.values.get(metric)
                 y.append(sig(value * scale) if value is not None else None)
                 lo = hi = None
-                if band == "noise" and value is not None and p.speedup_noise is not None:
+                if band == "noise" and value is not None and p.speedup_noise is not None \
+                        and not too_noisy(sd_of_halfwidth(p.speedup_noise)):  # drawn only where meaningful
                     lo, hi = ratio_interval(value, p.speedup_noise)  # never below 0 (contract.findings)
                 elif band == "samples" and metric in p.bands:
                     lo, hi = p.bands[metric]

@@ -176,16 +176,17 @@ def compare_summary(*, rows: list[CompareRow], threshold: float = 0.05) -> dict[
     """The geomean row: per metric, the geomean of old and of new over the rows where both sides
     passed and have the value (totals for the counts), and the relative change between them, judged
     against the mean of the rows' noise bands (conservative: averaging cases would shrink it). Rows
-    whose compile references differ are left out of compile_cpu_ratio's (all of them: not compared)."""
+    whose compile references differ are left out of compile_cpu_ratio's (all of them: not compared),
+    and rows too noisy to track out of that metric's (all of them: the geomean is too noisy too)."""
     out = {}
     both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
     for m in METRICS:
         present = [r.changes[m.name] for r in both if r.changes[m.name].old is not None and r.changes[m.name].new is not None]
-        if any(c.tone == REFERENCE_CHANGED for c in present):
-            present = [c for c in present if c.tone != REFERENCE_CHANGED]
-            if not present:
-                out[m.name] = Change(None, None, None, REFERENCE_CHANGED)
-                continue
+        kept = [c for c in present if c.tone not in (REFERENCE_CHANGED, TOO_NOISY)]  # not compared / too noisy
+        if present and not kept:  # every row is: so is the geomean
+            out[m.name] = Change(None, None, None, present[0].tone)
+            continue
+        present = kept
         pairs = [(c.old, c.new) for c in present]
         noises = [c.noise for c in present if c.noise is not None]
         if m.noisy:
