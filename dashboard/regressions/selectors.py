@@ -191,6 +191,7 @@ class Marker:
     kind: str  # "regression" or "improvement"
     status: str
     magnitude: float | None
+    change_text: str = ""  # the finding's change as every surface shows it (contract.findings): "+274.4 % worse"
 
 
 def open_regression_counts(*, machine_class: str, build_id: int | None = None) -> dict[int, int]:
@@ -209,7 +210,8 @@ def regression_markers(*, series_ids: list[int]) -> list[Marker]:
     bad build, on the chart of its metric."""
     if not series_ids:
         return []
-    rows = Regression.objects.filter(series_id__in=series_ids).values_list(
-        "series_id", "metric", "first_bad_build_id", "kind", "status", "magnitude"
-    )
-    return [Marker(*row) for row in rows]
+    rows = Regression.objects.filter(series_id__in=series_ids).only(
+        "series_id", "metric", "first_bad_build_id", "kind", "status", "magnitude", "finding", "before_value", "after_value",
+        "details", "confidence")
+    return [Marker(r.series_id, r.metric, r.first_bad_build_id, r.kind, r.status, r.magnitude,
+                   regression_numbers(r).change_text) for r in rows]

@@ -122,7 +122,7 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
                 line["low"], line["high"] = low, high
             out_lines.append(line)
         chart_markers = [
-            {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.magnitude:+.1%})" if m.magnitude is not None else ""),
+            {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.change_text})" if m.change_text else ""),
              "kind": m.kind}
             for m in markers
             if m.build_id in index and any(metric == m.metric for _, metric, _ in lines)

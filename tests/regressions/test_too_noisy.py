@@ -1,0 +1,55 @@
+"""A series too noisy to track raises no finding (#27 item 2, docs/noise-and-findings.md): an
+mlp_loop-like history (launch-bound: its timed blocks scatter 80 %, its speedup moves 35 % from build
+to build), then a fall to a fifth, gives detection nothing to report (no change point, no
+re-measurement), while the same fall on a series with 2 % noise is found; with the bound lifted the
+noisy one would have raised findings."""
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+import contract.findings
+from dashboard.regressions.models import Regression, Remeasurement
+from dashboard.regressions.services import detection_run
+from dashboard.results.models import Run
+from tests.dashboard.page_history import ingest_build
+from tests.regressions.history import case
+
+pytestmark = pytest.mark.django_db
+
+
+def history(sd: float, block_sd: float) -> None:
+    """14 builds at 1.3x with build-to-build noise ``sd`` (log) and blocks scattered by ``block_sd``,
+    then 4 at a fifth of it; detection after each build."""
+    rng = random.Random(11)
+    levels = [1.3 * math.exp(rng.gauss(0, sd)) for _ in range(14)] + [0.26 * math.exp(rng.gauss(0, sd)) for _ in range(4)]
+    for day, level in enumerate(levels, start=1):
+        result = case(level, rng=rng)
+        eager = result["samples"]["eager_ms"]
+        result["samples"]["compiled_ms"] = [e / level * math.exp(rng.gauss(0, block_sd)) for e in eager]
+        document = ingest_build(day, [result])
+        detection_run(run_id=Run.objects.get(pk=document["run"]["id"]).id)
+
+
+def noisy_findings() -> int:
+    return Regression.objects.filter(finding="change_point").count() + Remeasurement.objects.count()
+
+
+def test_a_too_noisy_series_raises_nothing():
+    history(0.35, block_sd=0.8)
+    assert noisy_findings() == 0
+
+
+def test_without_the_bound_the_same_history_would_raise_findings(monkeypatch):
+    monkeypatch.setattr(contract.findings, "TOO_NOISY_SD", 10.0)  # the bound lifted: the test above can fail
+    history(0.35, block_sd=0.8)
+    assert noisy_findings() > 0
+
+
+def test_the_same_fall_on_a_quiet_series_is_found():
+    history(0.02, block_sd=0.002)
+    found = Regression.objects.get(finding="change_point", metric="speedup")
+    assert found.kind == "regression" and found.details["noise"] < contract.findings.TOO_NOISY_SD
+
