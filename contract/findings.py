@@ -26,6 +26,9 @@ TOO_NOISY_SD = 0.20  # relative sd (of the log) past which a series is not track
 Z_95 = 1.96  # two-sided 95 % normal quantile (as the noise bands have always used)
 TWO_RUNS_95 = Z_95 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs, in sds
 WORSE, BETTER, WITHIN_NOISE, TOO_NOISY = "worse", "better", "within noise", "too noisy to track"
+# Timed in the runner's interleaved blocks, whose stated scatter (``speedup_noise``) is the speedup's:
+# a speedup too noisy to track says the same of the compiled latency, its denominator.
+BLOCK_TIMED_METRICS = ("speedup", "compiled_latency_ms")
 
 _UNITS = {"speedup": "×", "compression_ratio": "×", "memory_compression": "×", "compile_cpu_ratio": "×", GAP_METRIC: "×",
           "compiled_latency_ms": " ms", "eager_latency_ms": " ms", "compile_time_cold_s": " s", "compile_time_warm_s": " s"}

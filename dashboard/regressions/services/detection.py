@@ -1,7 +1,9 @@
 """Detection over one run: every series the run measured, each tracked metric, as of the run's build.
 
-A series too noisy to track (its run-to-run sd past ``contract.findings.TOO_NOISY_SD``) raises no
-change-point finding and no re-measurement: its changes are noise shown as results otherwise.
+A series too noisy to track (its run-to-run sd past ``contract.findings.TOO_NOISY_SD``, or for its
+speedup and compiled latency the median sd its runs' own speedup intervals stand for) raises no
+change-point finding and no re-measurement: its changes are noise shown as results otherwise
+(docs/noise-and-findings.md).
 
 Idempotent: every finding is keyed by (series, metric, finding, first bad build), and the detector
 is prefix-stable, so running it again on the same data creates nothing. Points triaged invalid are
@@ -11,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import math
+import statistics
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from contract.findings import too_noisy
+from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth, too_noisy
 from detection import FLOORS, K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
@@ -131,7 +134,10 @@ def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summ
 
 def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummary, outcome: DetectionOutcome,
                     priors: dict[str, float]) -> None:
+    stated = stated_sd(points)
     for metric, direction in TRACKED_METRICS.items():
+        if metric in BLOCK_TIMED_METRICS and too_noisy(stated):  # its runs say so themselves: not tracked
+            continue
         # compile_cpu_ratio measured against another compile reference than the newest build's is
         # not part of its baseline: after a change of reference the series starts again (first week).
         scoped = comparable_points(points, metric)
@@ -167,6 +173,13 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                 details={"message": _change_message(metric, cp) + _past_host_note(past_host), "z": cp.z, "noise": cp.noise,
                          "delay": cp.delay, **({"host_slowed": past_host} if past_host else {})},
             )
+
+
+def stated_sd(points: list[Point]) -> float | None:
+    """The median over a series' passing runs of the sd their own speedup intervals stand for
+    (``contract.findings.sd_of_halfwidth``); None where no run stated one."""
+    sds = [sd for p in points for sd in map(sd_of_halfwidth, p.speedup_noises) if sd is not None]
+    return statistics.median(sds) if sds else None
 
 
 FLOOR_RULE_BAD_BUILDS = 2  # the newest builds a change of the floor rule may span before it is regressed

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from contract.findings import BETTER, TWO_RUNS_95, WORSE, judge, sd_of_halfwidth
+from contract.findings import BETTER, BLOCK_TIMED_METRICS, TWO_RUNS_95, WORSE, judge, sd_of_halfwidth
 from contract.findings import TOO_NOISY as TOO_NOISY_WORD
 from dashboard.results.aggregates import geomean, latest_per_series, relative_change
 from dashboard.results.compile_reference import REFERENCED_METRICS, reference_changed
@@ -22,9 +22,6 @@ FILTERS = ("all", "regressed", "improved", "new_failures", "new_graph_breaks")
 SORT_KEYS = ("workload", "config", "status") + tuple(m.name for m in METRICS)
 WITHIN_NOISE = "same"
 TOO_NOISY = "too_noisy"  # the series' noise is past contract.findings.TOO_NOISY_SD: no colour, no flag
-# Timed in the runner's interleaved blocks, whose stated within-run noise (speedup_noise) is the
-# speedup's: a speedup too noisy to track says the same of the compiled latency, its denominator.
-BLOCK_TIMED = ("speedup", "compiled_latency_ms")
 REFERENCE_CHANGED = "reference_changed"  # the tone of a compile_cpu_ratio measured against two references: no change shown
 NoiseBands = Callable[[int], dict[str, float]]  # series id -> per timed metric, its relative 95 % band
 
@@ -107,7 +104,7 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
         within = max((sd for sd in (sd_of_halfwidth(o["speedup_noise"]), sd_of_halfwidth(n["speedup_noise"]))
                       if sd is not None), default=None)  # each side's own stated noise
         row.changes = {m.name: judge_change(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
-                                            within_sd=within if m.name in BLOCK_TIMED else None)
+                                            within_sd=within if m.name in BLOCK_TIMED_METRICS else None)
                        for m in METRICS}
         for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
             if name in row.changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
