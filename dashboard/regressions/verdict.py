@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import statistics
 
-from contract.findings import finding_numbers
+from contract.findings import BLOCK_TIMED_METRICS, finding_numbers, too_noisy
 from detection import compare_cases, confirm_with_remeasurement, noise_estimate
 from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
-from dashboard.regressions.noise import class_priors
+from dashboard.regressions.noise import class_priors, stated_sd
 from dashboard.results.compile_reference import NOT_COMPARABLE, REFERENCED_METRICS, reference_changed
 from dashboard.results.host import HOST_SENSITIVE_METRICS
 from dashboard.results.models import Build, BuildSummary, Result, Series
@@ -68,6 +68,8 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
             runs = [r for _, _, r in by_build]
             breaks = [i for i in range(1, len(by_build)) if by_build[i][1] != by_build[i - 1][1]]  # a change of reference
             model = noise_estimate(metric, [statistics.median(r) for r in runs], runs, breaks=breaks, prior=priors.get(metric))
+            if too_noisy(model.sd) or (metric in BLOCK_TIMED_METRICS and too_noisy(stated_sd([old, new]))):
+                continue  # too noisy to track: never a finding (docs/noise-and-findings.md)
             # the history gives the noise only: joined to the old side, it would stand in for a
             # baseline that is itself a changed build (two runs of one variant build then differ)
             decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd)

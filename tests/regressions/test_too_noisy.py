@@ -12,9 +12,10 @@ import pytest
 
 import contract.findings
 from dashboard.regressions.models import Regression, Remeasurement
+from dashboard.regressions.selectors import build_verdict
 from dashboard.regressions.services import detection_run
-from dashboard.results.models import Run
-from tests.dashboard.page_history import ingest_build
+from dashboard.results.models import Build, Run
+from tests.dashboard.page_history import ingest_build, sha_for
 from tests.regressions.history import case
 
 pytestmark = pytest.mark.django_db
@@ -59,3 +60,14 @@ def test_the_same_fall_on_a_quiet_series_is_found():
     found = Regression.objects.get(finding="change_point", metric="speedup")
     assert found.kind == "regression" and found.details["noise"] < contract.findings.TOO_NOISY_SD
 
+
+
+@pytest.mark.parametrize("speedup_noise, found", [(1.74, False), (0.01, True)])
+def test_the_named_baseline_verdict_applies_the_same_bound(speedup_noise, found):
+    rng = random.Random(3)
+    for day, level in ((1, 1.3), (2, 0.26)):
+        ingest_build(day, [case(level, rng=rng, speedup_noise=speedup_noise)])
+    build, baseline = (Build.objects.get(git_sha=sha_for(day)) for day in (2, 1))
+    verdict = build_verdict(build=build, baseline=baseline, machine_class="cpu")
+    speedup = [f for f in verdict.regressions if f["metric"] == "speedup"]
+    assert bool(speedup) is found and verdict.verdict == ("regressed" if found else "pass")

@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import logging
 import math
-import statistics
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth, too_noisy
+from contract.findings import BLOCK_TIMED_METRICS, too_noisy
 from detection import FLOORS, K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
-from dashboard.regressions.noise import class_priors, point_noise
+from dashboard.regressions.noise import class_priors, point_noise, stated_sd
 from dashboard.regressions.services.remeasure import (
     remeasurement_decide,
     remeasurement_decide_by_next_build,
@@ -173,13 +172,6 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                 details={"message": _change_message(metric, cp) + _past_host_note(past_host), "z": cp.z, "noise": cp.noise,
                          "delay": cp.delay, **({"host_slowed": past_host} if past_host else {})},
             )
-
-
-def stated_sd(points: list[Point]) -> float | None:
-    """The median over a series' passing runs of the sd their own speedup intervals stand for
-    (``contract.findings.sd_of_halfwidth``); None where no run stated one."""
-    sds = [sd for p in points for sd in map(sd_of_halfwidth, p.speedup_noises) if sd is not None]
-    return statistics.median(sds) if sds else None
 
 
 FLOOR_RULE_BAD_BUILDS = 2  # the newest builds a change of the floor rule may span before it is regressed
