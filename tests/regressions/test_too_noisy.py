@@ -11,10 +11,13 @@ import random
 import pytest
 
 import contract.findings
+from contract.findings import sd_of_halfwidth
+from dashboard.regressions.ab import judge as ab_judge
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.regressions.selectors import build_verdict
 from dashboard.regressions.services import detection_run
 from dashboard.results.models import Build, Run
+from dashboard.results.selectors.common import METRICS_BY_NAME
 from tests.dashboard.page_history import ingest_build, sha_for
 from tests.regressions.history import case
 
@@ -71,3 +74,11 @@ def test_the_named_baseline_verdict_applies_the_same_bound(speedup_noise, found)
     verdict = build_verdict(build=build, baseline=baseline, machine_class="cpu")
     speedup = [f for f in verdict.regressions if f["metric"] == "speedup"]
     assert bool(speedup) is found and verdict.verdict == ("regressed" if found else "pass")
+
+
+def test_the_ab_page_judges_by_the_same_rule():
+    speedup, breaks = METRICS_BY_NAME["speedup"], METRICS_BY_NAME["graph_break_count"]
+    assert ab_judge(speedup, 1.3, 10.661, 0.05, within_sd=sd_of_halfwidth(1.74)).tone == "too_noisy"  # not green
+    assert ab_judge(speedup, 1.3, 10.661, 0.8).tone == "too_noisy"  # its band: sd 0.8 / 2.77 = 29 %
+    assert ab_judge(speedup, 1.3, 1.31, 0.05).tone == "same" and ab_judge(speedup, 1.3, 1.5, 0.05).tone == "better"
+    assert ab_judge(breaks, 1, 1, None).tone == "same" and ab_judge(breaks, 1, 3, None).tone == "worse"

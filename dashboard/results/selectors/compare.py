@@ -131,13 +131,19 @@ def judge_change(metric, old: float | None, new: float | None, *, threshold: flo
     change = Change(old, new, relative_change(old, new), noise=noise if metric.noisy else None)
     if change.change is None:
         return change
-    sd = None
-    if metric.noisy:
-        sd = max((x for x in (noise / TWO_RUNS_95 if noise is not None else None, within_sd) if x is not None), default=None)
-    word = judge(change=change.change, bar=max(threshold, noise or 0.0) if metric.noisy else 1e-12,
-                 worse=metric.worse(change.change), sd=sd)
-    change.tone = {WORSE: "worse", BETTER: "better", TOO_NOISY_WORD: TOO_NOISY}.get(word, WITHIN_NOISE if metric.noisy else "")
+    change.tone = noise_tone(metric, change.change, bar=max(threshold, noise or 0.0), noise=noise, within_sd=within_sd)
     return change
+
+
+def noise_tone(metric, change: float, *, bar: float, noise: float | None, within_sd: float | None = None) -> str:
+    """``contract.findings.judge`` as a cell's tone: "worse", "better", WITHIN_NOISE (a timed change
+    not past ``bar``) or TOO_NOISY (the run-to-run sd, the 95 % ``noise`` band over ``TWO_RUNS_95``,
+    or ``within_sd``, past the bound); a count: worse/better by any difference, else ""."""
+    if not metric.noisy:
+        return "" if change == 0 else ("worse" if metric.worse(change) else "better")
+    sd = max((x for x in (noise / TWO_RUNS_95 if noise is not None else None, within_sd) if x is not None), default=None)
+    word = judge(change=change, bar=bar, worse=metric.worse(change), sd=sd)
+    return {WORSE: "worse", BETTER: "better", TOO_NOISY_WORD: TOO_NOISY}.get(word, WITHIN_NOISE)
 
 
 def _flag(row: CompareRow, metric) -> None:

@@ -153,6 +153,8 @@ def ab_cells(cells: dict, metrics) -> str:
             verdict = ""
         elif c.tone == "same":
             verdict = '<span class="verdict">no change</span>'
+        elif c.tone == "too_noisy":  # contract.findings: the series' noise is past the bound
+            verdict = f'<span class="verdict" title="run-to-run sd past {TOO_NOISY_SD:.0%}">{TOO_NOISY}</span>'
         else:
             verdict = f'<span class="delta">{change(c.change, "count" if c.noise is None else "relative")}</span>'
         noise = f' <span class="noise">±{c.noise * 100:.1f}%</span>' if c.noise is not None and c.change is not None else ""
