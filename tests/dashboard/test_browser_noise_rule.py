@@ -105,3 +105,28 @@ def test_the_regressions_page_shows_the_apis_numbers_and_greys_a_too_noisy_findi
     pending = page.locator("#remeasurements tbody tr").first.locator("td.change")
     assert pending.inner_text() == "+274.4 % worse ± 1.2 %"  # a latency rise: +, worse (was -274.4 %)
     assert problems == []
+
+
+def test_the_ab_page_greys_a_variant_too_noisy_to_track(browser, live_server):
+    from contract.variants import Overrides, variant_label
+    from dashboard.results.services import run_ingest
+    from tests.documents import make_document
+
+    base = make_document(results=[make_result("mlp_loop", "static", speedup=1.3, speedup_noise=0.02),
+                                  make_result("mlp_loop", "backed", speedup=1.25)])
+    variant = make_document(results=[make_result("mlp_loop", "static", speedup=10.661, speedup_noise=1.74),  # ±174 %
+                                     make_result("mlp_loop", "backed", speedup=1.6)])  # +28 %: past its noise
+    overrides = Overrides.build({"inductor.coordinate_descent_tuning": True})
+    variant["build"].update(overrides=overrides.as_document(), local_label=variant_label("", overrides))
+    run_ingest(document=base)
+    run_ingest(document=variant)
+    ref = f"{base['build']['git_sha'][:12]}+{variant['build']['local_label']}"
+    page, problems = open_page(browser, f"{live_server.url}/ab/?base={base['build']['git_sha'][:12]}&variant={ref}",
+                               viewport={"width": 1400, "height": 900})
+    shot(page, "ab")
+    noisy = page.locator("table.ab tr.case", has_text="static").locator("td[data-metric=speedup]")
+    assert "too noisy to track" in noisy.inner_text() and "too_noisy" in noisy.get_attribute("class").split()
+    assert noisy.evaluate("td => getComputedStyle(td).backgroundColor") == GREY  # never green +720 %
+    past = page.locator("table.ab tr.case", has_text="backed").locator("td[data-metric=speedup]")
+    assert "+28.0%" in past.inner_text() and "better" in past.get_attribute("class").split()
+    assert problems == []
