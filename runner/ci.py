@@ -26,6 +26,8 @@ import urllib.parse
 import urllib.request
 from typing import Sequence
 
+from contract.findings import FindingNumbers
+
 API_PREFIX = "/api/v1"
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_SUSPECT = 0, 1, 2, 3, 4
 EXIT_CODES = """exit status:
@@ -201,11 +203,9 @@ def format_verdict(verdict: dict) -> str:
     if verdict.get("message"):
         lines.append(f"  {verdict['message']}")
     for r in verdict.get("regressions", []):
-        change = ""
-        if r.get("before") is not None and r.get("after") is not None:
-            change = f" {r['before']:.4g} -> {r['after']:.4g}"
-        if r.get("magnitude") is not None:
-            change += f" ({r['magnitude']:+.1%})"
+        # the finding's numbers as the API computed them, printed as every surface prints them
+        numbers = FindingNumbers.from_dict(r["metric"], r).text
+        change = f" {numbers}" if numbers else ""
         message = f": {r['message']}" if r.get("message") else ""
         what = r["metric"] if r["finding"] == r["metric"] else f"{r['metric']} {r['finding']}"
         lines.append(f"  {r['workload']} [{r['config']}] {what}{change}{message}")

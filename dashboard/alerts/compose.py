@@ -14,19 +14,13 @@ from django.urls import reverse
 
 from dashboard.alerts.matching import severity_of
 from dashboard.alerts.models import Delivery, Subscription
-from dashboard.regressions.board import GAP_METRIC, shown_values
+from dashboard.regressions.board import regression_numbers
 from dashboard.regressions.models import AlertSummary, Regression
-from dashboard.results.formatting import metric_format
 from dashboard.results.models import Build, Run
 from dashboard.results.selectors.common import build_ref
 
 MAX_LISTED = 25  # regressions spelled out in one message; the rest are counted, with a link to all
 _REAL_SHA = re.compile(r"^[0-9a-f]{7,40}$")
-_UNITS = {"speedup": "x", "compiled_latency_ms": "ms", "compile_time_cold_s": "s", "compile_time_warm_s": "s",
-          "compile_cpu_ratio": "x",
-          "compiled_peak_memory_bytes": "bytes", GAP_METRIC: "x"}
-
-
 @dataclass
 class Message:
     subject: str
@@ -45,7 +39,7 @@ class Item:
     finding: str
     severity: str
     message: str
-    change: str  # "1.249× → 1.099× (12.0% worse) confidence 1.000", or ""
+    change: str  # "1.249× → 1.099× (-12.0 % worse, noise ± 0.4 %), confidence 0.999" (contract.findings), or ""
     reason: str  # the first new reason's first line, unless the message says it already
     workload_url: str
     compare_url: str | None = None  # only when its builds differ from the run's
@@ -121,20 +115,11 @@ def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
     series, config = regression.series, regression.series.config
     good, bad = regression.last_good_build, regression.first_bad_build
     own_range = (good and good.id, bad.id) != (previous and previous.id, run.build_id)
-    parts = []
-    before, after = shown_values(regression)  # the gap as the ratio unbacked/backed
-    if before is not None and after is not None:
-        unit = _UNITS.get(regression.metric, "")
-        parts.append(f"{metric_format(before, unit)} → {metric_format(after, unit)}")
-    if regression.magnitude is not None and regression.metric != GAP_METRIC:  # a gap's is ratio - 1: the ratio says it
-        parts.append(f"({abs(regression.magnitude):.1%} worse)")
-    if regression.confidence is not None:
-        parts.append(f"confidence {regression.confidence:.3f}")
     reason = _first_line((regression.details.get("reasons") or [""])[0])
     return Item(
         workload=series.workload.name, config=str(config), metric=regression.metric,
         finding=regression.get_finding_display(), severity=severity_of(regression.finding), message=regression.message,
-        change=" ".join(parts), reason="" if reason in regression.message else reason,
+        change=regression_numbers(regression).text, reason="" if reason in regression.message else reason,
         workload_url=absolute(reverse("web:workload", args=[series.workload.name]), {
             "machine": series.machine_class, "mode": config.compile_mode, "regime": config.shape_regime, "dtype": config.dtype}),
         compare_url=compare_url(good, bad, series.machine_class) if own_range else None,

@@ -429,7 +429,7 @@ class ChangeSerializer(serializers.Serializer):
     old = serializers.FloatField(allow_null=True)
     new = serializers.FloatField(allow_null=True)
     change = serializers.FloatField(allow_null=True, help_text="relative: new / old - 1")
-    tone = StrictCharField(help_text="better, worse, same (a timed change within its noise), reference_changed "
+    tone = StrictCharField(help_text="better, worse, same (a timed change within its noise), too_noisy (the series' run-to-run sd is past 20 %: not judged), reference_changed "
                            "(compile_cpu_ratio measured against different compile references: not compared) or empty")
     noise = serializers.FloatField(allow_null=True, help_text="relative: where two runs of one unchanged build differ 95 % of the time")
 
@@ -472,7 +472,26 @@ class ComparePageSerializer(serializers.Serializer):
 
 
 # --- regressions and the verdict -------------------------------------------------------------------
-class RegressionSerializer(serializers.Serializer):
+class FindingNumbersFields(serializers.Serializer):
+    """A finding's numbers, computed once (``contract.findings``; docs/noise-and-findings.md): the
+    page, this API, ``runner ci``, the CSV and the alerts show the same."""
+
+    before = serializers.JSONField(allow_null=True, help_text="in the metric's units; dynamic_gap: the ratio unbacked/backed; "
+                                   "a status change: the status")
+    after = serializers.JSONField(allow_null=True, help_text="as before")
+    change = serializers.FloatField(allow_null=True, help_text="after / before - 1 of the values shown (+0.05: grew 5 %)")
+    direction = serializers.ChoiceField(choices=["worse", "better", "too noisy to track"],
+                                        help_text="worse or better for the metric; too noisy to track: the series' "
+                                                  "run-to-run sd is past the bound")
+    noise = serializers.FloatField(allow_null=True, help_text="relative run-to-run sd the change was judged against")
+    confidence = serializers.FloatField(allow_null=True, help_text="1 - p; 1.0 for a deterministic finding")
+    certain = serializers.BooleanField(help_text="deterministic (a status, a count, a reason, a ratio past its threshold)")
+    change_text = StrictCharField(allow_blank=True, help_text='e.g. "+274.4 % worse"')
+    confidence_text = StrictCharField(allow_blank=True, help_text='"certain", "0.999" or ""')
+    text = StrictCharField(allow_blank=True, help_text="the whole line as every surface prints it")
+
+
+class RegressionSerializer(FindingNumbersFields):
     """A detected change (``dashboard.regressions.models.Regression``)."""
 
     id = serializers.IntegerField()
@@ -482,10 +501,8 @@ class RegressionSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["regression", "improvement"])
     first_bad_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     last_good_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
-    magnitude = serializers.FloatField(allow_null=True)
-    confidence = serializers.FloatField(allow_null=True)
-    before = serializers.SerializerMethodField(help_text="dynamic_gap: the ratio unbacked/backed speedup")
-    after = serializers.SerializerMethodField(help_text="dynamic_gap: the ratio unbacked/backed speedup")
+    magnitude = serializers.FloatField(allow_null=True, help_text="as detection stored it: signed by goodness (-0.05: 5 % "
+                                       "worse); the gap: ratio - 1. Shown: change and direction")
     message = serializers.SerializerMethodField()
     reasons = serializers.SerializerMethodField()
     status = serializers.ChoiceField(choices=REGRESSION_STATUSES)
@@ -494,15 +511,10 @@ class RegressionSerializer(serializers.Serializer):
     note = StrictCharField()
     created_at = serializers.DateTimeField()
 
-    def get_before(self, r) -> float | None:
-        from dashboard.regressions.board import shown_values  # noqa: PLC0415 (optional app)
+    def to_representation(self, instance):
+        from dashboard.regressions.board import regression_numbers  # noqa: PLC0415 (optional app)
 
-        return shown_values(r)[0]
-
-    def get_after(self, r) -> float | None:
-        from dashboard.regressions.board import shown_values  # noqa: PLC0415 (optional app)
-
-        return shown_values(r)[1]
+        return super().to_representation(_WithNumbers(instance, regression_numbers(instance).as_dict()))
 
     def get_first_bad_build(self, r) -> str:
         return build_ref(r.first_bad_build)
@@ -518,6 +530,16 @@ class RegressionSerializer(serializers.Serializer):
         details = r.details if isinstance(r.details, dict) else {}
         reasons = details.get("reasons") or []
         return [str(x) for x in reasons] if isinstance(reasons, list) else []
+
+
+class _WithNumbers:
+    """A regression whose attributes are read through, but for its numbers (``FindingNumbersFields``)."""
+
+    def __init__(self, regression, numbers: dict):
+        self._regression, self._numbers = regression, numbers
+
+    def __getattr__(self, name):
+        return self._numbers[name] if name in self._numbers else getattr(self._regression, name)
 
 
 class TriageSerializer(serializers.Serializer):
@@ -547,17 +569,14 @@ class HostSlowedSerializer(serializers.Serializer):
     after_probe_ms = serializers.FloatField()
 
 
-class VerdictRegressionSerializer(serializers.Serializer):
+class VerdictRegressionSerializer(FindingNumbersFields):
     id = serializers.IntegerField(required=False, allow_null=True, help_text="the stored regression, when there is one")
     workload = StrictCharField()
     config = StrictCharField()
     metric = StrictCharField()
     finding = StrictCharField()
     kind = StrictCharField(help_text="regression; suspect (moved, not confirmed: the message says what would confirm it)")
-    before = serializers.FloatField(allow_null=True, required=False)
-    after = serializers.FloatField(allow_null=True, required=False)
-    magnitude = serializers.FloatField(allow_null=True, required=False)
-    confidence = serializers.FloatField(allow_null=True, required=False)
+    magnitude = serializers.FloatField(allow_null=True, required=False, help_text="as detection stored it (signed by goodness)")
     message = StrictCharField(allow_blank=True, required=False)
     reasons = serializers.ListField(child=StrictCharField(allow_blank=True), required=False)
     status = StrictCharField(required=False, help_text="the stored regression's triage status")

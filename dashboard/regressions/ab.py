@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth
 from detection.replicates import MIN_SD
 from dashboard.regressions.noise import TWO_RUNS_95, class_priors, series_noise_bands
 from dashboard.results.aggregates import geomean, relative_change
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS_BY_NAME, Metric, build_ref, config_label
-from dashboard.results.selectors.compare import build_results_by_series
+from dashboard.results.selectors.compare import TOO_NOISY, build_results_by_series, noise_tone
 from dashboard.results.variants import is_variant_of, overrides_stored
 
 AB_METRICS: tuple[Metric, ...] = tuple(
@@ -37,7 +38,7 @@ class Cell:
     variant: float | None
     change: float | None  # relative for timed figures, the difference for counts
     noise: float | None  # relative; None for counts
-    tone: str = ""  # NO_CHANGE, BETTER, WORSE, or "" (not comparable)
+    tone: str = ""  # NO_CHANGE, BETTER, WORSE, TOO_NOISY, or "" (not comparable)
 
 
 @dataclass
@@ -74,27 +75,30 @@ class VariantAB:
     only_variant: int = 0
 
 
-def judge(metric: Metric, base: float | None, variant: float | None, noise: float | None) -> Cell:
-    """One figure of the base and the variant, its change and whether it is past the noise."""
+def judge(metric: Metric, base: float | None, variant: float | None, noise: float | None,
+          within_sd: float | None = None) -> Cell:
+    """One figure of the base and the variant, its change and whether it is past the noise, by
+    /compare/'s rule (``noise_tone``: grey "no change" within it, grey TOO_NOISY past the bound;
+    docs/noise-and-findings.md)."""
     if base is None or variant is None:
         return Cell(base, variant, None, noise)
     if not metric.noisy:
         change = variant - base
-        tone = NO_CHANGE if change == 0 else (WORSE if metric.worse(change) else BETTER)
-        return Cell(base, variant, change, None, tone)
+        return Cell(base, variant, change, None, noise_tone(metric, change, bar=0.0, noise=None) or NO_CHANGE)
     change = relative_change(base, variant)
     noise = max(noise or 0.0, NOISE_FLOOR)
     if change is None:
         return Cell(base, variant, None, noise)
-    tone = NO_CHANGE if abs(change) <= noise else (WORSE if metric.worse(change) else BETTER)
-    return Cell(base, variant, change, noise, tone)
+    return Cell(base, variant, change, noise, noise_tone(metric, change, bar=noise, noise=noise, within_sd=within_sd))
 
 
 def _row(base: dict, variant: dict, configs: dict[int, Config], noises: dict[str, float]) -> Row:
     both_pass = base["status"] == variant["status"] == "pass"
+    stated = max((sd for sd in map(sd_of_halfwidth, (base["speedup_noise"], variant["speedup_noise"])) if sd is not None),
+                 default=None)  # each side's own speedup interval
     cells = {
         m.name: judge(m, base[m.name] if both_pass else None, variant[m.name] if both_pass else None,
-                      noises.get(m.name))
+                      noises.get(m.name), stated if m.name in BLOCK_TIMED_METRICS else None)
         for m in AB_METRICS
     }
     return Row(variant["workload__name"], config_label(configs[variant["config_id"]]), variant["config_id"], base["status"],
@@ -108,7 +112,8 @@ def _geomean(config: str, rows: list[Row]) -> Geomean:
     passing = [r for r in rows if r.base_status == r.variant_status == "pass"]
     cells = {}
     for m in AB_METRICS:
-        present = [r.cells[m.name] for r in passing if r.cells[m.name].change is not None]
+        present = [r.cells[m.name] for r in passing if r.cells[m.name].change is not None
+                   and r.cells[m.name].tone != TOO_NOISY]  # too noisy to track: not in the geomean
         if m.noisy:
             noises = [c.noise for c in present if c.noise is not None]
             cells[m.name] = judge(m, geomean(c.base for c in present), geomean(c.variant for c in present),

@@ -11,19 +11,42 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from dashboard.regressions.models import Regression
+from contract.findings import GAP_METRIC, FindingNumbers, finding_numbers
+from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Result
 
-GAP_METRIC = "dynamic_gap"
+__all__ = ["GAP_METRIC", "regression_numbers", "remeasurements_shown", "shown_values", "suspect_numbers"]
 
 
-def shown_values(regression: Regression) -> tuple[float | None, float | None]:
-    """(before, after) as pages, the API and the CLI show them. Detection stores the unbacked gap
-    as ``unbacked/backed - 1``; it is shown as the ratio unbacked/backed (0.81: unbacked 19% slower)."""
+def regression_numbers(regression: Regression) -> FindingNumbers:
+    """The finding's numbers as every surface shows them (``contract.findings``, computed once):
+    before/after (the gap as the ratio unbacked/backed; a status change's statuses), the change
+    after/before - 1, worse/better, its noise, and a confidence of 1 for a deterministic finding."""
+    details = regression.details if isinstance(regression.details, dict) else {}
     before, after = regression.before_value, regression.after_value
-    if regression.metric == GAP_METRIC:
-        return (None if before is None else before + 1, None if after is None else after + 1)
-    return before, after
+    if before is None and after is None and (details.get("before") or details.get("after")):
+        before, after = details.get("before") or "–", details.get("after") or "–"  # statuses
+    noise = details.get("noise")
+    return finding_numbers(metric=regression.metric, before=before, after=after, kind=regression.kind,
+                           noise=noise if isinstance(noise, (int, float)) else None, confidence=regression.confidence,
+                           certain=regression.finding != Regression.Finding.CHANGE_POINT)
+
+
+def suspect_numbers(request: Remeasurement) -> FindingNumbers:
+    """A suspect waiting for re-measurement, shown like a finding (a regression if confirmed)."""
+    suspect = request.suspect if isinstance(request.suspect, dict) else {}
+    return finding_numbers(metric=request.metric, before=suspect.get("before"), after=suspect.get("after"),
+                           kind="suspect", noise=suspect.get("noise"), confidence=suspect.get("confidence"))
+
+
+def remeasurements_shown(requests) -> list[tuple[Remeasurement, FindingNumbers]]:
+    return [(request, suspect_numbers(request)) for request in requests]
+
+
+def shown_values(regression: Regression) -> tuple[float | str | None, float | str | None]:
+    """(before, after) as pages, the API and the CLI show them (``regression_numbers``)."""
+    numbers = regression_numbers(regression)
+    return numbers.before, numbers.after
 
 
 def board_order(regressions: QuerySet[Regression]) -> QuerySet[Regression]:
@@ -38,12 +61,7 @@ def board_order(regressions: QuerySet[Regression]) -> QuerySet[Regression]:
 @dataclass
 class BoardRow:
     regression: Regression
-    before: float | str | None
-    after: float | str | None
-    change: float | None  # relative, signed as measured (after / before - 1)
-    noise: float | None  # the noise the change is measured against (relative), when detection gave one
-    confidence: float | None
-    deterministic: bool  # a fact (a status, a count, a reason, a ratio over a threshold), not an estimate
+    numbers: FindingNumbers  # before, after, change, worse/better, noise, confidence: one computation
     baseline_state: bool  # no earlier build with this case: the state the series started in
     repro: str
 
@@ -62,20 +80,8 @@ class BoardGroup:
 
 
 def _row(regression: Regression, repro: str) -> BoardRow:
-    details = regression.details if isinstance(regression.details, dict) else {}
-    before, after = shown_values(regression)
-    change = None
-    if isinstance(before, (int, float)) and isinstance(after, (int, float)) and before:
-        change = after / before - 1
-    if before is None and after is None and (details.get("before") or details.get("after")):
-        before, after = details.get("before") or "–", details.get("after") or "–"  # statuses
-    noise = details.get("noise")
-    return BoardRow(
-        regression=regression, before=before, after=after, change=change,
-        noise=noise if isinstance(noise, (int, float)) else None, confidence=regression.confidence,
-        deterministic=regression.finding != Regression.Finding.CHANGE_POINT,
-        baseline_state=regression.last_good_build_id is None, repro=repro,
-    )
+    return BoardRow(regression=regression, numbers=regression_numbers(regression),
+                    baseline_state=regression.last_good_build_id is None, repro=repro)
 
 
 def board_table(groups: list[BoardGroup]) -> list[dict]:
@@ -86,11 +92,10 @@ def board_table(groups: list[BoardGroup]) -> list[dict]:
         return ref_for(git_sha=build.git_sha, local_label=build.local_label) if build else None
 
     return [
-        {"build": ref(g.build), "torch_version": g.build.torch_version, "build_date": g.build.ordered_at.date().isoformat(),
+        {"id": r.regression.id, "build": ref(g.build), "torch_version": g.build.torch_version, "build_date": g.build.ordered_at.date().isoformat(),
          "machine_class": g.machine_class, "workload": r.regression.series.workload.name,
          "config": str(r.regression.series.config), "metric": r.regression.metric, "finding": r.regression.finding,
-         "kind": r.regression.kind, "status": r.regression.status, "before": r.before, "after": r.after,
-         "change": r.change, "noise": r.noise, "confidence": r.confidence, "deterministic": r.deterministic,
+         "kind": r.regression.kind, "status": r.regression.status, **r.numbers.as_dict(),
          "baseline_state": r.baseline_state, "last_good": ref(r.regression.last_good_build),
          "first_bad": ref(r.regression.first_bad_build), "repro": r.repro, "message": r.regression.message}
         for g in groups for r in g.rows

@@ -46,6 +46,9 @@ class Point:
     # The compile reference its compile_cpu_ratio was measured against (Result.compile_reference;
     # runs of the build against another reference are left out of its value: the newest run's wins).
     compile_reference: str = ""
+    # Each passing run's own stated speedup interval (Result.speedup_noise, a relative 95 % half-width):
+    # what the runner says of its blocks' scatter (detection's "too noisy to track", contract.findings).
+    speedup_noises: list[float] = field(default_factory=list)
 
     def reference(self, metric: str) -> str | None:
         """The reference ``metric`` was measured against; None for a metric without one."""
@@ -104,7 +107,8 @@ def build_points(*, build_ids: list[int], machine_class: str) -> dict[int, dict[
     return {sid: {p.build_id: p for p in points_from_rows(series_rows)} for sid, series_rows in by_series.items()}
 
 
-_ROW_FIELDS = ("build_id", "run_id", "samples", "host_probe", "host_share", "compile_reference", *TRACKED_METRICS, *_CASE_FIELDS)
+_ROW_FIELDS = ("build_id", "run_id", "samples", "host_probe", "host_share", "compile_reference", "speedup_noise",
+               *TRACKED_METRICS, *_CASE_FIELDS)
 _NOISE_ROW_FIELDS = (*_ROW_FIELDS[:-len(_CASE_FIELDS)], "status")
 
 
@@ -130,6 +134,8 @@ def points_from_rows(rows) -> list[Point]:
         if row["status"] != Result.Status.PASS:
             continue
         hosts.append((row["host_probe"], row["host_share"]))
+        if row.get("speedup_noise") is not None:
+            point.speedup_noises.append(float(row["speedup_noise"]))
         for metric in TRACKED_METRICS:
             value = row[metric]
             if value is not None and value > 0:

@@ -9,13 +9,13 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from contract.findings import TWO_RUNS_95, sd_of_halfwidth
 from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_ses
 from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points, reference_breaks
 from dashboard.results.compile_reference import REFERENCED_METRICS
 from dashboard.results.models import BuildSummary, Result
 
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
-TWO_RUNS_95 = 1.96 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
 # changes (here or in ``detection.replicates``), so the sets stored before are computed again.
 BANDS_MODEL_VERSION = 4  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %
@@ -69,6 +69,14 @@ def point_noise(points: list[Point], metric: str, *, prior: float | None = None,
     ses = [se for se in ses if math.isfinite(se)]
     breaks = sorted({*breaks, *reference_breaks(points, metric)})
     return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
+
+
+def stated_sd(points: list[Point]) -> float | None:
+    """The median over these points' passing runs of the sd their own speedup intervals stand for
+    (``contract.findings.sd_of_halfwidth``; too noisy to track past ``TOO_NOISY_SD``); None where no
+    run stated one."""
+    sds = [sd for p in points for sd in map(sd_of_halfwidth, p.speedup_noises) if sd is not None]
+    return statistics.median(sds) if sds else None
 
 
 @dataclass(frozen=True)

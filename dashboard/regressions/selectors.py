@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
-from dashboard.regressions.board import shown_values
+from dashboard.regressions.board import regression_numbers, suspect_numbers
 from dashboard.regressions.models import Regression, RegressionStatusChange, Remeasurement
 from dashboard.results.models import Build, Result, Run
 from dashboard.results.same_build import same_build, same_build_message
@@ -75,10 +75,8 @@ def regression_as_dict(regression: Regression) -> dict:
         "metric": regression.metric,
         "finding": regression.finding,
         "kind": regression.kind,
-        "before": shown_values(regression)[0],
-        "after": shown_values(regression)[1],
         "magnitude": regression.magnitude,
-        "confidence": regression.confidence,
+        **regression_numbers(regression).as_dict(),  # before, after, change, direction, noise, confidence, ...
         "status": regression.status,
         "message": regression.message,
     }
@@ -201,14 +199,13 @@ def remeasurement_as_suspect(request: Remeasurement) -> dict:
     else:
         confirm = (f"no worker of {request.series.machine_class} can re-measure both builds: the next build "
                    "decides it (a second bad build confirms it)")
-    change = ""
-    if suspect.get("before") is not None and suspect.get("after") is not None:
-        change = f" {suspect['before']:.4g} -> {suspect['after']:.4g} ({suspect.get('relative_change', 0):+.1%})"
+    numbers = suspect_numbers(request)
+    change = f" {numbers.values_text} ({numbers.change_text})" if numbers.values_text else ""
     return {
         "id": None, "workload": request.series.workload.name, "config": str(request.series.config),
         "machine_class": request.series.machine_class, "metric": request.metric, "finding": "change_point",
-        "kind": "suspect", "before": suspect.get("before"), "after": suspect.get("after"),
-        "magnitude": suspect.get("magnitude"), "confidence": suspect.get("confidence"), "status": request.status,
+        "kind": "suspect", "magnitude": suspect.get("magnitude"), "status": request.status,
+        **numbers.as_dict(),
         "message": f"suspect: {request.metric}{change}; {confirm}",
     }
 
@@ -227,6 +224,7 @@ class Marker:
     kind: str  # "regression" or "improvement"
     status: str
     magnitude: float | None
+    change_text: str = ""  # the finding's change as every surface shows it (contract.findings): "+274.4 % worse"
 
 
 def open_regression_counts(*, machine_class: str, build_id: int | None = None) -> dict[int, int]:
@@ -245,7 +243,8 @@ def regression_markers(*, series_ids: list[int]) -> list[Marker]:
     bad build, on the chart of its metric."""
     if not series_ids:
         return []
-    rows = Regression.objects.filter(series_id__in=series_ids).values_list(
-        "series_id", "metric", "first_bad_build_id", "kind", "status", "magnitude"
-    )
-    return [Marker(*row) for row in rows]
+    rows = Regression.objects.filter(series_id__in=series_ids).only(
+        "series_id", "metric", "first_bad_build_id", "kind", "status", "magnitude", "finding", "before_value", "after_value",
+        "details", "confidence")
+    return [Marker(r.series_id, r.metric, r.first_bad_build_id, r.kind, r.status, r.magnitude,
+                   regression_numbers(r).change_text) for r in rows]

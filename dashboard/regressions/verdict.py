@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import statistics
 
+from contract.findings import BLOCK_TIMED_METRICS, finding_numbers, too_noisy
 from detection import compare_cases, confirm_with_remeasurement, noise_estimate
 from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
-from dashboard.regressions.noise import class_priors
+from dashboard.regressions.noise import class_priors, stated_sd
 from dashboard.results.compile_reference import NOT_COMPARABLE, REFERENCED_METRICS, reference_changed
 from dashboard.results.host import HOST_SENSITIVE_METRICS
 from dashboard.results.models import Build, BuildSummary, Result, Series
@@ -50,8 +51,9 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
         head = {"workload": names[sid].workload.name, "config": str(names[sid].config), "machine_class": machine_class}
         for finding in compare_cases(old.case, new.case):
             if finding.regression:
-                found.append({**head, "metric": "status", "finding": finding.kind, "kind": "regression",
-                              "before": None, "after": None, "magnitude": None, "confidence": 1.0,
+                found.append({**head, "metric": "status", "finding": finding.kind, "kind": "regression", "magnitude": None,
+                              **finding_numbers(metric="status", before=finding.details.get("before"),
+                                                after=finding.details.get("after"), kind="regression", certain=True).as_dict(),
                               "message": finding.message, "reasons": list(finding.reasons)})
         for metric, direction in TRACKED_METRICS.items():
             old_runs = old.samples.get(metric) or [[v] for v in old.run_values.get(metric, [])]
@@ -66,6 +68,8 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
             runs = [r for _, _, r in by_build]
             breaks = [i for i in range(1, len(by_build)) if by_build[i][1] != by_build[i - 1][1]]  # a change of reference
             model = noise_estimate(metric, [statistics.median(r) for r in runs], runs, breaks=breaks, prior=priors.get(metric))
+            if too_noisy(model.sd) or (metric in BLOCK_TIMED_METRICS and too_noisy(stated_sd([old, new]))):
+                continue  # too noisy to track: never a finding (docs/noise-and-findings.md)
             # the history gives the noise only: joined to the old side, it would stand in for a
             # baseline that is itself a changed build (two runs of one variant build then differ)
             decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd)
@@ -79,8 +83,10 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
                                 "re-measure both builds on one host")
                 found.append({**head, "metric": metric, "finding": "change_point",
                               "kind": "suspect" if slowed else "regression",
-                              "before": decision.before, "after": decision.after, "magnitude": decision.magnitude,
-                              "confidence": decision.confidence, "message": message,
+                              "magnitude": decision.magnitude,
+                              **finding_numbers(metric=metric, before=decision.before, after=decision.after, kind="regression",
+                                                noise=model.sd, confidence=decision.confidence).as_dict(),
+                              "message": message,
                               **({"host_slowed": slowed} if slowed else {})})
     return found, reference_notes(not_comparable)
 

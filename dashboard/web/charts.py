@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from contract.findings import ratio_interval, sd_of_halfwidth, too_noisy
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
 from dashboard.results.selectors.workloads import run_spread
 
@@ -95,7 +96,8 @@ SERIES_CHARTS = (
 
 
 def series_trends(*, points, markers, machine_class: str) -> dict:
-    """Every metric of one series over builds, with noise bands (speedup: the stored 95% CI;
+    """Every metric of one series over builds, with noise bands (speedup: the stored 95% CI as a ratio
+    interval, value / (1 + h) .. value x (1 + h), none where it says the point is too noisy to track;
     latencies: the median's interval from the timing samples), regression markers, and on the
     speedup and latency charts the host-bound points measured on a slowed host (``host``)."""
     index = {p.build_id: i for i, p in enumerate(points)}
@@ -117,8 +119,9 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
                 value = p.eager_latency_ms if metric == "eager_latency_ms" else p.values.get(metric)
                 y.append(sig(value * scale) if value is not None else None)
                 lo = hi = None
-                if band == "noise" and value is not None and p.speedup_noise is not None:
-                    lo, hi = value * (1 - p.speedup_noise), value * (1 + p.speedup_noise)
+                if band == "noise" and value is not None and p.speedup_noise is not None \
+                        and not too_noisy(sd_of_halfwidth(p.speedup_noise)):  # drawn only where meaningful
+                    lo, hi = ratio_interval(value, p.speedup_noise)  # never below 0 (contract.findings)
                 elif band == "samples" and metric in p.bands:
                     lo, hi = p.bands[metric]
                 low.append(sig(lo))
@@ -140,7 +143,7 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
                                   f"run-to-run sd {spread.sd:.1%}" if spread.sd is not None else "")
             out_lines.append(line)
         chart_markers = [
-            {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.magnitude:+.1%})" if m.magnitude is not None else ""),
+            {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.change_text})" if m.change_text else ""),
              "kind": m.kind}
             for m in markers
             if m.build_id in index and any(metric == m.metric for _, metric, _ in lines)

@@ -66,7 +66,8 @@ def test_the_email_has_both_parts_with_links_and_the_commit_range(smtp_server):
         assert link in text
         assert link in Links(html).hrefs
     assert "started failing: pass -> compile_error: InductorError: LoweringException: boom" in text
-    assert re.search(r"speedup.*\n.*1\.2\d\d× → 1\.(09|10)\d× \(1[12]\.\d% worse\) confidence 1\.000", text)
+    # contract.findings: the change of the value itself, signed, then worse/better (docs/noise-and-findings.md)
+    assert re.search(r"speedup.*\n.*1\.2\d\d× → 1\.(09|10)\d× \(-1[12]\.\d % worse, noise ± \d+\.\d %\), confidence 1\.000", text)
     assert text.index("[breakage] resnet_train") < text.index("[slowdown] mlp_loop")  # breakage first
     assert "You get this through the ptbench subscription 'compiler team'" in text
 

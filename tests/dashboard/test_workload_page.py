@@ -83,7 +83,8 @@ def test_status_history_and_trend_data_with_noise_bands(client):
     assert data["status"] == ["pass", "pass", "compile_error", "pass"]
     speedup = next(c for c in data["charts"] if c["id"] == "series-speedup")["lines"][0]
     assert speedup["y"] == [1.5, 1.2, None, 1.4]
-    assert speedup["low"][0] == pytest.approx(1.5 * 0.98) and speedup["high"][0] == pytest.approx(1.5 * 1.02)
+    # the run's ±2 % as a ratio interval: 1.5 / 1.02 .. 1.5 x 1.02 (never below zero however wide)
+    assert speedup["low"][0] == pytest.approx(1.5 / 1.02, rel=1e-3) and speedup["high"][0] == pytest.approx(1.5 * 1.02)
     latency = next(c for c in data["charts"] if c["id"] == "series-latency")["lines"][0]
     assert latency["low"][0] == 1.9 and latency["high"][0] == 2.1  # the compiled_ms samples' range
     assert next(c for c in data["charts"] if c["id"] == "series-breaks")["lines"][0]["y"] == [1, 2, None, 1]

@@ -31,10 +31,13 @@ def test_rows_carry_before_after_change_noise_confidence_and_repro():
     board_history()
     groups = board_groups(board_order(Regression.objects.all()))
     speed, status = groups[0].rows
-    assert (speed.before, speed.after, speed.noise, speed.confidence) == (1.25, 1.0, 0.03, 0.97)
-    assert speed.change == pytest.approx(-0.2) and not speed.deterministic
+    n = speed.numbers
+    assert (n.before, n.after, n.noise, n.confidence, n.direction) == (1.25, 1.0, 0.03, 0.97, "worse")
+    assert n.change == pytest.approx(-0.2) and not n.certain
     assert speed.repro.startswith("python -m runner run")
-    assert (status.before, status.after, status.deterministic) == ("pass", "compile_error", True)
+    # a deterministic finding: a fact, confidence 1 (shown "certain") on every surface
+    assert (status.numbers.before, status.numbers.after, status.numbers.certain) == ("pass", "compile_error", True)
+    assert (status.numbers.confidence, status.numbers.confidence_text) == (1.0, "certain")
 
 
 def test_the_gap_is_shown_as_unbacked_over_backed_never_gap_minus_one(client):
@@ -43,7 +46,8 @@ def test_the_gap_is_shown_as_unbacked_over_backed_never_gap_minus_one(client):
     assert regression_as_dict(gap)["before"] == pytest.approx(1.4493)
     assert regression_as_dict(gap)["after"] == pytest.approx(0.8082)
     html = client.get("/regressions/?status=all&kind=all").content.decode()
-    assert "1.449 → 0.8082" in html and "-0.1918" not in html
+    assert "1.449× → 0.8082×" in html and "-0.1918" not in html
+    assert "-44.2 % worse" in html  # the change of the ratio shown (0.8082 / 1.449 - 1), never the stored gap
 
 
 def test_the_page_lists_groups_newest_build_first_with_copyable_repros(client):
@@ -60,4 +64,4 @@ def test_the_cli_names_a_gap_finding_once_and_shows_the_ratio():
     text = format_verdict({"verdict": "regressed", "reason": "regressions_found", "build": "b", "baseline": "a",
                            "machine_class": "cpu", "regressions": [regression_as_dict(gap)]})
     assert "dynamic_gap dynamic_gap" not in text
-    assert "dynamic_gap 1.449 -> 0.8082" in text
+    assert "dynamic_gap 1.449× → 0.8082× (-44.2 % worse), certain" in text  # as the page shows it

@@ -5,6 +5,7 @@ import math
 from django.apps import apps
 from drf_spectacular.utils import extend_schema
 
+from contract.findings import ratio_interval
 from dashboard.api import selectors
 from dashboard.api.exceptions import FieldError
 from dashboard.api.serializers import (
@@ -73,7 +74,7 @@ def _point(point, metric: str, noise=None) -> dict:
     value = point.values.get(metric)
     low = high = None
     if metric == "speedup" and value is not None and point.speedup_noise is not None:
-        low, high = value * (1 - point.speedup_noise), value * (1 + point.speedup_noise)
+        low, high = ratio_interval(value, point.speedup_noise)  # the chart's band: never below 0
     elif metric in point.bands:
         low, high = point.bands[metric]
     if noise is not None and value is not None:

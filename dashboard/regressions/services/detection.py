@@ -1,5 +1,10 @@
 """Detection over one run: every series the run measured, each tracked metric, as of the run's build.
 
+A series too noisy to track (its run-to-run sd past ``contract.findings.TOO_NOISY_SD``, or for its
+speedup and compiled latency the median sd its runs' own speedup intervals stand for) raises no
+change-point finding and no re-measurement: its changes are noise shown as results otherwise
+(docs/noise-and-findings.md).
+
 Idempotent: every finding is keyed by (series, metric, finding, first bad build), and the detector
 is prefix-stable, so running it again on the same data creates nothing. Points triaged invalid are
 left out of the series, so they never serve as a baseline again.
@@ -12,10 +17,11 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
+from contract.findings import BLOCK_TIMED_METRICS, too_noisy
 from detection import FLOORS, K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
-from dashboard.regressions.noise import class_priors, point_noise
+from dashboard.regressions.noise import class_priors, point_noise, stated_sd
 from dashboard.regressions.services.remeasure import (
     remeasurement_decide,
     remeasurement_decide_by_next_build,
@@ -133,7 +139,10 @@ def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summ
 
 def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummary, outcome: DetectionOutcome,
                     priors: dict[str, float]) -> None:
+    stated = stated_sd(points)
     for metric, direction in TRACKED_METRICS.items():
+        if metric in BLOCK_TIMED_METRICS and too_noisy(stated):  # its runs say so themselves: not tracked
+            continue
         # compile_cpu_ratio measured against another compile reference than the newest build's is
         # not part of its baseline: after a change of reference the series starts again (first week).
         scoped = comparable_points(points, metric)
@@ -148,6 +157,8 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
             _short_history(series=series, metric=metric, points=points, summary=summary, outcome=outcome,
                            prior=priors.get(metric))
         for cp in found:
+            if too_noisy(cp.noise):  # not tracked: no finding, no re-measurement (docs/noise-and-findings.md)
+                continue
             host = host_slowed(points, cp, metric) if cp.kind == "regression" else None
             past_host = None
             if host is not None and not host_explains(metric, before=cp.before, after=cp.after, z=cp.z, host=host):
@@ -183,6 +194,8 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     values = [p.values.get(metric) for p in comparable_points(points, metric)]  # the baseline: one compile reference
     # The noise known before a change of 1-2 builds (across a change of compile reference: each side's own).
     noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)
+    if too_noisy(noise.sd):  # a series too noisy to track raises nothing (docs/noise-and-findings.md)
+        return
     found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric], min_before=None)
     if found is None:
         return

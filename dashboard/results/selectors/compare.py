@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from contract.findings import BETTER, BLOCK_TIMED_METRICS, TWO_RUNS_95, WORSE, judge, sd_of_halfwidth
+from contract.findings import TOO_NOISY as TOO_NOISY_WORD
 from dashboard.results.aggregates import geomean, latest_per_series, relative_change
 from dashboard.results.compile_reference import REFERENCED_METRICS, reference_changed
 from dashboard.results.models import Build, Config, Result
@@ -19,6 +21,7 @@ from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, config_
 FILTERS = ("all", "regressed", "improved", "new_failures", "new_graph_breaks")
 SORT_KEYS = ("workload", "config", "status") + tuple(m.name for m in METRICS)
 WITHIN_NOISE = "same"
+TOO_NOISY = "too_noisy"  # the series' noise is past contract.findings.TOO_NOISY_SD: no colour, no flag
 REFERENCE_CHANGED = "reference_changed"  # the tone of a compile_cpu_ratio measured against two references: no change shown
 NoiseBands = Callable[[int], dict[str, float]]  # series id -> per timed metric, its relative 95 % band
 
@@ -28,7 +31,7 @@ class Change:
     old: float | None
     new: float | None
     change: float | None  # relative
-    tone: str = ""  # "better", "worse", WITHIN_NOISE (a timed change inside its noise), REFERENCE_CHANGED or ""
+    tone: str = ""  # "better", "worse", WITHIN_NOISE (a timed change inside its noise), TOO_NOISY, REFERENCE_CHANGED or ""
     noise: float | None = None  # the relative band a timed change is judged against
 
 
@@ -70,7 +73,8 @@ def build_results_by_series(*, build_id: int, machine_class: str) -> dict[int, d
     rows = (
         Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
         .order_by("id")
-        .values("id", "series_id", "config_id", "workload__name", "status", "compile_reference", *(m.name for m in METRICS))
+        .values("id", "series_id", "config_id", "workload__name", "status", "compile_reference", "speedup_noise",
+                *(m.name for m in METRICS))
     )
     return latest_per_series(rows)
 
@@ -97,7 +101,10 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
             cfg=configs[n["config_id"]],
         )
         bands = noise_bands(series_id)
-        row.changes = {m.name: judge_change(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name))
+        within = max((sd for sd in (sd_of_halfwidth(o["speedup_noise"]), sd_of_halfwidth(n["speedup_noise"]))
+                      if sd is not None), default=None)  # each side's own stated noise
+        row.changes = {m.name: judge_change(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
+                                            within_sd=within if m.name in BLOCK_TIMED_METRICS else None)
                        for m in METRICS}
         for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
             if name in row.changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
@@ -114,19 +121,29 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
     return out
 
 
-def judge_change(metric, old: float | None, new: float | None, *, threshold: float, noise: float | None) -> Change:
-    """The one rule for a cell's colour and the "regressed"/"improved" filters: a timed change is
-    past ``threshold`` and past its ``noise`` band (else WITHIN_NOISE); a count changes by any
-    difference."""
+def judge_change(metric, old: float | None, new: float | None, *, threshold: float, noise: float | None,
+                 within_sd: float | None = None) -> Change:
+    """The one rule for a cell's colour and the "regressed"/"improved" filters (``contract.findings.judge``,
+    docs/noise-and-findings.md): a timed change is past ``threshold`` and past its ``noise`` band
+    (else WITHIN_NOISE), unless the series is too noisy to track (TOO_NOISY: its run-to-run sd, the
+    band over ``TWO_RUNS_95``, or ``within_sd``, either side's own stated noise, past the bound); a
+    count changes by any difference."""
     change = Change(old, new, relative_change(old, new), noise=noise if metric.noisy else None)
     if change.change is None:
         return change
-    bar = max(threshold, noise or 0.0) if metric.noisy else 1e-12
-    if abs(change.change) > bar:
-        change.tone = "worse" if metric.worse(change.change) else "better"
-    elif metric.noisy:
-        change.tone = WITHIN_NOISE
+    change.tone = noise_tone(metric, change.change, bar=max(threshold, noise or 0.0), noise=noise, within_sd=within_sd)
     return change
+
+
+def noise_tone(metric, change: float, *, bar: float, noise: float | None, within_sd: float | None = None) -> str:
+    """``contract.findings.judge`` as a cell's tone: "worse", "better", WITHIN_NOISE (a timed change
+    not past ``bar``) or TOO_NOISY (the run-to-run sd, the 95 % ``noise`` band over ``TWO_RUNS_95``,
+    or ``within_sd``, past the bound); a count: worse/better by any difference, else ""."""
+    if not metric.noisy:
+        return "" if change == 0 else ("worse" if metric.worse(change) else "better")
+    sd = max((x for x in (noise / TWO_RUNS_95 if noise is not None else None, within_sd) if x is not None), default=None)
+    word = judge(change=change, bar=bar, worse=metric.worse(change), sd=sd)
+    return {WORSE: "worse", BETTER: "better", TOO_NOISY_WORD: TOO_NOISY}.get(word, WITHIN_NOISE)
 
 
 def _flag(row: CompareRow, metric) -> None:
@@ -162,16 +179,17 @@ def compare_summary(*, rows: list[CompareRow], threshold: float = 0.05) -> dict[
     """The geomean row: per metric, the geomean of old and of new over the rows where both sides
     passed and have the value (totals for the counts), and the relative change between them, judged
     against the mean of the rows' noise bands (conservative: averaging cases would shrink it). Rows
-    whose compile references differ are left out of compile_cpu_ratio's (all of them: not compared)."""
+    whose compile references differ are left out of compile_cpu_ratio's (all of them: not compared),
+    and rows too noisy to track out of that metric's (all of them: the geomean is too noisy too)."""
     out = {}
     both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
     for m in METRICS:
         present = [r.changes[m.name] for r in both if r.changes[m.name].old is not None and r.changes[m.name].new is not None]
-        if any(c.tone == REFERENCE_CHANGED for c in present):
-            present = [c for c in present if c.tone != REFERENCE_CHANGED]
-            if not present:
-                out[m.name] = Change(None, None, None, REFERENCE_CHANGED)
-                continue
+        kept = [c for c in present if c.tone not in (REFERENCE_CHANGED, TOO_NOISY)]  # not compared / too noisy
+        if present and not kept:  # every row is: so is the geomean
+            out[m.name] = Change(None, None, None, present[0].tone)
+            continue
+        present = kept
         pairs = [(c.old, c.new) for c in present]
         noises = [c.noise for c in present if c.noise is not None]
         if m.noisy:

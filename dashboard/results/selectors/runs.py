@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Min, Q, Sum
 from django.db.models.functions import Coalesce
 
+from contract.findings import ratio_interval
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
     HOST_PROBE_MS,
@@ -104,9 +105,9 @@ def run_speedup_chart(*, run: Run) -> dict:
         trace = traces.setdefault(name, {"name": name, "x": [], "y": [], "noise": [], "noise_below": [], "status": []})
         trace["x"].append(workload)
         trace["y"].append(speedup if status == Result.Status.PASS else None)
-        noise = (speedup or 0) * (speedup_noise or 0)
-        trace["noise"].append(noise)
-        trace["noise_below"].append(min(noise, speedup or 0))  # a bar's interval never goes below zero
+        low, high = ratio_interval(speedup, speedup_noise or 0)  # the 95 % interval on the log scale: never below 0
+        trace["noise"].append(0 if high is None else high - speedup)
+        trace["noise_below"].append(0 if low is None else speedup - low)
         trace["status"].append(status)
     return {"run_id": str(run.id), "traces": list(traces.values())}
 

@@ -15,6 +15,7 @@ from django.utils.formats import localize
 from django.utils.html import conditional_escape, escape
 from django.utils.safestring import mark_safe
 
+from contract.findings import BETTER, TOO_NOISY, TOO_NOISY_SD, WITHIN_NOISE, WORSE, ratio_interval, sd_of_halfwidth, too_noisy
 from dashboard.results.formatting import metric_format
 from dashboard.results.selectors.common import build_ref as _build_ref
 from dashboard.results.variants import base_of, overrides_stored
@@ -26,6 +27,16 @@ metric = register.filter("metric", metric_format)  # the formatting is results' 
 
 
 CHANGE_COMPACT_FROM = 1e6  # a change shown in percent (or a count) this large is written with an exponent
+
+
+_TONES = {WORSE: "worse", BETTER: "better", WITHIN_NOISE: "same", TOO_NOISY: "same too-noisy"}
+
+
+@register.filter
+def tone(direction: str) -> str:
+    """The CSS classes of a change's word (``contract.findings.judge``): red, green, or grey for a
+    change within noise and for a series too noisy to track."""
+    return _TONES.get(direction, "")
 
 
 @register.filter
@@ -131,7 +142,8 @@ def qs(context, **changes) -> str:
 @register.simple_tag
 def change_cells(changes: dict, metrics) -> str:
     """One ``<td>`` per metric: ``old → new`` and the relative change, coloured by its tone (grey
-    and "within noise" when a timed change is inside its series' noise; "reference changed", no
+    and "within noise" when a timed change is inside its series' noise, grey and "too noisy to track"
+    when the series' noise is past the bound; "reference changed", no
     change, when compile_cpu_ratio was measured against two compile references)."""
     cells = []
     for m in metrics:
@@ -139,6 +151,9 @@ def change_cells(changes: dict, metrics) -> str:
         delta = f' <span class="delta">{change(c.change)}</span>' if c.change else ""
         if c.tone == "same":
             delta += ' <span class="verdict">within noise</span>'
+        elif c.tone == "too_noisy":  # contract.findings: the series' noise is past the bound
+            delta += (f' <span class="verdict" title="run-to-run sd past {TOO_NOISY_SD:.0%}: no colour, no finding">'
+                      'too noisy to track</span>')
         elif c.tone == "reference_changed":  # two compile references: no change to show (results.compile_reference)
             delta = ' <span class="verdict" title="measured against different compile references: not compared">reference changed</span>'
         cells.append(
@@ -162,6 +177,8 @@ def ab_cells(cells: dict, metrics) -> str:
             verdict = ""
         elif c.tone == "same":
             verdict = '<span class="verdict">no change</span>'
+        elif c.tone == "too_noisy":  # contract.findings: the series' noise is past the bound
+            verdict = f'<span class="verdict" title="run-to-run sd past {TOO_NOISY_SD:.0%}">{TOO_NOISY}</span>'
         else:
             verdict = f'<span class="delta">{change(c.change, "count" if c.noise is None else "relative")}</span>'
         noise = f' <span class="noise">±{c.noise * 100:.1f}%</span>' if c.noise is not None and c.change is not None else ""
@@ -273,12 +290,24 @@ def _percent(value) -> str:
         return ""
 
 
+@register.filter
+def speedup_noise(halfwidth, value=None) -> str:
+    """A speedup's own 95 % half-width: ``±2%``, or grey "too noisy to track" (the run's interval as a
+    ratio interval in its title) when the sd it stands for is past ``TOO_NOISY_SD`` (contract.findings)."""
+    if not halfwidth:
+        return ""
+    if too_noisy(sd_of_halfwidth(halfwidth)):
+        low, high = ratio_interval(value, halfwidth)
+        span = f"95 % interval {low:.3g}–{high:.3g}×, " if low is not None else ""
+        title = f"{span}±{_percent(halfwidth)}%: run-to-run sd past {TOO_NOISY_SD:.0%}, not tracked"
+        return mark_safe(f' <span class="noise too-noisy" title="{title}">{TOO_NOISY}</span>')
+    return mark_safe(f' <span class="noise">±{_percent(halfwidth)}%</span>')
+
+
 def _speedup_cell(r, host_bound_share: float, host_slowed_below: float) -> str:
     if not r.speedup:
         return "–"
-    cell = f"{_fixed(r.speedup, 3)}×"
-    if r.speedup_noise:
-        cell += f' <span class="noise">±{_percent(r.speedup_noise)}%</span>'
+    cell = f"{_fixed(r.speedup, 3)}×" + speedup_noise(r.speedup_noise, r.speedup)
     if r.compiled_host_share is not None and r.compiled_host_share >= host_bound_share:
         cell += f' <span class="host-bound" title="{HOST_BOUND_TITLE.format(share=_percent(r.compiled_host_share))}">host-bound</span>'
         if r.host_speed is not None and r.host_speed < host_slowed_below:

@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.shortcuts import redirect, render
 
-from dashboard.regressions.board import board_groups, board_order, board_table
+from dashboard.regressions.board import board_groups, board_order, board_table, remeasurements_shown
 from dashboard.regressions.forms import TriageForm
 from dashboard.regressions.models import Regression
 from dashboard.regressions.selectors import regression_list, remeasurement_list_pending
@@ -48,7 +48,7 @@ def regression_page(request):
         "machine_class": machine_class, "finding": finding, "build": build, "workload": workload,
         "status_filters": STATUS_FILTERS, "kind_filters": KIND_FILTERS, "classes": machine_class_list(),
         "findings": Regression.Finding.choices, "statuses": Regression.Status.choices,
-        "pending": remeasurement_list_pending()[:50], "form_errors": {},
+        "pending": remeasurements_shown(remeasurement_list_pending()[:50]), "form_errors": {},
     })
 
 

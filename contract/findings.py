@@ -1,0 +1,160 @@
+"""One finding, one set of numbers; one noise rule for what is shown as a change (issue #27 items 2-3).
+
+A finding's before, after, change, noise and confidence are computed here once (``finding_numbers``)
+and every surface shows them through ``FindingNumbers``: the regressions page, the API (and so the
+verdict), ``python -m runner ci``, the board's CSV/JSON and the alerts' email and Slack text.
+See docs/noise-and-findings.md.
+
+Sign convention: ``change`` = after / before - 1 of the value shown (+2.744 = the value grew by
+274.4 %), whatever the metric's direction; a separate word says whether that is ``worse`` or
+``better`` for the metric. The unbacked/backed gap is shown and changed as the ratio
+unbacked / backed (detection stores it as ratio - 1).
+
+Noise rule: a change inside its series' run-to-run noise is ``within noise`` (grey); a series whose
+noise is past ``TOO_NOISY_SD`` (relative sd, of the log) is ``too noisy to track``: no finding and
+no colour. Intervals of a positive quantity are ratio intervals (``ratio_interval``): never below 0.
+
+Pure Python: no Django, no torch.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+GAP_METRIC = "dynamic_gap"  # stored as unbacked/backed - 1, shown as the ratio unbacked/backed
+TOO_NOISY_SD = 0.20  # relative sd (of the log) past which a series is not tracked (the H100's: under 0.02)
+Z_95 = 1.96  # two-sided 95 % normal quantile (as the noise bands have always used)
+TWO_RUNS_95 = Z_95 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs, in sds
+WORSE, BETTER, WITHIN_NOISE, TOO_NOISY = "worse", "better", "within noise", "too noisy to track"
+# Timed in the runner's interleaved blocks, whose stated scatter (``speedup_noise``) is the speedup's:
+# a speedup too noisy to track says the same of the compiled latency, its denominator.
+BLOCK_TIMED_METRICS = ("speedup", "compiled_latency_ms")
+
+_UNITS = {"speedup": "×", "compression_ratio": "×", "memory_compression": "×", "compile_cpu_ratio": "×", GAP_METRIC: "×",
+          "compiled_latency_ms": " ms", "eager_latency_ms": " ms", "compile_time_cold_s": " s", "compile_time_warm_s": " s"}
+_MEMORY = ("compiled_peak_memory_bytes", "eager_peak_memory_bytes")
+
+
+def sd_of_halfwidth(halfwidth: float | None) -> float | None:
+    """A relative 95 % half-width (``speedup_noise``: ±h) as the sd of the log it stands for."""
+    if halfwidth is None or not math.isfinite(halfwidth) or halfwidth < 0:
+        return None
+    return math.log1p(halfwidth) / Z_95
+
+
+def ratio_interval(value: float | None, halfwidth: float | None) -> tuple[float | None, float | None]:
+    """The interval of a positive ``value`` whose relative 95 % half-width is ``halfwidth``, on the
+    log scale: ``value / (1 + h)`` .. ``value * (1 + h)``. Never below zero (a linear ± of 174 % is)."""
+    if value is None or halfwidth is None or value <= 0 or halfwidth < 0:
+        return None, None
+    return value / (1 + halfwidth), value * (1 + halfwidth)
+
+
+def too_noisy(sd: float | None) -> bool:
+    """Whether a series with this relative run-to-run sd is too noisy to track (``TOO_NOISY_SD``)."""
+    return sd is not None and math.isfinite(sd) and sd > TOO_NOISY_SD
+
+
+def judge(*, change: float | None, bar: float, worse: bool, sd: float | None = None) -> str:
+    """The one rule for a change's word and colour: ``too noisy to track`` when the series' noise
+    ``sd`` is past the bound, ``within noise`` when ``|change|`` is not past ``bar`` (its noise band,
+    or a floor), else ``worse`` or ``better`` (``worse``: the change is the wrong way for the metric).
+    '' without a change."""
+    if too_noisy(sd):
+        return TOO_NOISY
+    if change is None:
+        return ""
+    if abs(change) <= bar:
+        return WITHIN_NOISE
+    return WORSE if worse else BETTER
+
+
+def format_value(value, metric: str = "") -> str:
+    """A before/after value: 4 significant digits and the metric's unit; a status as it is; '–'."""
+    if value is None or value == "":
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if metric in _MEMORY:
+        return f"{value / 1e9:.4g} GB" if value >= 1e8 else f"{value / 1e6:.4g} MB"
+    return f"{value:.4g}{_UNITS.get(metric, '')}"
+
+
+def format_change(change: float | None) -> str:
+    """A relative change with its sign: ``+274.4 %``."""
+    return "" if change is None else f"{change * 100:+.1f} %"
+
+
+@dataclass(frozen=True)
+class FindingNumbers:
+    """What every surface shows of one finding (``finding_numbers`` computes it)."""
+
+    metric: str
+    before: float | str | None  # a number in the metric's units (the gap: the ratio), or a status
+    after: float | str | None
+    change: float | None  # after / before - 1 of the values shown
+    direction: str  # WORSE, BETTER or TOO_NOISY
+    noise: float | None  # the relative run-to-run sd the change was judged against
+    confidence: float | None  # 1 - p; 1.0 for a deterministic finding (a fact)
+    certain: bool  # deterministic: a status, a count, a reason, a ratio past its threshold
+
+    @property
+    def values_text(self) -> str:
+        if self.before is None and self.after is None:
+            return ""
+        return f"{format_value(self.before, self.metric)} → {format_value(self.after, self.metric)}"
+
+    @property
+    def change_text(self) -> str:
+        """``+274.4 % worse``; the word alone where there is no relative change."""
+        return " ".join(part for part in (format_change(self.change), self.direction) if part)
+
+    @property
+    def noise_text(self) -> str:
+        return "" if self.noise is None else f"± {self.noise * 100:.1f} %"
+
+    @property
+    def confidence_text(self) -> str:
+        if self.certain:
+            return "certain"
+        return "" if self.confidence is None else f"{self.confidence:.3f}"
+
+    @property
+    def text(self) -> str:
+        """One line: ``0.6379 ms → 2.388 ms (+274.4 % worse, noise ± 1.2 %), confidence 0.999``; a
+        deterministic finding ends ``, certain``."""
+        inner = ", ".join(p for p in (self.change_text, self.noise_text and f"noise {self.noise_text}") if p)
+        out = " ".join(p for p in (self.values_text, inner and f"({inner})") if p)
+        conf = self.confidence_text if self.certain else self.confidence_text and f"confidence {self.confidence_text}"
+        return ", ".join(p for p in (out, conf) if p)
+
+    def as_dict(self) -> dict:
+        """The numbers and their text, as the API, the verdict and the CSV carry them."""
+        return {**{k: v for k, v in asdict(self).items() if k != "metric"}, "change_text": self.change_text,
+                "confidence_text": self.confidence_text, "text": self.text}
+
+    @classmethod
+    def from_dict(cls, metric: str, data: dict) -> FindingNumbers:
+        """The numbers back from ``as_dict`` (the CLI reads them from the API)."""
+        return cls(metric=metric, **{k: data.get(k) for k in ("before", "after", "change", "noise", "confidence")},
+                   direction=data.get("direction") or WORSE, certain=bool(data.get("certain")))
+
+
+def finding_numbers(*, metric: str, before, after, kind: str, noise: float | None = None,
+                    confidence: float | None = None, certain: bool = False) -> FindingNumbers:
+    """A finding's numbers from what detection stored: ``before``/``after`` as stored (the gap as
+    ratio - 1), ``kind`` 'regression' / 'suspect' (worse) or 'improvement' (better), ``noise`` the
+    relative sd it was judged against, ``certain`` for a deterministic finding (confidence 1)."""
+    if metric == GAP_METRIC:
+        before, after = (None if v is None else v + 1 for v in (before, after))
+    change = None
+    if _number(before) and _number(after) is not None and before > 0:
+        change = after / before - 1
+    direction = TOO_NOISY if too_noisy(noise) else (BETTER if kind == "improvement" else WORSE)
+    return FindingNumbers(metric=metric, before=before, after=after, change=change, direction=direction,
+                          noise=noise if _number(noise) is not None else None,
+                          confidence=1.0 if certain else confidence, certain=certain)
+
+
+def _number(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
