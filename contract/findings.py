@@ -80,9 +80,18 @@ def format_value(value, metric: str = "") -> str:
     return f"{value:.4g}{_UNITS.get(metric, '')}"
 
 
+COMPACT_FROM = 1e6  # a change of this many percent or more is written with an exponent (+5e+302 %)
+
+
 def format_change(change: float | None) -> str:
-    """A relative change with its sign: ``+274.4 %``."""
-    return "" if change is None else f"{change * 100:+.1f} %"
+    """A relative change with its sign: ``+274.4 %``; past a million percent ``+5e+302 %``, never
+    three hundred digits across a table; an infinite one ``+∞ %`` (values at the schema's extremes)."""
+    if change is None or math.isnan(change):
+        return ""
+    shown = change * 100
+    if math.isinf(shown):
+        return "+∞ %" if shown > 0 else "−∞ %"
+    return f"{shown:+.3g} %" if abs(shown) >= COMPACT_FROM else f"{shown:+.1f} %"
 
 
 @dataclass(frozen=True)

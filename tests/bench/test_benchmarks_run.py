@@ -39,6 +39,8 @@ RUNS = [
     (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--repeat", "1", "--budget", "1"], "page / query", 240),
     (["api_throughput.py", "--results", "500", "--workloads", "2", "--runs", "1", "--cases", "2", "--clients", "1",
       "--verdicts", "1", "--detect-builds", "1", "--workers", "1"], "verdict of", 240),
+    (["families_table.py", *(f"{RESULTS}/families/spread/spread-{i}.json" for i in (1, 2, 3))], "per case", 60),
+    (["case_lifetime.py", "--repeats", "1"], "SIGTERM  runner (cpu)", 120),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
 ]
@@ -78,7 +80,8 @@ def test_distributed_benchmark_runs(argv, expected, timeout, tmp_path):
 
 def test_every_benchmark_is_run_here():
     """A benchmark added to bench/ without a run here fails this (modules imported by others excepted)."""
-    libraries = {"dashboard_history.py", "dashboard_concurrent.py", "detection_baselines.py", "detection_series.py"}  # run by others
+    libraries = {"dashboard_history.py", "dashboard_concurrent.py", "detection_baselines.py", "detection_series.py",  # run by others
+                 "first_visit.py"}  # against a live server: tests/dashboard/test_browser_page_weight.py
     run = {argv[0] for argv, _, _ in RUNS + SLOW_RUNS}
     scripts = {p.name for p in (ROOT / "bench").glob("*.py")}
     assert scripts - libraries - run == set()

@@ -4,6 +4,8 @@ still drawn by the cartesian Plotly bundle (docs/benchmarks.md, dashboard/web/st
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +17,8 @@ from tests.dashboard.test_browser_build_order import releases  # noqa: F401 (a f
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-VENDOR = Path(__file__).resolve().parents[2] / "dashboard" / "web" / "static" / "vendor"
+ROOT = Path(__file__).resolve().parents[2]
+VENDOR = ROOT / "dashboard" / "web" / "static" / "vendor"
 FIRST_VISIT_LIMIT = 1_500_000  # bytes on the wire: headers and encoded bodies
 
 
@@ -73,6 +76,17 @@ def test_a_first_visit_to_the_home_page_weighs_under_1_5_mb(browser, runserver_l
     print(f"first visit to /: {total} bytes in {len(sizes)} responses; plotly {plotly}")
     assert plotly and plotly[0] < 600_000  # sent gzipped (1.5 MB plain)
     assert total < FIRST_VISIT_LIMIT, sorted(sizes.items(), key=lambda kv: -kv[1])[:5]
+
+
+def test_the_first_visit_benchmark_weighs_the_same_page(runserver_like, builds, tmp_path):
+    """bench/first_visit.py (the README's page weight) run as a user runs it, against a live server."""
+    done = subprocess.run([sys.executable, "bench/first_visit.py", runserver_like + "/?range=all",
+                           "--screenshot", str(tmp_path / "first.png")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    total = int(done.stdout.strip().splitlines()[-1].split()[0].replace(",", ""))
+    assert "plotly.min.js" in done.stdout and 100_000 < total < FIRST_VISIT_LIMIT, done.stdout[-1500:]
+    assert (tmp_path / "first.png").stat().st_size > 10_000
 
 
 @pytest.mark.parametrize(("path", "charts"), [

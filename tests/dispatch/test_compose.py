@@ -63,8 +63,13 @@ def strings(value) -> list[str]:
     return [value] if isinstance(value, str) else []
 
 
+# What an operator's .env holds before the first start (docker-compose.yml's header): with DEBUG off the
+# dashboard refuses an empty or publicly known key (dashboard/settings.py).
+OPERATOR_ENV = {"DJANGO_SECRET_KEY": "test-" + "k" * 45}
+
+
 def services() -> dict[str, dict]:
-    return interpolate(compose()["services"], {})
+    return interpolate(compose()["services"], OPERATOR_ENV)
 
 
 def commands(service: dict) -> list[list[str]]:

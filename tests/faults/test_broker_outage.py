@@ -62,4 +62,5 @@ def test_the_dashboard_worker_survives_redis_going_away_under_load(redis_server,
             assert worker.process.poll() is None, f"the worker exited after Redis came back (cycle {cycle})"
     finally:
         log = worker.stop()
+        print(log[-6000:])  # shown with a failure: why the worker stopped
     assert "Unrecoverable error" not in log, log[-3000:]
