@@ -170,7 +170,9 @@ def ab_cells(cells: dict, metrics) -> str:
     for m in metrics:
         c = cells[m.name]
         if c.base is None and c.variant is None:
-            out.append(f'<td class="num ab" data-metric="{m.name}">–</td>')
+            words = (f'<span class="verdict" title="every case is too noisy to track">{TOO_NOISY}</span>'
+                     if c.tone == "too_noisy" else "–")
+            out.append(f'<td class="num ab {c.tone}" data-metric="{m.name}" data-tone="{c.tone}">{words}</td>')
             continue
         values = f"{escape(metric(c.base, m.unit))} → {escape(metric(c.variant, m.unit))}"
         if c.change is None:
@@ -210,6 +212,10 @@ def figure_cell(cell, common: int) -> str:
         title = (f' title="{escape(f.label)} over the {common} cases in both builds: '
                  f'{escape(metric(cell.old, f.unit))} → {escape(metric(cell.new, f.unit))}"')
     delta = f' <span class="delta">{change(cell.change, f.change_kind)}</span>' if cell.change else ""
+    if cell.tone == "same":  # past the threshold, not past the cases' noise (docs/noise-and-findings.md)
+        delta += ' <span class="verdict">within noise</span>'
+    elif cell.tone == "too_noisy":
+        delta += f' <span class="verdict" title="run-to-run sd past {TOO_NOISY_SD:.0%} in every case">{TOO_NOISY}</span>'
     return mark_safe(f'<td class="num cell {cell.tone}"{title}>{escape(metric(cell.value, f.unit))}{delta}</td>')
 
 

@@ -138,9 +138,13 @@
       reach = Math.min(3, Math.ceil(reach));
       var ticks = [];
       for (var k = -reach; k <= reach; k++) ticks.push(k);
-      var logZ = spec.z.map(function (row) { return row.map(function (v) { return v > 0 ? Math.max(-reach, Math.min(reach, Math.log2(v))) : null; }); });
+      var quiet = spec.quiet || [];
+      var logZ = spec.z.map(function (row, w) { return row.map(function (v, b) {
+        if (quiet[w] && quiet[w][b]) return v > 0 ? 0 : null;  // within noise / too noisy to track: no colour
+        return v > 0 ? Math.max(-reach, Math.min(reach, Math.log2(v))) : null; }); });
       var hover = spec.z.map(function (row, w) { return row.map(function (v, b) {
-        return spec.hover[b] + "<br>" + (v > 0 ? "gap " + v.toFixed(3) : (spec.failed[w][b] || "not measured")); }); });
+        var word = quiet[w] && quiet[w][b] ? " (" + quiet[w][b] + ")" : "";
+        return spec.hover[b] + "<br>" + (v > 0 ? "gap " + v.toFixed(3) + word : (spec.failed[w][b] || "not measured")); }); });
       var traces = [{
         type: "heatmap", name: "gap", x: spec.x, y: spec.workloads, z: logZ, zmin: -reach, zmax: reach, zmid: 0,
         colorscale: [[0, "#b2182b"], [0.25, "#ef8a62"], [0.5, "#f7f7f7"], [0.75, "#67a9cf"], [1, "#2166ac"]],
