@@ -123,3 +123,12 @@ def test_dynamic_gap_is_judged_against_both_sides_noise(client, noise, tone, wor
     cell = html.split('<td class="num ratio')[1].split("</td>")[0]
     assert cell.startswith(f' {tone}">') and (words in cell if words else "verdict" not in cell)
     assert ('<tr class="gap' in html) == (tone == "worse")
+
+
+def test_dynamic_geomean_leaves_out_gaps_too_noisy_to_track(client):
+    ingest_build(1, [*dynamic_pair(1.0, 0.5, 0.01),  # mlp_loop 0.5, tracked
+                     make_result("resnet_train", "backed", speedup=1.0, speedup_noise=1.74),
+                     make_result("resnet_train", "unbacked", speedup=8.0, speedup_noise=1.74)])  # 8.0: too noisy
+    summary = client.get("/dynamic/?machine=cpu").content.decode().split('id="dynamic-summary">')[1].split("</p>")[0]
+    assert '<strong id="geomean-gap">0.500</strong> over the 2 workloads where both regimes passed' in summary
+    assert "(1 too noisy to track left out)" in summary

@@ -117,8 +117,9 @@ def pair_failure(backed, unbacked) -> str | None:
 class GapSummary:
     """One build's gaps in words: the geomean over the workloads where both regimes passed, and the
     extremes beside it, so that 0.123 and 8.010 never read as "no gap" through their geomean."""
-    geomean: float | None
+    geomean: float | None  # over the gaps not too noisy to track (over all of them when every one is)
     count: int  # workloads where both passed
+    too_noisy: int  # of those, gaps too noisy to track: left out of the geomean unless all are
     worst: Pair | None  # the smallest gap (unbacked slowest)
     best: Pair | None  # the largest gap (unbacked fastest), when above 1
     failed: list[tuple[str, str]]  # (workload, "unbacked compile_error")
@@ -127,8 +128,9 @@ class GapSummary:
 def gap_summary(pairs: list[Pair]) -> GapSummary:
     measured = sorted((p for p in pairs if p.gap is not None), key=lambda p: p.gap)
     failed = [(p.workload, f) for p in pairs if (f := pair_failure(p.backed, p.unbacked))]
+    tracked = [p for p in measured if p.gap_word != TOO_NOISY]  # /compare/'s geomean rule
     return GapSummary(
-        geomean=geomean(p.gap for p in measured), count=len(measured),
+        geomean=geomean(p.gap for p in (tracked or measured)), count=len(measured), too_noisy=len(measured) - len(tracked),
         worst=measured[0] if measured else None,
         best=measured[-1] if measured and measured[-1].gap > 1 and len(measured) > 1 else None,
         failed=failed,
