@@ -83,8 +83,7 @@ def test_compare_geomean_label_counts_the_cases_it_is_over(client):
     ingest_build(2, build(1.1))
     html = client.get(f"/compare/?machine=cpu&base={ref_for_day(1)}&head={ref_for_day(2)}").content.decode()
     label = html.split('id="compare-summary"><td colspan="3">')[1].split("</td>")[0]
-    assert label == ("geomean over 3 cases passing in both, 2 of them too noisy to track in speedup and left out of its "
-                     "geomean (and compiled latency's); totals for counts")
+    assert label == "geomean over 3 cases passing in both, less the cases too noisy to track in a figure (2 in speedup); totals for counts"
 
 
 def test_ab_geomean_of_cases_all_too_noisy_says_so(client):

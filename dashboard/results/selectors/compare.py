@@ -177,7 +177,8 @@ def compare_rows_select(*, rows: list[CompareRow], only: str = "all", sort: str 
 
 def compare_summary_cases(*, rows: list[CompareRow]) -> tuple[int, int]:
     """What the geomean row is over: the rows where both sides passed, and how many of them are
-    too noisy to track in speedup (so left out of the timed figures' geomeans, ``compare_summary``)."""
+    too noisy to track in speedup (left out of its geomean, ``compare_summary``; each figure leaves
+    out its own)."""
     both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
     return len(both), sum(1 for r in both if r.changes["speedup"].tone == TOO_NOISY)
 
