@@ -133,6 +133,12 @@ def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quicks
     assert page.locator("#worst-gap.too_noisy").count() == 1
     assert page.locator("#dynamic-table td:nth-child(4).worse").count() == 0  # no gap red: every one too noisy
     assert page.locator("#dynamic-table td:nth-child(4)", has_text="too noisy to track").count() == 7
+    # The heatmap draws them white (log2 0) and says why on hover; the scale is set by the gaps it colours.
+    page.wait_for_selector("#dynamic-heatmap[data-drawn=true]", timeout=20_000)
+    quiet = page.evaluate("""() => { const d = document.getElementById('dynamic-heatmap').data[0];
+      const cells = d.text.flatMap((row, w) => row.map((t, b) => [t, d.z[w][b]])).filter(c => c[0].includes('too noisy to track'));
+      return {n: cells.length, zs: [...new Set(cells.map(c => c[1]))]}; }""")
+    assert quiet["n"] >= 7 and quiet["zs"] == [0]
     assert problems == []
 
 

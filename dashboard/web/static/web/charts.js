@@ -133,12 +133,12 @@
     if (heat && spec.workloads.length) {
       // Log2 of the ratio, centred on 1 and symmetric (0.5 and 2 equally strong), at least 0.5..2
       // and at most 1/8..8: red = unbacked slower, blue = unbacked faster, white = no gap.
-      var reach = 1;
-      spec.z.forEach(function (row) { row.forEach(function (v) { if (v > 0) reach = Math.max(reach, Math.abs(Math.log2(v))); }); });
+      var reach = 1, quiet = spec.quiet || [];  // quiet: within noise / too noisy, drawn white, not on the scale
+      spec.z.forEach(function (row, w) { row.forEach(function (v, b) {
+        if (v > 0 && !(quiet[w] && quiet[w][b])) reach = Math.max(reach, Math.abs(Math.log2(v))); }); });
       reach = Math.min(3, Math.ceil(reach));
       var ticks = [];
       for (var k = -reach; k <= reach; k++) ticks.push(k);
-      var quiet = spec.quiet || [];
       var logZ = spec.z.map(function (row, w) { return row.map(function (v, b) {
         if (quiet[w] && quiet[w][b]) return v > 0 ? 0 : null;  // within noise / too noisy to track: no colour
         return v > 0 ? Math.max(-reach, Math.min(reach, Math.log2(v))) : null; }); });
