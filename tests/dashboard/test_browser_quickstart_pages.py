@@ -19,7 +19,7 @@ WIDE = {"width": 1400, "height": 900}
 
 @pytest.fixture
 def quickstart(tmp_path):
-    quickstart_database(tmp_path)
+    quickstart_database(tmp_path, detect=True)  # as the quick start: findings, verdicts and their links
 
 
 class Links(HTMLParser):
