@@ -88,6 +88,10 @@ def test_home_says_last_night_first_and_links_its_counts(browser, live_server, q
     assert "no earlier build: its baseline" in local and ".imported" not in local
     assert rows.nth(1).locator("td.verdict strong").inner_text() == "pass"
     assert "measured 2026-11-25 09:00" in page.inner_text(f"#class-{LOCAL_CLASS} h2")
+    # Its block names the imported measurement of its commit, and that it is not compared with it.
+    assert page.inner_text(f"#elsewhere-{LOCAL_CLASS}") == (
+        "(the same commit measured on another host: cf30153c4c13+cpu.imported on cpu, never compared with it)")
+    assert page.locator(f"#class-{LOCAL_CLASS} td.cell.better, #class-{LOCAL_CLASS} td.cell.worse").count() == 0
     counts = page.locator(f"#class-{LOCAL_CLASS} a.open-regressions")
     assert counts.count() == 3 and f"/regressions/?machine={LOCAL_CLASS}&build=cf30153c4c13%2Bcpu" in counts.first.get_attribute("href")
     # Recent runs name the build by its ref.

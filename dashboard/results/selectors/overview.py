@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from contract.findings import WITHIN_NOISE, judge
 from dashboard.results.aggregates import OVERVIEW_FIGURES, Figure
 from dashboard.results.models import BuildSummary, Config, ConfigSummary
-from dashboard.results.selectors.builds import (build_summary_copy, build_summary_latest, build_summary_previous,
-                                                machine_class_list)
+from dashboard.results.selectors.builds import (build_summary_copy, build_summary_elsewhere, build_summary_latest,
+                                                build_summary_previous, machine_class_list)
 from dashboard.results.selectors.common import config_label, ref_for
 from dashboard.results.variants import PLAIN_BUILD
 
@@ -47,6 +47,7 @@ class ClassOverview:
     previous: BuildSummary | None
     rows: list[ConfigRow] = field(default_factory=list)
     copy: BuildSummary | None = None  # no previous build: another stored build of the same commit on the class
+    elsewhere: BuildSummary | None = None  # no previous build nor copy: the same commit measured on another class
 
 
 def figure_value(summary: ConfigSummary | dict, figure: Figure) -> float | None:
@@ -104,6 +105,8 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
     regressions = open_regressions(machine_class=machine_class, build_id=latest.build_id) if open_regressions else {}
     out = ClassOverview(machine_class=machine_class, latest=latest, previous=previous,
                         copy=build_summary_copy(summary=latest) if previous is None else None)
+    if previous is None and out.copy is None:
+        out.elsewhere = build_summary_elsewhere(summary=latest)
     for summary in sorted(rows, key=lambda s: config_label(configs[s.config_id])):
         against = summary.versus_previous if previous and summary.previous_build_id == previous.build_id else {}
         cells = []
