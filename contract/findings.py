@@ -159,6 +159,8 @@ def finding_numbers(*, metric: str, before, after, kind: str, noise: float | Non
     change = None
     if _number(before) and _number(after) is not None and before > 0:
         change = after / before - 1
+    if certain and change == 0:  # a new reason at the same count (recompiles 2 -> 2): no "+0.0 % worse"
+        change = None
     direction = TOO_NOISY if too_noisy(noise) else (BETTER if kind == "improvement" else WORSE)
     return FindingNumbers(metric=metric, before=before, after=after, change=change, direction=direction,
                           noise=noise if _number(noise) is not None else None,

@@ -112,9 +112,11 @@ def _geomean(config: str, rows: list[Row]) -> Geomean:
     passing = [r for r in rows if r.base_status == r.variant_status == "pass"]
     cells = {}
     for m in AB_METRICS:
-        present = [r.cells[m.name] for r in passing if r.cells[m.name].change is not None
-                   and r.cells[m.name].tone != TOO_NOISY]  # too noisy to track: not in the geomean
-        if m.noisy:
+        changed = [r.cells[m.name] for r in passing if r.cells[m.name].change is not None]
+        present = [c for c in changed if c.tone != TOO_NOISY]  # too noisy to track: not in the geomean
+        if changed and not present:  # every case is: so is the geomean (shown in words, not "–")
+            cells[m.name] = Cell(None, None, None, None, TOO_NOISY)
+        elif m.noisy:
             noises = [c.noise for c in present if c.noise is not None]
             cells[m.name] = judge(m, geomean(c.base for c in present), geomean(c.variant for c in present),
                                   sum(noises) / len(noises) if noises else None)

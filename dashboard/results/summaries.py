@@ -19,7 +19,8 @@ from dashboard.results.selectors.dynamic import pairs_geomeans, summary_pairs
 
 OPEN_RUN_STATUSES = ("pending", "running")
 DYNAMIC_REGIMES = ("backed", "unbacked")
-DYNAMIC_SIDE = ("status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count")  # DynamicSummary.pairs
+DYNAMIC_SIDE = ("status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count",
+                "speedup_noise")  # DynamicSummary.pairs (results.selectors.dynamic.Side)
 
 
 def _models():
@@ -33,7 +34,7 @@ def _cases(m, *, build_id: int, machine_class: str) -> dict[int, dict]:
     rows = (
         m.Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
         .order_by("id")
-        .values("id", "series_id", "workload_id", "config_id", "status", *FIGURE_COLUMNS)
+        .values("id", "series_id", "workload_id", "config_id", "status", "speedup_noise", *FIGURE_COLUMNS)
     )
     return latest_per_series(rows)
 

@@ -180,6 +180,8 @@ def dynamic_trends(*, gaps, machine_class: str) -> dict:
         "unit": "unbacked / backed (ratio)",
         "z": [[sig(b.gaps[w]) if w in b.gaps else None for b in builds] for w in gaps.workloads],
         "failed": [[b.failed.get(w) for b in builds] for w in gaps.workloads],
+        # A gap within its noise or too noisy to track is drawn as no gap (white), its hover says which.
+        "quiet": [[b.quiet.get(w) for b in builds] for w in gaps.workloads],
         "gap": [sig(b.geomean_gap) for b in builds],
         "compile": [sig(b.geomean_compile_ratio) for b in builds],
     }

@@ -36,6 +36,7 @@ class Night:
     findings: list[Finding] = field(default_factory=list)
     commits: str | None = None  # the commit range's URL, when both builds are real shas
     same_commit: bool = False  # the build before it has the same sha (another measurement of it)
+    copy_ref: str | None = None  # no build before it: another stored build of the same commit on the class
     regressions_url: str = ""
 
 
@@ -62,6 +63,7 @@ def last_night(*, blocks) -> list[Night]:
             findings=[_finding(f, machine_class=block.machine_class, ref=ref) for f in verdict.regressions],
             commits=commits_url(previous.build, latest.build) if previous else None,
             same_commit=bool(previous and previous.build.git_sha == latest.build.git_sha),
+            copy_ref=build_ref(block.copy.build) if block.copy else None,
             regressions_url=f"{reverse('regressions:list')}?{urlencode({'machine': block.machine_class, 'build': ref})}",
         ))
     return nights

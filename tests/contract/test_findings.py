@@ -53,6 +53,12 @@ def test_a_deterministic_finding_has_confidence_one_shown_as_certain():
     assert n.as_dict()["confidence"] == 1.0  # never null where a page says certain
 
 
+def test_a_new_reason_at_the_same_count_shows_no_zero_change():
+    # A new recompile reason while the count stays 2: the finding is the reason, not "+0.0 % worse".
+    n = finding_numbers(metric="recompile_count", before=2, after=2, kind="regression", certain=True)
+    assert (n.change, n.change_text, n.text) == (None, "worse", "2 → 2 (worse), certain")
+
+
 def test_no_confidence_is_shown_as_nothing_not_zero():
     n = finding_numbers(metric="speedup", before=1.2, after=1.0, kind="regression", confidence=None)
     assert n.confidence_text == "" and n.text == "1.2× → 1× (-16.7 % worse)"

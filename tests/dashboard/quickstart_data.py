@@ -33,9 +33,18 @@ def local_document() -> dict:
     return document
 
 
-def quickstart_database(tmp_path: Path) -> None:
-    """Store the sample data as the quick start does, then the local run."""
-    call_command("ingest", "--imported", "-v", "0", *map(str, imported_files()))
-    local = tmp_path / "local-run.json"
-    local.write_text(json.dumps(local_document()))
-    call_command("ingest", "-v", "0", str(local))
+def quickstart_database(tmp_path: Path, *, detect: bool = False) -> None:
+    """Store the sample data as the quick start does, then the local run. ``detect``: as the quick
+    start (no broker: Celery runs eagerly), detection runs over each document once it is stored;
+    otherwise it waits on the test's broker (verdicts read ``pending`` where a class has a baseline)."""
+    from dashboard.celery import app  # noqa: PLC0415 (the Django app must be set up first)
+
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = eager or detect
+    try:
+        call_command("ingest", "--imported", "-v", "0", *map(str, imported_files()))
+        local = tmp_path / "local-run.json"
+        local.write_text(json.dumps(local_document()))
+        call_command("ingest", "-v", "0", str(local))
+    finally:
+        app.conf.task_always_eager = eager

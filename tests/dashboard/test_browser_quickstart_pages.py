@@ -19,7 +19,7 @@ WIDE = {"width": 1400, "height": 900}
 
 @pytest.fixture
 def quickstart(tmp_path):
-    quickstart_database(tmp_path)
+    quickstart_database(tmp_path, detect=True)  # as the quick start: findings, verdicts and their links
 
 
 class Links(HTMLParser):
@@ -88,6 +88,10 @@ def test_home_says_last_night_first_and_links_its_counts(browser, live_server, q
     assert "no earlier build: its baseline" in local and ".imported" not in local
     assert rows.nth(1).locator("td.verdict strong").inner_text() == "pass"
     assert "measured 2026-11-25 09:00" in page.inner_text(f"#class-{LOCAL_CLASS} h2")
+    # Its block names the imported measurement of its commit, and that it is not compared with it.
+    assert page.inner_text(f"#elsewhere-{LOCAL_CLASS}") == (
+        "(the same commit measured on another host: cf30153c4c13+cpu.imported on cpu, never compared with it)")
+    assert page.locator(f"#class-{LOCAL_CLASS} td.cell.better, #class-{LOCAL_CLASS} td.cell.worse").count() == 0
     counts = page.locator(f"#class-{LOCAL_CLASS} a.open-regressions")
     assert counts.count() == 3 and f"/regressions/?machine={LOCAL_CLASS}&build=cf30153c4c13%2Bcpu" in counts.first.get_attribute("href")
     # Recent runs name the build by its ref.
@@ -107,7 +111,7 @@ def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quicks
     page, problems = open_page(browser, live_server.url + "/dynamic/?machine=" + LOCAL_CLASS, viewport=WIDE)
     page.wait_for_selector("#dynamic-heatmap[data-drawn=true]", timeout=20_000)
     summary = page.inner_text("#dynamic-summary")
-    assert "geomean gap 1.227 over the 2 workloads where both regimes passed" in summary
+    assert "geomean gap 1.227 over the 2 workloads where both regimes passed (too noisy to track: every gap is)" in summary
     # None below 1: the smallest gap is not called "worst".
     assert "smallest mlp_loop 1.012" in summary and "widest the other way positional_graph_break 1.488" in summary
     assert "1 failed, no gap: masked_attention (unbacked compile_error)" in summary
@@ -126,9 +130,19 @@ def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quicks
     # The imported measurement of 2.13: a geomean of 0.762 with bert_encoder 4x slower beside it.
     page, problems = open_page(browser, live_server.url + "/dynamic/?machine=cpu&build=cf30153c4c13%2Bcpu.imported", viewport=WIDE)
     summary = page.inner_text("#dynamic-summary")
-    assert "geomean gap 0.762 over the 7 workloads" in summary and "worst bert_encoder 0.243 (unbacked 4.1x slower)" in summary
+    assert "geomean gap 0.762 over the 7 workloads" in summary
+    # Its sides state ±158 % and ±104 %: 4.1x slower is said, and that it is too noisy to track (grey, not red).
+    assert "worst bert_encoder 0.243 (unbacked 4.1x slower, too noisy to track)" in summary
     assert "2 failed, no gap: masked_attention (unbacked compile_error), unet_diffusion (unbacked compile_error)" in summary
-    assert page.locator("#worst-gap.worse").count() == 1
+    assert page.locator("#worst-gap.too_noisy").count() == 1
+    assert page.locator("#dynamic-table td:nth-child(4).worse").count() == 0  # no gap red: every one too noisy
+    assert page.locator("#dynamic-table td:nth-child(4)", has_text="too noisy to track").count() == 7
+    # The heatmap draws them white (log2 0) and says why on hover; the scale is set by the gaps it colours.
+    page.wait_for_selector("#dynamic-heatmap[data-drawn=true]", timeout=20_000)
+    quiet = page.evaluate("""() => { const d = document.getElementById('dynamic-heatmap').data[0];
+      const cells = d.text.flatMap((row, w) => row.map((t, b) => [t, d.z[w][b]])).filter(c => c[0].includes('too noisy to track'));
+      return {n: cells.length, zs: [...new Set(cells.map(c => c[1]))]}; }""")
+    assert quiet["n"] >= 7 and quiet["zs"] == [0]
     assert problems == []
 
 

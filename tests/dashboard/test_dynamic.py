@@ -72,7 +72,8 @@ def direct_pairs(build: Build, mode: str = "default", dtype: str = "float32") ->
                                     config__shape_regime__in=("backed", "unbacked"))
               .select_related("workload", "config").order_by("id")):
         pair = pairs.setdefault(r.workload.name, Pair(r.workload.name))
-        setattr(pair, r.config.shape_regime, Side(r.status, r.speedup, r.compile_time_cold_s, r.graph_break_count, r.recompile_count))
+        setattr(pair, r.config.shape_regime, Side(r.status, r.speedup, r.compile_time_cold_s, r.graph_break_count, r.recompile_count,
+                                                           r.speedup_noise))
     return pairs
 
 

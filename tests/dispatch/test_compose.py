@@ -268,3 +268,13 @@ def test_only_the_runner_image_installs_torch():
     assert "torch==" not in (ROOT / "requirements" / "web.txt").read_text()
     assert "torch==" in (ROOT / "requirements" / "runner.txt").read_text()
     assert "pytest" not in (ROOT / "requirements" / "web.txt").read_text() + (ROOT / "requirements" / "runner.txt").read_text()
+
+
+def test_the_page_cache_setting_reaches_the_dashboard_containers():
+    # PTBENCH_PAGE_CACHE_SECONDS=0 in .env or the shell turns the page cache off in every dashboard
+    # process (it never reached them: the cache stayed on).
+    dashboard = {name: service for name, service in compose()["services"].items() if "DATABASE_URL" in environment(service)}
+    assert {"web", "worker", "beat"} <= set(dashboard)
+    for name, service in dashboard.items():
+        for environ, seconds in (({}, "60"), ({"PTBENCH_PAGE_CACHE_SECONDS": "0"}, "0")):
+            assert interpolate(environment(service), environ).get("PTBENCH_PAGE_CACHE_SECONDS") == seconds, name

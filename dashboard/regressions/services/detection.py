@@ -312,6 +312,9 @@ def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, 
         builds = [b for b in u_points if b in b_points]  # both in build order (dicts keep it)
         if len(builds) < 2 or builds[-1] != build_id:
             continue  # the first build with both is the baseline
+        compared = [points[b] for points in (b_points, u_points) for b in builds[-2:]]
+        if any(too_noisy(stated_sd([p])) for p in compared):  # a side's runs too noisy to track (/dynamic/ says so)
+            continue
         found = dynamic_gap([b_points[b].values.get("speedup") for b in builds],
                             [u_points[b].values.get("speedup") for b in builds], threshold=DYNAMIC_GAP_THRESHOLD)
         for finding in found:

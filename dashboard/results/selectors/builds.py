@@ -55,6 +55,17 @@ def build_summary_previous(*, summary: BuildSummary) -> BuildSummary | None:
     )
 
 
+def build_summary_elsewhere(*, summary: BuildSummary) -> BuildSummary | None:
+    """The newest stored build of the same commit measured on another machine class (another host's
+    measurement, never compared: docs/machine-classes-and-verdicts.md), for the home page to name."""
+    build = summary.build
+    if build.overrides or build.git_sha == "unknown":
+        return None
+    return (BuildSummary.objects.filter(build__git_sha=build.git_sha, build__overrides={})
+            .exclude(machine_class=summary.machine_class).select_related("build")
+            .order_by("-ordered_at", "-build_id").first())
+
+
 def build_summary_copy(*, summary: BuildSummary) -> BuildSummary | None:
     """Another stored build of the same commit measured on the class (a plain build's imported copy,
     ``results.same_build``), which ``build_summary_previous`` skips: /compare/ names it."""

@@ -175,6 +175,14 @@ def compare_rows_select(*, rows: list[CompareRow], only: str = "all", sort: str 
     return sorted(present, key=lambda r: r.changes[sort].change, reverse=descending) + missing
 
 
+def compare_summary_cases(*, rows: list[CompareRow]) -> tuple[int, int]:
+    """What the geomean row is over: the rows where both sides passed, and how many of them are
+    too noisy to track in speedup (left out of its geomean, ``compare_summary``; each figure leaves
+    out its own)."""
+    both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
+    return len(both), sum(1 for r in both if r.changes["speedup"].tone == TOO_NOISY)
+
+
 def compare_summary(*, rows: list[CompareRow], threshold: float = 0.05) -> dict[str, Change]:
     """The geomean row: per metric, the geomean of old and of new over the rows where both sides
     passed and have the value (totals for the counts), and the relative change between them, judged

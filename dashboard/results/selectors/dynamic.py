@@ -6,8 +6,10 @@ build shown only), not the results."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from dataclasses import dataclass, field
 
+from contract.findings import BETTER, TOO_NOISY, WITHIN_NOISE, TWO_RUNS_95, WORSE, judge, sd_of_halfwidth, too_noisy
 from dashboard.results.aggregates import geomean
 from dashboard.results.models import BuildSummary, DynamicSummary, Series
 from dashboard.results.selectors.common import ref_for
@@ -23,6 +25,7 @@ class Side:
     compile_time_cold_s: float | None
     graph_break_count: int | None
     recompile_count: int | None
+    speedup_noise: float | None = None  # its stated 95 % half-width (absent from summaries stored before it)
 
 
 @dataclass
@@ -47,8 +50,36 @@ class Pair:
         return None
 
     @property
+    def gap_sd(self) -> float | None:
+        """The larger of the two sides' stated speedup noise (``speedup_noise``) as an sd: /compare/'s
+        rule for two measurements (``within_sd``: either side's own noise)."""
+        sds = [sd_of_halfwidth(s.speedup_noise) for s in (self.backed, self.unbacked) if s]
+        return max((sd for sd in sds if sd is not None), default=None)
+
+    @property
+    def gap_word(self) -> str:
+        """The one noise rule (``contract.findings.judge``) on the gap's distance from 1: ``too noisy
+        to track`` (a side's sd past the bound: detection raises no gap finding on it either),
+        ``within noise`` (not past GAP_HIGHLIGHT nor the two runs' 95 % band), ``worse`` (unbacked
+        slower), ``better``; '' without a gap."""
+        if self.gap is None:
+            return ""
+        sd = self.gap_sd
+        bar = max(GAP_HIGHLIGHT, math.expm1(TWO_RUNS_95 * sd) if sd is not None and not too_noisy(sd) else 0.0)
+        return judge(change=self.gap - 1, bar=bar, worse=self.gap < 1, sd=sd)
+
+    @property
     def gap_tone(self) -> str:
-        return _tone(self.gap, higher_is_better=True)
+        return {WORSE: "worse", BETTER: "better", TOO_NOISY: "too_noisy"}.get(self.gap_word, "")
+
+    @property
+    def gap_quiet(self) -> str:
+        """What the gap's cell says instead of a colour: ``within noise`` past GAP_HIGHLIGHT, or
+        ``too noisy to track``; '' otherwise."""
+        word = self.gap_word
+        if word == TOO_NOISY or (word == WITHIN_NOISE and abs(self.gap - 1) > GAP_HIGHLIGHT):
+            return word
+        return ""
 
     @property
     def compile_tone(self) -> str:
@@ -56,7 +87,8 @@ class Pair:
 
     @property
     def highlighted(self) -> bool:
-        return any(r is not None and abs(r - 1) > GAP_HIGHLIGHT for r in (self.gap, self.compile_ratio))
+        return self.gap_tone in ("worse", "better") or (
+            self.compile_ratio is not None and abs(self.compile_ratio - 1) > GAP_HIGHLIGHT)
 
 
 def _tone(ratio: float | None, *, higher_is_better: bool) -> str:
@@ -85,8 +117,9 @@ def pair_failure(backed, unbacked) -> str | None:
 class GapSummary:
     """One build's gaps in words: the geomean over the workloads where both regimes passed, and the
     extremes beside it, so that 0.123 and 8.010 never read as "no gap" through their geomean."""
-    geomean: float | None
+    geomean: float | None  # over the gaps not too noisy to track (over all of them when every one is)
     count: int  # workloads where both passed
+    too_noisy: int  # of those, gaps too noisy to track: left out of the geomean unless all are
     worst: Pair | None  # the smallest gap (unbacked slowest)
     best: Pair | None  # the largest gap (unbacked fastest), when above 1
     failed: list[tuple[str, str]]  # (workload, "unbacked compile_error")
@@ -95,8 +128,9 @@ class GapSummary:
 def gap_summary(pairs: list[Pair]) -> GapSummary:
     measured = sorted((p for p in pairs if p.gap is not None), key=lambda p: p.gap)
     failed = [(p.workload, f) for p in pairs if (f := pair_failure(p.backed, p.unbacked))]
+    tracked = [p for p in measured if p.gap_word != TOO_NOISY]  # /compare/'s geomean rule
     return GapSummary(
-        geomean=geomean(p.gap for p in measured), count=len(measured),
+        geomean=geomean(p.gap for p in (tracked or measured)), count=len(measured), too_noisy=len(measured) - len(tracked),
         worst=measured[0] if measured else None,
         best=measured[-1] if measured and measured[-1].gap > 1 and len(measured) > 1 else None,
         failed=failed,
@@ -116,6 +150,7 @@ class BuildGaps:
     version: str = ""
     gaps: dict[str, float | None] = field(default_factory=dict)  # by workload name; None: not both passed
     failed: dict[str, str] = field(default_factory=dict)  # by workload name: "unbacked compile_error", ...
+    quiet: dict[str, str] = field(default_factory=dict)  # by workload name: its gap "within noise" / "too noisy to track"
     geomean_gap: float | None = None
     geomean_compile_ratio: float | None = None
 
@@ -150,6 +185,7 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
         build = builds[build_id]
         build.gaps, build.geomean_gap, build.geomean_compile_ratio = gaps, geomean_gap, geomean_compile_ratio
         build.failed = {workload: f for workload, backed, unbacked in pairs or [] if (f := pair_failure(backed, unbacked))}
+        build.quiet = {p.workload: p.gap_quiet for p in summary_pairs(pairs or []) if p.gap_quiet}
     return DynamicGaps(workloads=workloads, builds=[b for b in builds.values() if b.gaps])
 
 

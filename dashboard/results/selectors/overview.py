@@ -6,14 +6,18 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from contract.findings import WITHIN_NOISE, judge
 from dashboard.results.aggregates import OVERVIEW_FIGURES, Figure
 from dashboard.results.models import BuildSummary, Config, ConfigSummary
-from dashboard.results.selectors.builds import build_summary_latest, build_summary_previous, machine_class_list
+from dashboard.results.selectors.builds import (build_summary_copy, build_summary_elsewhere, build_summary_latest,
+                                                build_summary_previous, machine_class_list)
 from dashboard.results.selectors.common import config_label, ref_for
 from dashboard.results.variants import PLAIN_BUILD
 
 
 FIGURES = OVERVIEW_FIGURES
+WITHIN_NOISE_TONE = "same"  # past the figure's threshold, not past its noise band: grey, "within noise"
+TOO_NOISY_TONE = "too_noisy"  # every case too noisy to track: grey, in words (/compare/'s tones)
 
 
 @dataclass
@@ -23,7 +27,7 @@ class Cell:
     old: float | None = None  # previous build, cases present in both
     new: float | None = None  # latest build, cases present in both
     change: float | None = None  # relative; absolute for pass rate (points) and counts
-    tone: str = ""  # "", "better", "worse", "better strong", "worse strong"
+    tone: str = ""  # "", "better", "worse", "better strong", "worse strong", WITHIN_NOISE_TONE, TOO_NOISY_TONE
 
 
 @dataclass
@@ -42,6 +46,8 @@ class ClassOverview:
     latest: BuildSummary
     previous: BuildSummary | None
     rows: list[ConfigRow] = field(default_factory=list)
+    copy: BuildSummary | None = None  # no previous build: another stored build of the same commit on the class
+    elsewhere: BuildSummary | None = None  # no previous build nor copy: the same commit measured on another class
 
 
 def figure_value(summary: ConfigSummary | dict, figure: Figure) -> float | None:
@@ -51,8 +57,12 @@ def figure_value(summary: ConfigSummary | dict, figure: Figure) -> float | None:
     return get(figure.key)
 
 
-def cell_tone(figure: Figure, old: float | None, new: float | None) -> tuple[float | None, str]:
-    """The change (relative, or absolute for rates and counts) and the colour it earns."""
+def cell_tone(figure: Figure, old: float | None, new: float | None, *, band: float | None = None,
+              noisy: bool = False) -> tuple[float | None, str]:
+    """The change (relative, or absolute for rates and counts) and the colour it earns, by the one
+    noise rule (``contract.findings.judge``, docs/noise-and-findings.md): a relative change not past
+    the figure's threshold nor its noise ``band`` (``aggregates.figure_noise``) is within noise (no
+    colour); ``noisy``: every case is too noisy to track (TOO_NOISY_TONE, no colour)."""
     if old is None or new is None:
         return None, ""
     if figure.how in ("rate", "total"):
@@ -64,9 +74,12 @@ def cell_tone(figure: Figure, old: float | None, new: float | None) -> tuple[flo
         if old == 0:
             return None, ""
         change = new / old - 1.0
-        if abs(change) < figure.thresholds[0]:
-            return change, ""
-        strong = abs(change) >= figure.thresholds[1]
+        if noisy:
+            return change, TOO_NOISY_TONE
+        bar = max(figure.thresholds[0], band or 0.0)
+        if judge(change=change, bar=bar, worse=False) == WITHIN_NOISE:
+            return change, WITHIN_NOISE_TONE if band is not None and abs(change) >= figure.thresholds[0] else ""
+        strong = abs(change) >= max(figure.thresholds[1], band or 0.0)
     better = change > 0 if figure.higher_is_better else change < 0
     return change, ("better" if better else "worse") + (" strong" if strong else "")
 
@@ -90,7 +103,10 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
     if config_ids is not None:
         rows = rows.filter(config_id__in=config_ids)
     regressions = open_regressions(machine_class=machine_class, build_id=latest.build_id) if open_regressions else {}
-    out = ClassOverview(machine_class=machine_class, latest=latest, previous=previous)
+    out = ClassOverview(machine_class=machine_class, latest=latest, previous=previous,
+                        copy=build_summary_copy(summary=latest) if previous is None else None)
+    if previous is None and out.copy is None:
+        out.elsewhere = build_summary_elsewhere(summary=latest)
     for summary in sorted(rows, key=lambda s: config_label(configs[s.config_id])):
         against = summary.versus_previous if previous and summary.previous_build_id == previous.build_id else {}
         cells = []
@@ -98,7 +114,8 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
             cell = Cell(figure=figure, value=figure_value(summary, figure))
             if against.get("common"):
                 cell.old, cell.new = against[figure.key]
-                cell.change, cell.tone = cell_tone(figure, cell.old, cell.new)
+                cell.change, cell.tone = cell_tone(figure, cell.old, cell.new, band=against.get("noise", {}).get(figure.key),
+                                                   noisy=figure.key in against.get("too_noisy", ()))
             cells.append(cell)
         out.rows.append(
             ConfigRow(
@@ -132,16 +149,19 @@ def overview_trend(*, machine_class: str, since: dt.datetime | None, config_ids:
         *(f.key for f in FIGURES if f.key != "pass_rate"),
     )
     configs = {c.id: c for c in Config.objects.all()}
-    points: dict[int, list[dict]] = {}
-    builds: dict[str, None] = {}  # every build's ref, in build order
+    points: dict[int, dict[str, dict]] = {}  # config -> commit -> its point, in build order
+    builds: dict[str, str] = {}  # every commit's ref, in build order
     for row in rows:
         ref = ref_for(git_sha=row["build__git_sha"], local_label=row["build__local_label"])
+        # Two stored builds of one commit (a local measurement and an imported one, results.same_build)
+        # are one build, not a before and after: one point, the one stored last, its place the first's.
+        commit = row["build__git_sha"] if row["build__git_sha"] != "unknown" else ref
         point = {"ref": ref, "at": row["ordered_at"], "version": row["build__torch_version"], "cases": row["cases"]}
         for figure in FIGURES:
             point[figure.key] = figure_value(row, figure)
-        points.setdefault(row["config_id"], []).append(point)
-        builds.setdefault(ref)
+        points.setdefault(row["config_id"], {})[commit] = point
+        builds[commit] = ref
     ordered = sorted(points, key=lambda c: config_label(configs[c]))
-    return {"configs": {c: config_label(configs[c]) for c in ordered}, "points": {c: points[c] for c in ordered},
-            "builds": list(builds)}
+    return {"configs": {c: config_label(configs[c]) for c in ordered},
+            "points": {c: list(points[c].values()) for c in ordered}, "builds": list(builds.values())}
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Count, Min, Q, Sum
+from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from contract.findings import ratio_interval
@@ -115,12 +116,14 @@ def run_speedup_chart(*, run: Run) -> dict:
 def run_results(*, run: Run, only: str = "all"):
     """A run's cases, failed ones first when ``only`` is "failed" (then only those); each with the
     compiled side's host share and the median host probe where the runner measured them
-    (``compiled_host_share``, ``host_probe_ms``)."""
+    (``compiled_host_share``, ``host_probe_ms``), and the model that ran (``implementation``: ours,
+    ``workloads.…``, or a library's class, as the workload page shows it)."""
     rows = (
         Result.objects.filter(run=run)
         .select_related("workload", "config")
         .defer("samples", "environment")
-        .annotate(compiled_host_share=COMPILED_HOST_SHARE, host_probe_ms=HOST_PROBE_MS)
+        .annotate(compiled_host_share=COMPILED_HOST_SHARE, host_probe_ms=HOST_PROBE_MS,
+                  implementation=KT("environment__implementation"))
         .order_by("workload__name", "config__compile_mode", "config__shape_regime", "config__dtype")
     )
     if only == "failed":

@@ -70,6 +70,23 @@ def breakable(value) -> str:
     return mark_safe("<wbr>".join(escape(part) for part in _BREAK_AFTER.split(str(value))))
 
 
+OURS = "workloads."  # the prefix of our own workload modules' classes (the runner's environment.implementation)
+
+
+@register.filter
+def model_name(implementation) -> str:
+    """The model that ran, narrow: ours as its class name and "ours", a library's as its dotted
+    name (``transformers.LlamaForCausalLM``), the full path in the title; '–' where not recorded."""
+    if not implementation:
+        return mark_safe("<code>–</code>")
+    text = str(implementation)
+    if text.startswith(OURS):
+        shown = f'{escape(text.rpartition(".")[2])}</code> <span class="meta">ours</span>'
+    else:
+        shown = f"{breakable(text)}</code>"
+    return mark_safe(f'<code title="{escape(text)}">{shown}')
+
+
 @register.filter
 def slower_by(ratio) -> str:
     """A speed ratio below 1 as "how many times slower": 0.123 -> ``8.1x``."""
@@ -170,7 +187,9 @@ def ab_cells(cells: dict, metrics) -> str:
     for m in metrics:
         c = cells[m.name]
         if c.base is None and c.variant is None:
-            out.append(f'<td class="num ab" data-metric="{m.name}">–</td>')
+            words = (f'<span class="verdict" title="every case is too noisy to track">{TOO_NOISY}</span>'
+                     if c.tone == "too_noisy" else "–")
+            out.append(f'<td class="num ab {c.tone}" data-metric="{m.name}" data-tone="{c.tone}">{words}</td>')
             continue
         values = f"{escape(metric(c.base, m.unit))} → {escape(metric(c.variant, m.unit))}"
         if c.change is None:
@@ -210,6 +229,10 @@ def figure_cell(cell, common: int) -> str:
         title = (f' title="{escape(f.label)} over the {common} cases in both builds: '
                  f'{escape(metric(cell.old, f.unit))} → {escape(metric(cell.new, f.unit))}"')
     delta = f' <span class="delta">{change(cell.change, f.change_kind)}</span>' if cell.change else ""
+    if cell.tone == "same":  # past the threshold, not past the cases' noise (docs/noise-and-findings.md)
+        delta += ' <span class="verdict">within noise</span>'
+    elif cell.tone == "too_noisy":
+        delta += f' <span class="verdict" title="run-to-run sd past {TOO_NOISY_SD:.0%} in every case">{TOO_NOISY}</span>'
     return mark_safe(f'<td class="num cell {cell.tone}"{title}>{escape(metric(cell.value, f.unit))}{delta}</td>')
 
 
@@ -238,7 +261,8 @@ def result_rows(results, machine_class: str, host_bound_share: float, host_slowe
         out.append(
             f'\n    <tr class="status-{_text(r.status)}">\n'
             f'      <td><a href="{_text(urls[name])}?machine={machine}&amp;mode={urlencode_filter(config.compile_mode)}'
-            f'&amp;regime={_text(config.shape_regime)}&amp;dtype={_text(config.dtype)}">{_text(name)}</a></td>'
+            f'&amp;regime={_text(config.shape_regime)}&amp;dtype={_text(config.dtype)}">{_text(name)}</a>'
+            f'<div class="implementation">{model_name(r.implementation)}</div></td>'
             f'<td>{_text(config.compile_mode)}</td><td>{_text(config.shape_regime)}</td><td>{_text(config.dtype)}</td>\n'
             f'      <td>{_text(r.status)}</td>\n'
             f'      <td class="num">{_speedup_cell(r, host_bound_share, host_slowed_below)}</td>\n'

@@ -14,7 +14,7 @@ from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_ref
 from dashboard.results.selectors.compare_tables import compare_tables
 from dashboard.regressions.compare import builds_compare_judged
-from dashboard.results.selectors.compare import FILTERS, SORT_KEYS, compare_rows_select, compare_summary
+from dashboard.results.selectors.compare import FILTERS, SORT_KEYS, compare_rows_select, compare_summary, compare_summary_cases
 from dashboard.results.page_cache import cached_page
 from dashboard.web import params
 from dashboard.web.export import export_format, table_response
@@ -78,6 +78,7 @@ def compare(request):
         rows=page.object_list,
         row_count=len(rows),
         summary=compare_summary(rows=rows, threshold=threshold / 100),
+        summary_cases=compare_summary_cases(rows=rows),
         filter_links=[
             (f, FILTER_LABELS[f], len(comparison.rows) if f == "all" else sum(f in r.flags for r in comparison.rows))
             for f in FILTERS

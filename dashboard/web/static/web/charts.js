@@ -133,14 +133,18 @@
     if (heat && spec.workloads.length) {
       // Log2 of the ratio, centred on 1 and symmetric (0.5 and 2 equally strong), at least 0.5..2
       // and at most 1/8..8: red = unbacked slower, blue = unbacked faster, white = no gap.
-      var reach = 1;
-      spec.z.forEach(function (row) { row.forEach(function (v) { if (v > 0) reach = Math.max(reach, Math.abs(Math.log2(v))); }); });
+      var reach = 1, quiet = spec.quiet || [];  // quiet: within noise / too noisy, drawn white, not on the scale
+      spec.z.forEach(function (row, w) { row.forEach(function (v, b) {
+        if (v > 0 && !(quiet[w] && quiet[w][b])) reach = Math.max(reach, Math.abs(Math.log2(v))); }); });
       reach = Math.min(3, Math.ceil(reach));
       var ticks = [];
       for (var k = -reach; k <= reach; k++) ticks.push(k);
-      var logZ = spec.z.map(function (row) { return row.map(function (v) { return v > 0 ? Math.max(-reach, Math.min(reach, Math.log2(v))) : null; }); });
+      var logZ = spec.z.map(function (row, w) { return row.map(function (v, b) {
+        if (quiet[w] && quiet[w][b]) return v > 0 ? 0 : null;  // within noise / too noisy to track: no colour
+        return v > 0 ? Math.max(-reach, Math.min(reach, Math.log2(v))) : null; }); });
       var hover = spec.z.map(function (row, w) { return row.map(function (v, b) {
-        return spec.hover[b] + "<br>" + (v > 0 ? "gap " + v.toFixed(3) : (spec.failed[w][b] || "not measured")); }); });
+        var word = quiet[w] && quiet[w][b] ? " (" + quiet[w][b] + ")" : "";
+        return spec.hover[b] + "<br>" + (v > 0 ? "gap " + v.toFixed(3) + word : (spec.failed[w][b] || "not measured")); }); });
       var traces = [{
         type: "heatmap", name: "gap", x: spec.x, y: spec.workloads, z: logZ, zmin: -reach, zmax: reach, zmid: 0,
         colorscale: [[0, "#b2182b"], [0.25, "#ef8a62"], [0.5, "#f7f7f7"], [0.75, "#67a9cf"], [1, "#2166ac"]],
@@ -158,7 +162,7 @@
           customdata: hover, texttemplate: "%{text}", textfont: { color: "#ffffff", size: 10 },
           hovertemplate: "%{y}<br>%{customdata}<extra></extra>" });
       }
-      draw(heat, traces, base({ title: { text: "unbacked gap per workload (log scale: white = no gap, red = unbacked slower, dark = failed); click a cell to show that build", font: { size: 13 } },
+      draw(heat, traces, base({ title: { text: "unbacked gap per workload (log scale: white = no gap, within noise or too noisy to track; red = unbacked slower; dark = failed); click a cell to show that build", font: { size: 13 } },
         xaxis: buildAxis(spec.x), height: Math.max(360, 30 * spec.workloads.length + 200), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
         heat.on("plotly_click", function (event) {
           var column = event.points[0].pointIndex[1];
