@@ -27,7 +27,7 @@ def extreme_findings():
                               metric="compiled_latency_ms", finding="change_point", before_value=1e-300, after_value=5.0,
                               magnitude=5e300, confidence=0.99, details={"message": "from nothing to 5 ms", "noise": 0.01})
     Remeasurement.objects.create(series=series, metric="compiled_latency_ms", build=after, baseline_build=before,
-                                 suspect={"magnitude": int("17" + "0" * 307), "noise": 0.01})
+                                 suspect={"before": 1e-300, "after": int("17" + "0" * 307), "noise": 0.01})
 
 
 def test_extreme_changes_are_written_compactly_and_fit(browser, live_server, extreme_findings, tmp_path):
