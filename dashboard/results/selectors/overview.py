@@ -42,6 +42,7 @@ class ClassOverview:
     latest: BuildSummary
     previous: BuildSummary | None
     rows: list[ConfigRow] = field(default_factory=list)
+    suites: list = field(default_factory=list)  # the page's per-suite table (selectors.suites.suite_table)
 
 
 def figure_value(summary: ConfigSummary | dict, figure: Figure) -> float | None:
