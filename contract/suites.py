@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contract.catalog import family_prefixes
+from contract.catalog import family_entries, family_prefixes, suite_entries
 
 CORE = "core"
 ALL = "all"
@@ -32,6 +32,21 @@ def suite_of(name: str) -> str:
 
 def in_suite(name: str, suite: str) -> bool:
     return suite == ALL or suite_of(name) == suite
+
+
+def suite_workloads(suite: str) -> list[str]:
+    """The workloads a suite name stands for in a run request: core's catalog, a family's listed
+    models without options (as ``python -m runner list --family``), or both for ``all``."""
+    core = [e.name for e in suite_entries()] if suite in (CORE, ALL) else []
+    models = sorted(e.name for e in family_entries().values() if OPTION_MARK not in e.name and in_suite(e.name, suite))
+    return core + models
+
+
+def expand_suites(names: list[str]) -> list[str]:
+    """Workload names with each suite name (``hf``, ``core``, ``all``, ...) replaced by its
+    workloads, in order, each name once."""
+    suites = set(suite_names())
+    return list(dict.fromkeys(w for name in names for w in (suite_workloads(name) if name in suites else [name])))
 
 
 @dataclass(frozen=True)
