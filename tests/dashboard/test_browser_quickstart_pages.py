@@ -84,10 +84,10 @@ def test_home_says_last_night_first_and_links_its_counts(browser, live_server, q
     local = rows.nth(1).inner_text()
     # The local run: measured today in its own class, its build dated by the 2.13 release, compared
     # with nothing (the imported measurement of the same commit is another host's, in class cpu).
-    assert "cf30153c4c13+cpu" in local and "2026-11-25 09:00" in local and "build dated 2026-08-19" in local
+    assert "cf30153c4c13+cpu" in local and "2026-11-25 12:00" in local and "build dated 2026-08-19" in local
     assert "no earlier build: its baseline" in local and ".imported" not in local
     assert rows.nth(1).locator("td.verdict strong").inner_text() == "pass"
-    assert "measured 2026-11-25 09:00" in page.inner_text(f"#class-{LOCAL_CLASS} h2")
+    assert "measured 2026-11-25 12:00" in page.inner_text(f"#class-{LOCAL_CLASS} h2")
     # Its block names the imported measurement of its commit, and that it is not compared with it.
     assert page.inner_text(f"#elsewhere-{LOCAL_CLASS}") == (
         "(the same commit measured on another host: cf30153c4c13+cpu.imported on cpu, never compared with it)")
@@ -173,7 +173,7 @@ def test_gpu_workload_page_opens_on_the_h100_and_shows_each_run(browser, live_se
 def test_compare_on_a_class_of_one_plain_build_says_so_and_offers_its_variants(browser, live_server, quickstart):
     page, problems = open_page(browser, live_server.url + "/compare/?machine=gpu-h100", viewport=WIDE)
     said = page.inner_text("#compare-nothing")
-    assert "No plain build was measured on gpu-h100 before 70d99e998b49+cu130.imported (29 runs of it" in said
+    assert "No plain build was measured on gpu-h100 before 70d99e998b49+cu130.imported (42 runs of it" in said  # 29 of the core suite, 13 of the model families (bench/results/families)
     assert "Only one build" not in page.inner_text("body")
     assert page.locator("#pick-base").input_value() == ""  # no variant preselected as the base
     assert page.locator("#pick-head").input_value() == "70d99e998b49+cu130.imported"
@@ -200,4 +200,15 @@ def test_suite_trends_say_which_builds_ran_other_case_sets(browser, live_server,
     page.wait_for_selector("#overview-trends[data-drawn=true]", timeout=20_000)
     note = page.inner_text("#trend-case-sets")
     assert "0123456789ab+cpu 9 cases" in note and "cf30153c4c13+cpu.imported 27 cases" in note
+    assert problems == []
+
+
+def test_the_h100_block_groups_the_core_suite_and_the_imported_families_by_suite(browser, live_server, quickstart):
+    # The quick start imports the families' H100 documents (bench/results/families) into the H100
+    # build: its block adds the per-suite table, whose family rows say how they were measured.
+    page, problems = open_page(browser, live_server.url + "/", viewport=WIDE)
+    suites = page.locator("#class-gpu-h100 table.suites tr.suite")
+    assert [row.get_attribute("data-suite") for row in suites.all()] == ["core", "hf", "timm", "torchvision", "all"]
+    assert "five runner processes shared one H100" in suites.nth(1).locator("td.suite-notes").inner_text()
+    assert page.locator(f"#class-{LOCAL_CLASS} table.suites").count() == 0  # one suite: no table
     assert problems == []

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from contract.catalog import resolve_entries
 from contract.planning import Plan, plan_cases
+from contract.suites import expand_suites
 from contract.vocabulary import BACKENDS, COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
 
 
@@ -18,7 +19,7 @@ class MatrixError(ValueError):
 
 @dataclass(frozen=True)
 class Matrix:
-    workloads: list[str] | None  # None: the whole suite
+    workloads: list[str] | None  # None: the whole core suite; suite names already expanded
     modes: list[str]
     regimes: list[str]
     dtypes: list[str] | None  # None: each workload's first dtype
@@ -54,7 +55,8 @@ def matrix_resolve(*, suite: str, machine_class: str, workloads=None, modes=None
     if timeout_s is not None and not 0 < timeout_s <= 24 * 3600:
         raise MatrixError("timeout_s", "must be between 0 and 86400 seconds")
     return Matrix(
-        workloads=list(dict.fromkeys(workloads)) if workloads else None,
+        # A suite name (core, hf, timm, torchvision, all: docs/families.md) stands for its workloads.
+        workloads=expand_suites(workloads) if workloads else None,
         # On a CPU the other modes are CUDA-graph and autotuning variants: the default mode only.
         modes=_subset("modes", modes, COMPILE_MODES) or (list(COMPILE_MODES) if device == "cuda" else ["default"]),
         regimes=_subset("regimes", regimes, SHAPE_REGIMES) or list(SHAPE_REGIMES),

@@ -48,6 +48,7 @@ class ClassOverview:
     rows: list[ConfigRow] = field(default_factory=list)
     copy: BuildSummary | None = None  # no previous build: another stored build of the same commit on the class
     elsewhere: BuildSummary | None = None  # no previous build nor copy: the same commit measured on another class
+    suites: list = field(default_factory=list)  # the page's per-suite table (selectors.suites.suite_table)
 
 
 def figure_value(summary: ConfigSummary | dict, figure: Figure) -> float | None:

@@ -3,6 +3,7 @@ from django.shortcuts import render
 from dashboard.results.selectors.builds import build_list_for_class, build_summary_get, builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, build_ref, range_since
 from dashboard.results.selectors.dynamic import GAP_HIGHLIGHT, dynamic_gaps, dynamic_options, dynamic_pairs, gap_summary, pair_failure
+from dashboard.results.selectors.dynamic_families import dynamic_blockers, dynamic_run_notes, family_gaps
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
 
@@ -16,7 +17,8 @@ def dynamic(request):
     modes = sorted({m for m, _ in options})
     mode = params.choice(request, "mode", modes, "default" if "default" in modes else (modes[0] if modes else None))
     dtypes = sorted({d for m, d in options if m == mode})
-    dtype = params.choice(request, "dtype", dtypes, dtypes[0] if dtypes else None)
+    # float32 first where measured (the core suite's dtype; the families' bf16 is one pick away)
+    dtype = params.choice(request, "dtype", dtypes, "float32" if "float32" in dtypes else (dtypes[0] if dtypes else None))
     range_key = params.range_key(request)
     build = params.build(request, "build")
     if build is not None and build_summary_get(build_id=build.id, machine_class=machine_class) is None:
@@ -38,10 +40,13 @@ def dynamic(request):
             chosen = alone.builds[0] if alone.builds else None
     pairs = dynamic_pairs(machine_class=machine_class, mode=mode, dtype=dtype, build_id=chosen.build_id) if chosen else []
     builds = build_list_for_class(machine_class=machine_class)
+    blockers = dynamic_blockers(machine_class=machine_class, mode=mode, dtype=dtype, build_id=chosen.build_id) if chosen else {}
     context.update(
         chosen=chosen,
         picked_id=build.id if build else None,
-        pairs=[(p, pair_failure(p.backed, p.unbacked)) for p in pairs],
+        pairs=[(p, pair_failure(p.backed, p.unbacked), blockers.get(p.workload)) for p in pairs],
+        families=family_gaps(pairs, blockers),
+        run_notes=dynamic_run_notes(machine_class=machine_class, mode=mode, dtype=dtype, build_id=chosen.build_id) if chosen else [],
         summary=gap_summary(pairs),
         builds=builds,
         trends=charts.dynamic_trends(gaps=gaps, machine_class=machine_class),

@@ -2,9 +2,11 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
+from contract.suites import family_model
 from dashboard.regressions.selectors import regression_markers
 from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
+from dashboard.results.selectors.suites import notes_distinct
 from dashboard.results.selectors.workloads import (
     series_history,
     workload_classes_newest,
@@ -56,9 +58,11 @@ def workload(request, name):
         "web/workload.html",
         {
             "workload": item,
+            "family": family_model(item.name),
             "classes": classes,
             "machine_class": machine_class,
             "latest": latest,
+            "latest_notes": notes_distinct(r.run.notes for r in latest),
             "selected": selected,
             "selected_label": f"{mode} · {regime} · {dtype}",
             "history": history,

@@ -17,7 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--build", required=True, help="a build ref (e.g. 70d99e998b49+cu130), or 'latest' reported by the class")
         parser.add_argument("--suite", required=True, choices=SIZES)
         parser.add_argument("--machine-class", required=True, type=_machine_class)
-        parser.add_argument("--workloads", type=_names, help="comma-separated; default: the whole suite")
+        parser.add_argument("--workloads", type=_names, help="comma-separated names or suites (core, hf, timm, torchvision, all); default: the core suite")
         parser.add_argument("--modes", type=_names, help="default: all four on a GPU class, 'default' on cpu")
         parser.add_argument("--regimes", type=_names, help="default: static,backed,unbacked")
         parser.add_argument("--dtypes", type=_names, help="default: each workload's first dtype")

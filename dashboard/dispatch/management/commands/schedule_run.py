@@ -20,7 +20,7 @@ class Command(BaseCommand):
         parser.add_argument("--hour", type=int, default=2, choices=range(24), metavar="0-23")
         parser.add_argument("--minute", type=int, default=0, choices=range(60), metavar="0-59")
         parser.add_argument("--timezone", default="UTC")
-        parser.add_argument("--workloads", default="", help="comma-separated; default: the whole suite")
+        parser.add_argument("--workloads", default="", help="comma-separated names or suites (core, hf, timm, torchvision, all); default: the core suite")
         add_override_arguments(parser, what="a nightly of the build's variant")
 
     def handle(self, *args, **o):

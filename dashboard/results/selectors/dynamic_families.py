@@ -1,0 +1,107 @@
+"""/dynamic/ per suite: the unbacked gap per family (``hf``, ``timm``, ...; ``core`` for the curated
+workloads: ``contract.suites``) and the errors that keep a model's gap from being measured, with
+those that are data-dependent (an unbacked symbol the compiler could not reason about) marked
+(docs/families.md, "On the dashboard")."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from django.db.models.fields.json import KT
+
+from contract.suites import suite_names, suite_of
+from dashboard.results.aggregates import geomean
+from dashboard.results.models import Result, Run
+from dashboard.results.selectors.dynamic import Pair, pair_failure
+from dashboard.results.selectors.suites import notes_distinct
+
+# What a data-dependent failure says: Dynamo's guard on a data-dependent symbol, the inductor
+# assertion that an unbacked symbol (u0, u1, ...) is defined where the graph uses it, a symbol an
+# op needed as an int.
+DATA_DEPENDENT = re.compile(
+    r"GuardOnDataDependentSymNode|data-dependent|data dependent|unbacked"
+    r"|OrderedSet\(\[u\d+[^\]]*\]\)|Cannot convert symbols to int|could not guard on",
+    re.IGNORECASE,
+)
+FIRST_LINE = 200  # characters of an error's first line shown in the table
+
+
+@dataclass
+class Blocker:
+    """What failed on one side of a workload's pair."""
+
+    regime: str
+    status: str
+    text: str  # the error's type and first line
+    full: str  # the whole message, for the title
+    data_dependent: bool
+
+
+@dataclass
+class FamilyGap:
+    family: str
+    workloads: int = 0
+    measured: int = 0  # both regimes passed
+    geomean_gap: float | None = None
+    failed: int = 0
+    data_dependent: int = 0
+    gaps: list[float] = field(default_factory=list)
+
+
+def is_data_dependent(text: str) -> bool:
+    return bool(DATA_DEPENDENT.search(text or ""))
+
+
+def _dynamic_cases(*, machine_class: str, mode: str, dtype: str, build_id: int):
+    return Result.objects.filter(build_id=build_id, series__machine_class=machine_class, config__compile_mode=mode,
+                                 config__dtype=dtype, config__shape_regime__in=("backed", "unbacked"))
+
+
+def dynamic_run_notes(*, machine_class: str, mode: str, dtype: str, build_id: int) -> list[str]:
+    """What the notes of the runs that measured the build's backed and unbacked cases say (the
+    runner's "partial" sentence left out), distinct, e.g. that five cases shared one GPU."""
+    run_ids = _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id).values("run_id")
+    return notes_distinct(Run.objects.filter(id__in=run_ids).order_by("started_at", "id").values_list("notes", flat=True))
+
+
+def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int) -> dict[str, Blocker]:
+    """Per workload of the build whose backed or unbacked case did not pass, the failed side's error
+    (the unbacked side first, as ``pair_failure`` names it; the case stored last of each series)."""
+    rows = (
+        _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id)
+        .order_by("id")
+        .annotate(error_type=KT("error__type"), error_message=KT("error__message"))
+        .values_list("workload__name", "config__shape_regime", "status", "error_type", "error_message")
+    )
+    sides: dict[str, dict[str, tuple]] = {}
+    for workload, regime, status, error_type, message in rows:
+        sides.setdefault(workload, {})[regime] = (status, error_type or "", message or "")
+    out = {}
+    for workload, by_regime in sides.items():
+        for regime in ("unbacked", "backed"):
+            status, error_type, message = by_regime.get(regime, ("pass", "", ""))
+            if status != "pass":
+                first = (message.strip().splitlines() or [""])[0]
+                text = f"{error_type.rsplit('.', 1)[-1]}: {first}" if error_type else first
+                out[workload] = Blocker(regime=regime, status=status, text=text[:FIRST_LINE], full=f"{error_type}: {message}"[:4000],
+                                        data_dependent=is_data_dependent(f"{error_type} {message}"))
+                break
+    return out
+
+
+def family_gaps(pairs: list[Pair], blockers: dict[str, Blocker]) -> list[FamilyGap]:
+    """One row per suite present: its workloads, the geomean gap over those where both regimes
+    passed, how many failed and how many of those failures are data-dependent."""
+    rows: dict[str, FamilyGap] = {}
+    for pair in pairs:
+        row = rows.setdefault(suite_of(pair.workload), FamilyGap(family=suite_of(pair.workload)))
+        row.workloads += 1
+        if pair.gap is not None:
+            row.gaps.append(pair.gap)
+        if pair_failure(pair.backed, pair.unbacked):
+            row.failed += 1
+            blocker = blockers.get(pair.workload)
+            row.data_dependent += bool(blocker and blocker.data_dependent)
+    for row in rows.values():
+        row.measured, row.geomean_gap = len(row.gaps), geomean(row.gaps)
+    return [rows[s] for s in suite_names() if s in rows]
