@@ -21,6 +21,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from contract.metrics import METRICS
+
 GAP_METRIC = "dynamic_gap"  # stored as unbacked/backed - 1, shown as the ratio unbacked/backed
 TOO_NOISY_SD = 0.20  # relative sd (of the log) past which a series is not tracked (the H100's: under 0.02)
 Z_95 = 1.96  # two-sided 95 % normal quantile (as the noise bands have always used)
@@ -28,11 +30,11 @@ TWO_RUNS_95 = Z_95 * math.sqrt(2)  # half-width of the 95 % interval of the diff
 WORSE, BETTER, WITHIN_NOISE, TOO_NOISY = "worse", "better", "within noise", "too noisy to track"
 # Timed in the runner's interleaved blocks, whose stated scatter (``speedup_noise``) is the speedup's:
 # a speedup too noisy to track says the same of the compiled latency, its denominator.
-BLOCK_TIMED_METRICS = ("speedup", "compiled_latency_ms")
+BLOCK_TIMED_METRICS = tuple(m.name for m in METRICS if m.block_timed)
 
-_UNITS = {"speedup": "×", "compression_ratio": "×", "memory_compression": "×", "compile_cpu_ratio": "×", GAP_METRIC: "×",
-          "compiled_latency_ms": " ms", "eager_latency_ms": " ms", "compile_time_cold_s": " s", "compile_time_warm_s": " s"}
-_MEMORY = ("compiled_peak_memory_bytes", "eager_peak_memory_bytes")
+_SUFFIXES = {"x": "×", "ms": " ms", "s": " s"}  # a value's unit as a finding writes it; bytes: MB or GB
+_UNITS = {GAP_METRIC: "×", **{m.name: _SUFFIXES[m.unit] for m in METRICS if m.unit in _SUFFIXES}}
+_MEMORY = tuple(m.name for m in METRICS if m.unit == "bytes")
 
 
 def sd_of_halfwidth(halfwidth: float | None) -> float | None:

@@ -5,7 +5,7 @@ run document's validation (``contract.document``) and the API's serializers call
   surrogate (U+D800..U+DFFF: not encodable as UTF-8);
 - numbers are finite (JSON has no NaN or infinity) and integers within float range;
 - objects and arrays nest at most ``MAX_DEPTH`` deep (the admin renders a JSON field recursively);
-- a metric lies within its bound in ``METRIC_BOUNDS``, far beyond any real measurement, so that
+- a metric lies within its bound (``contract.metrics``, ``METRIC_BOUNDS``), far beyond any real measurement, so that
   the summaries' means and totals and the pages' changes stay finite.
 
 Pure Python, no Django: GPU workers check what they produce with the same rules. Each check
@@ -18,26 +18,13 @@ import math
 import re
 import sys
 
+from contract.metrics import BOUNDS
+
 MAX_DEPTH = 32  # objects and arrays inside one another, counted from the value checked
 
-# The largest value each metric may have; none is near what a real measurement gives.
+# The largest value each metric may have (``contract.metrics``); none is near what a real measurement gives.
+METRIC_BOUNDS: dict[str, float] = BOUNDS
 _MS = 1e9  # 11.6 days for one call
-METRIC_BOUNDS: dict[str, float] = {
-    "speedup": 1e6,
-    "speedup_noise": 1e6,
-    "eager_latency_ms": _MS,
-    "compiled_latency_ms": _MS,
-    "compile_time_cold_s": 1e7,  # 116 days
-    "compile_time_warm_s": 1e7,
-    "compile_cpu_ratio": 1e6,
-    "eager_peak_memory_bytes": 2**50,  # 1 PiB
-    "compiled_peak_memory_bytes": 2**50,
-    "graph_break_count": 10_000,  # x 100,000 results still fits a summary's 32-bit total
-    "unique_graphs": 10_000,
-    "recompile_count": 10_000,
-    "accuracy_max_abs_error": 1e300,
-    "accuracy_max_rel_error": 1e300,
-}
 SAMPLE_BOUND_MS = _MS  # each timing sample (samples.eager_ms, compiled_ms, host_probe_ms)
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -18,7 +18,7 @@ first_bad + 1`` builds), ``kind`` ('regression' | 'improvement' for the metric's
 (shift over its standard error, signed like magnitude), ``confidence`` (1 - Bonferroni p over the
 candidate splits scanned, 0-1), ``state`` ('alert' | 'suspect'), ``noise`` (between-build relative
 sd used). Directions: ``higher_is_better`` (speedup, compression) or ``lower_is_better`` (latency,
-compile time, memory); ``METRIC_DIRECTIONS`` maps the runner's metric names.
+compile time, memory); the caller says which (the dashboard reads ``contract.metrics``).
 
 Minimum data: an alert needs 8 valid points of the current level before the change and 2 after it;
 the noise scale and its degrees of freedom come from up to 120 trailing points (the bar is raised
@@ -36,14 +36,14 @@ new_samples, direction, between_run_sigma=suspect.noise, history=...)`` -> ``Con
 
 Run-to-run noise and short histories (``replicates.py``)
 -------------------------------------------------------
-``noise_estimate(metric, values, runs, breaks=, prior=, floor=) -> NoiseEstimate(sd, source, dof)``:
+``noise_estimate(values, runs, default=, breaks=, prior=, floor=) -> NoiseEstimate(sd, source, dof)``:
 the run-to-run sd of one series and metric from its own replicates (consecutive-build differences
 not across a known change, repeated runs of one build), shrunk toward a prior; with fewer than
 ``MIN_SERIES_DOF`` degrees of freedom the class prior (``class_prior`` over the series of a machine
-class), else ``DEFAULT_NOISE`` (speedup/latency/memory 2%, compile time 10%); source 'series' |
+class), else the caller's ``default`` (contract.metrics: speedup/latency/memory 2%, compile time 15%); source 'series' |
 'class' | 'default'. ``early_check(values, direction=, sd=, floor=)``: with fewer than ``min_before``
 builds before a change, the newest builds against the median of the ones before: worse by the
-metric's floor (``FLOORS``: 5%, compile time 15%) and by ``K_NOISE`` (3) sd: 'suspect' on the first
+metric's floor (the caller's; contract.metrics: 5%, compile time 15%) and by ``K_NOISE`` (3) sd: 'suspect' on the first
 bad build, 'regressed' from the second.
 
 Deterministic metrics (``deterministic.py``)
@@ -86,18 +86,18 @@ from .api import detect, replay_online
 from .confirm import Confirmation, confirm_with_remeasurement
 from .deterministic import Finding, compare_cases, dynamic_gap
 from .replicates import (
-    DEFAULT_NOISE, FLOORS, K_NOISE, EarlyChange, NoiseEstimate, class_prior, early_check, is_worse, noise_estimate,
+    K_NOISE, EarlyChange, NoiseEstimate, class_prior, early_check, is_worse, noise_estimate,
     MIN_SERIES_DOF,
     PRIOR_MIN_RESIDUALS,
     series_noise,
 )
 from .noise import between_build_noise, noise_summary, speedup_replicates, within_run_se, within_run_ses
-from .types import HIGHER_IS_BETTER, LOWER_IS_BETTER, METRIC_DIRECTIONS, ChangePoint, DetectorConfig
+from .types import HIGHER_IS_BETTER, LOWER_IS_BETTER, ChangePoint, DetectorConfig
 
 __all__ = [
-    "DEFAULT_NOISE", "FLOORS", "K_NOISE", "EarlyChange", "NoiseEstimate", "class_prior", "early_check", "is_worse",
+    "K_NOISE", "EarlyChange", "NoiseEstimate", "class_prior", "early_check", "is_worse",
     "noise_estimate", "series_noise", "PRIOR_MIN_RESIDUALS", "MIN_SERIES_DOF",
     "ChangePoint", "Confirmation", "DetectorConfig", "Finding", "HIGHER_IS_BETTER", "LOWER_IS_BETTER",
-    "METRIC_DIRECTIONS", "between_build_noise", "compare_cases", "confirm_with_remeasurement", "detect",
+    "between_build_noise", "compare_cases", "confirm_with_remeasurement", "detect",
     "dynamic_gap", "noise_summary", "replay_online", "speedup_replicates", "within_run_se", "within_run_ses",
 ]

@@ -7,11 +7,12 @@ and memory are measured once per run, so this is their only noise; for speedup a
 several times the within-run bootstrap (``speedup_noise``) on real GPU data. ``noise_estimate``
 picks, in order: the series' own estimate (at least ``MIN_SERIES_DOF`` degrees of freedom, shrunk
 toward the prior), a prior per machine class and metric pooled from the series of that class
-(``class_prior``), else ``DEFAULT_NOISE``. All sds are relative (sd of the log).
+(``class_prior``), else the metric's default the caller passes (the dashboard: ``contract.metrics``,
+see docs/architecture.md). All sds are relative (sd of the log). Detection knows no metric by name.
 
 Short history (``early_check``): with fewer earlier builds than the change-point detector needs
 (``min_before``), the newest builds are compared with the median of the builds before them: worse by
-at least the metric's floor (``FLOORS``, the HUD bot's) and by ``K_NOISE`` x the noise. One bad
+at least the metric's floor (the caller's: the HUD bot's 5 % or 15 %) and by ``K_NOISE`` x the noise. One bad
 build is a ``suspect``; two bad builds in a row are ``regressed``.
 """
 from __future__ import annotations
@@ -25,29 +26,6 @@ import numpy as np
 from .noise import MAD_TO_SD
 from .types import direction_sign
 
-#: Conservative run-to-run sd per metric before anything is known of a series or its class. Cold
-#: compile time is host work measured once per run: on the lent GPU VMs, runs of one unchanged build
-#: spread with an sd of 6-15 % per workload (ten runs of three workloads on one H100: 10.6, 12.8,
-#: 15.4 %, bench/results/history and bench/compile_spread.py; two cases at once: 5.6-7.1 %,
-#: bench/results/compile-noise), so its default is the noisiest measured, 15 %. (20 % hid a +94 %
-#: compile-time change after four earlier builds: 2.97 sd.)
-DEFAULT_NOISE = {
-    "speedup": 0.02, "compiled_latency_ms": 0.02, "eager_latency_ms": 0.02,
-    "compile_time_cold_s": 0.15, "compile_time_warm_s": 0.15,
-    # A compile beside a reference (runner.engine.compile_pairs, both main threads on one core): on
-    # the lent H100 with two cases per host one pair's CPU-time ratio varied 0.7-1.4 % run to run, the
-    # mean of 3 0.2-0.8 %; the default covers a one-pair measurement, rounded up.
-    "compile_cpu_ratio": 0.015,
-    "compiled_peak_memory_bytes": 0.02, "eager_peak_memory_bytes": 0.02,
-}
-#: Smallest relative change the short-history rule calls bad (as the HUD's bot: 5% / 15% / 5%).
-FLOORS = {
-    "speedup": 0.05, "compiled_latency_ms": 0.05, "eager_latency_ms": 0.05,
-    "compile_time_cold_s": 0.15, "compile_time_warm_s": 0.15,
-    # Steady enough (sd <= 1.4 %) that 5 % more compile work is real; plain wall time keeps the HUD's 15 %.
-    "compile_cpu_ratio": 0.05,
-    "compiled_peak_memory_bytes": 0.05, "eager_peak_memory_bytes": 0.05,
-}
 K_NOISE = 3.0  # a change must also be this many run-to-run sds
 MIN_SERIES_DOF = 4  # degrees of freedom before a series' own estimate is used
 PRIOR_DOF = 2.0  # weight of the prior when a series' own estimate is shrunk toward it
@@ -116,12 +94,13 @@ def class_prior(estimates: Sequence[tuple[float, int]], min_dof: int = MIN_SERIE
     return float(np.percentile(sds, 75)) if len(sds) >= MIN_CLASS_SERIES else math.nan
 
 
-def noise_estimate(metric: str, values: Sequence[float | None], runs: Sequence[Sequence[float]] | None = None, *,
+def noise_estimate(values: Sequence[float | None], runs: Sequence[Sequence[float]] | None = None, *, default: float,
                    breaks: Sequence[int] = (), prior: float | None = None, floor: float | None = None) -> NoiseEstimate:
-    """The run-to-run noise used for ``metric`` of one series (see the module docstring). ``prior``:
-    the class prior (nan/None: none); ``floor``: a within-run standard error the sd never goes below."""
+    """The run-to-run noise used for one series of a metric (see the module docstring). ``default``:
+    the metric's sd before anything is known; ``prior``: the class prior (nan/None: none); ``floor``:
+    a within-run standard error the sd never goes below."""
     base = (NoiseEstimate(prior, "class") if prior is not None and math.isfinite(prior) and prior > 0
-            else NoiseEstimate(DEFAULT_NOISE.get(metric, 0.02), "default"))
+            else NoiseEstimate(default, "default"))
     sd, dof = series_noise(values, runs, breaks)
     out = base
     if dof >= MIN_SERIES_DOF:

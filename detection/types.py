@@ -1,4 +1,5 @@
-"""Value types of the detector: directions, change points and the detector's settings."""
+"""Value types of the detector: directions, change points and the detector's settings. Which metric
+has which direction is the caller's (the dashboard: ``contract.metrics``)."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -6,20 +7,6 @@ from dataclasses import asdict, dataclass
 HIGHER_IS_BETTER = "higher_is_better"
 LOWER_IS_BETTER = "lower_is_better"
 DIRECTIONS = (HIGHER_IS_BETTER, LOWER_IS_BETTER)
-
-#: Direction of each metric the runner records (speedup and compression: higher is better;
-#: latency, compile time and memory: lower is better).
-METRIC_DIRECTIONS = {
-    "speedup": HIGHER_IS_BETTER,
-    "compression_ratio": HIGHER_IS_BETTER,
-    "eager_latency_ms": LOWER_IS_BETTER,
-    "compiled_latency_ms": LOWER_IS_BETTER,
-    "compile_time_cold_s": LOWER_IS_BETTER,
-    "compile_time_warm_s": LOWER_IS_BETTER,
-    "compile_cpu_ratio": LOWER_IS_BETTER,
-    "eager_peak_memory_bytes": LOWER_IS_BETTER,
-    "compiled_peak_memory_bytes": LOWER_IS_BETTER,
-}
 
 
 def direction_sign(direction: str) -> int:

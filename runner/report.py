@@ -6,6 +6,7 @@ import uuid
 from typing import Sequence
 
 from contract.document import SCHEMA_VERSION, build_section, check_document
+from contract.metrics import COMPILE_TIMES
 
 
 def now_iso() -> str:
@@ -76,10 +77,11 @@ def _speedup_cell(metrics: dict) -> str:
 
 
 def _compile_cell(metrics: dict) -> str:
-    return f"{_number(metrics.get('compile_time_cold_s'), '.2f')}/{_number(metrics.get('compile_time_warm_s'), '.2f')}"
+    return "/".join(_number(metrics.get(m.name), ".2f") for m in COMPILE_TIMES)
 
 
-SUMMARY_HEADERS = ("workload", "mode", "regime", "dtype", "status", "speedup", "compile cold/warm s", "graph breaks", "recompiles")
+SUMMARY_HEADERS = ("workload", "mode", "regime", "dtype", "status", "speedup",
+                   f"compile {'/'.join(m.line_label for m in COMPILE_TIMES)} s", "graph breaks", "recompiles")
 
 
 def summary_table(results: Sequence[dict]) -> str:

@@ -15,14 +15,11 @@ from detection.replicates import MIN_SD
 from dashboard.regressions.noise import TWO_RUNS_95, class_priors, series_noise_bands
 from dashboard.results.aggregates import geomean, relative_change
 from dashboard.results.models import Build, Config
-from dashboard.results.selectors.common import METRICS_BY_NAME, Metric, build_ref, config_label
+from dashboard.results.selectors.common import METRICS, Metric, build_ref, config_label
 from dashboard.results.selectors.compare import TOO_NOISY, build_results_by_series, noise_tone
 from dashboard.results.variants import is_variant_of, overrides_stored
 
-AB_METRICS: tuple[Metric, ...] = tuple(
-    METRICS_BY_NAME[name] for name in ("speedup", "compiled_latency_ms", "compile_time_cold_s",
-                                       "compiled_peak_memory_bytes", "graph_break_count", "recompile_count")
-)
+AB_METRICS: tuple[Metric, ...] = tuple(m for m in METRICS if m.compared_in_ab)  # contract.metrics
 SORT_KEYS = ("workload", "config") + tuple(m.name for m in AB_METRICS)
 NO_CHANGE, BETTER, WORSE = "same", "better", "worse"
 # The narrowest band of a timed figure: detection's floor of the run-to-run sd (``MIN_SD``, 0.2 %: a

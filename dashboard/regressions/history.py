@@ -8,7 +8,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field, replace
 
-from detection import METRIC_DIRECTIONS, speedup_replicates
+from contract.metrics import TRACKED
+from detection import speedup_replicates
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
     HOST_PROBE_MS,
@@ -19,15 +20,8 @@ from dashboard.results.compile_reference import REFERENCED_METRICS
 from dashboard.results.models import Result
 from dashboard.results.variants import PLAIN_BUILD
 
-# The noisy metrics detection watches, with their direction (higher or lower is better).
-TRACKED_METRICS = {
-    "speedup": METRIC_DIRECTIONS["speedup"],
-    "compiled_latency_ms": METRIC_DIRECTIONS["compiled_latency_ms"],
-    "compile_time_cold_s": METRIC_DIRECTIONS["compile_time_cold_s"],
-    "compile_time_warm_s": METRIC_DIRECTIONS["compile_time_warm_s"],
-    "compile_cpu_ratio": METRIC_DIRECTIONS["compile_cpu_ratio"],
-    "compiled_peak_memory_bytes": METRIC_DIRECTIONS["compiled_peak_memory_bytes"],
-}
+# The noisy metrics detection watches, with their direction (higher or lower is better): contract.metrics.
+TRACKED_METRICS = {m.name: m.direction for m in TRACKED}
 _CASE_FIELDS = ("status", "graph_breaks", "recompiles", "recompile_count", "graph_break_count", "error")
 
 

@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass
 
 from contract.findings import TWO_RUNS_95, sd_of_halfwidth
+from contract.metrics import BY_NAME
 from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate, series_noise, within_run_ses
 from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points, reference_breaks
 from dashboard.results.compile_reference import REFERENCED_METRICS
@@ -68,7 +69,8 @@ def point_noise(points: list[Point], metric: str, *, prior: float | None = None,
     ses = within_run_ses([[x for run in p.samples[metric] for x in run] for p in points if p.samples.get(metric)])
     ses = [se for se in ses if math.isfinite(se)]
     breaks = sorted({*breaks, *reference_breaks(points, metric)})
-    return noise_estimate(metric, values, runs, breaks=breaks, prior=prior, floor=statistics.median(ses) if ses else None)
+    return noise_estimate(values, runs, default=BY_NAME[metric].noise_default, breaks=breaks, prior=prior,
+                          floor=statistics.median(ses) if ses else None)
 
 
 def stated_sd(points: list[Point]) -> float | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import statistics
 
 from contract.findings import BLOCK_TIMED_METRICS, finding_numbers, too_noisy
+from contract.metrics import BY_NAME
 from detection import compare_cases, confirm_with_remeasurement, noise_estimate
 from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
 from dashboard.regressions.noise import class_priors, stated_sd
@@ -67,7 +68,8 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
             by_build = noise.get((sid, metric), [])
             runs = [r for _, _, r in by_build]
             breaks = [i for i in range(1, len(by_build)) if by_build[i][1] != by_build[i - 1][1]]  # a change of reference
-            model = noise_estimate(metric, [statistics.median(r) for r in runs], runs, breaks=breaks, prior=priors.get(metric))
+            model = noise_estimate([statistics.median(r) for r in runs], runs, default=BY_NAME[metric].noise_default,
+                                   breaks=breaks, prior=priors.get(metric))
             if too_noisy(model.sd) or (metric in BLOCK_TIMED_METRICS and too_noisy(stated_sd([old, new]))):
                 continue  # too noisy to track: never a finding (docs/noise-and-findings.md)
             # the history gives the noise only: joined to the old side, it would stand in for a

@@ -8,19 +8,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from contract.findings import BLOCK_TIMED_METRICS, TWO_RUNS_95, sd_of_halfwidth, too_noisy
+from contract.metrics import SUMMARIZED
 
 PASS = "pass"
 
-# (column of Result, summary field, how it aggregates) for the per-configuration figures. Means
-# and geomeans are over passing cases that have the metric; totals are over every case.
-FIGURES = (
-    ("speedup", "speedup_geomean", "geomean"),
-    ("compile_time_cold_s", "compile_time_cold_mean", "mean"),
-    ("compile_time_warm_s", "compile_time_warm_mean", "mean"),
-    ("memory_compression", "memory_compression_geomean", "geomean"),
-    ("graph_break_count", "graph_breaks", "total"),
-    ("recompile_count", "recompiles", "total"),
-)
+# (column of Result, summary field, how it aggregates) for the per-configuration figures
+# (contract.metrics: each metric's ``summary``). Means and geomeans are over passing cases that have
+# the metric; totals are over every case.
+FIGURES = tuple((m.name, m.summary.field, m.summary.how) for m in SUMMARIZED)
 FIGURE_COLUMNS = tuple(column for column, _, _ in FIGURES)
 TOTAL_MAX = 2**31 - 1  # a total's column (PositiveIntegerField) holds no more
 
@@ -109,14 +104,11 @@ class Figure:
         return {"rate": "points", "total": "count"}.get(self.how, "relative")
 
 
-# The overview's columns, in order.
+# The overview's columns, in order: the pass rate, then each summarized metric the overview labels.
 OVERVIEW_FIGURES: tuple[Figure, ...] = (
     Figure("pass_rate", "pass rate", True, "rate", unit="rate"),
-    Figure("speedup_geomean", "geomean speedup", True, "geomean", "speedup", "x"),
-    Figure("compile_time_cold_mean", "mean compile time, cold", False, "mean", "compile_time_cold_s", "s", (0.05, 0.10)),
-    Figure("compile_time_warm_mean", "mean compile time, warm", False, "mean", "compile_time_warm_s", "s", (0.05, 0.10)),
-    Figure("memory_compression_geomean", "memory compression", True, "geomean", "memory_compression", "x"),
-    Figure("graph_breaks", "graph breaks", False, "total", "graph_break_count"),
+    *(Figure(m.summary.field, m.summary.label, m.higher_is_better, m.summary.how, m.name, m.unit, m.summary.thresholds)
+      for m in SUMMARIZED if m.summary.label),
 )
 
 

@@ -18,6 +18,8 @@ from django.db.models import FloatField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from contract.metrics import HOST_WORK
+
 # Read from a result without loading its environment document.
 HOST_PROBE_MS = Cast(KT("environment__timing__host_probe_ms__median"), FloatField())
 COMPILED_HOST_SHARE = Cast(KT("environment__timing__host_share__compiled"), FloatField())
@@ -25,11 +27,12 @@ COMPILED_HOST_SHARE = Cast(KT("environment__timing__host_share__compiled"), Floa
 HOST_BOUND_SHARE = 0.9  # a compiled host share from which the case is host-bound
 # Metrics that follow the host's speed in a host-bound case.
 HOST_SENSITIVE_METRICS = ("speedup", "compiled_latency_ms")
-# Metrics that are host work in every case (a compile is Python, LLVM and ptxas on the host): they
-# follow the host's speed whatever the compiled step's host share. On the lent H100 VM, runs of one
-# unchanged build compiled bert_encoder in 10-12 s while the host probe read 0.9-1.1 ms and in
-# 15-16 s while it read 1.2-1.9 ms, three runs in a row (bench/results/history).
-HOST_WORK_METRICS = ("compile_time_cold_s", "compile_time_warm_s")
+# Metrics that are host work in every case (a compile is Python, LLVM and ptxas on the host;
+# contract.metrics ``host_work``): they follow the host's speed whatever the compiled step's host
+# share. On the lent H100 VM, runs of one unchanged build compiled bert_encoder in 10-12 s while the
+# host probe read 0.9-1.1 ms and in 15-16 s while it read 1.2-1.9 ms, three runs in a row
+# (bench/results/history).
+HOST_WORK_METRICS = HOST_WORK
 # New runs' median probe over the reference's from which the host counts as slowed. Small, because
 # a case at the edge of host-bound amplifies it (the H200 example above: 18-20% slower host, 25%
 # lower speedup).

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 
 from contract.findings import ratio_interval, sd_of_halfwidth, too_noisy
+from contract.metrics import chart_lines
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
 from dashboard.results.selectors.workloads import run_spread
 
@@ -82,17 +83,20 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
     }
 
 
-# The workload page's charts: (chart id, title, unit, [(line name, metric, band source)]).
-SERIES_CHARTS = (
-    ("speedup", "speedup over eager", "x", [("speedup", "speedup", "noise")]),
-    ("latency", "latency (ms)", "ms", [("compiled", "compiled_latency_ms", "samples"), ("eager", "eager_latency_ms", "samples")]),
-    ("compile", "compile time (s)", "s", [("cold", "compile_time_cold_s", None), ("warm", "compile_time_warm_s", None)]),
-    ("compile-cpu", "compile CPU time over the reference build's, compiled beside it", "x",
-     [("CPU ratio", "compile_cpu_ratio", None)]),
-    ("memory", "compiled peak memory (MB)", "MB", [("compiled peak", "compiled_peak_memory_bytes", None)]),
-    ("compression", "memory compression (eager / compiled peak)", "x", [("compression", "memory_compression", None)]),
-    ("breaks", "graph breaks and recompiles", "", [("graph breaks", "graph_break_count", None), ("recompiles", "recompile_count", None)]),
+# The workload page's charts: (chart id, title, axis unit); their lines are the metrics that name the
+# chart in contract.metrics (``Metric.chart``), in the registry's order.
+_CHARTS = (
+    ("speedup", "speedup over eager", "x"),
+    ("latency", "latency (ms)", "ms"),
+    ("compile", "compile time (s)", "s"),
+    ("compile-cpu", "compile CPU time over the reference build's, compiled beside it", "x"),
+    ("memory", "compiled peak memory (MB)", "MB"),
+    ("compression", "memory compression (eager / compiled peak)", "x"),
+    ("breaks", "graph breaks and recompiles", ""),
 )
+# (chart id, title, unit, [(line name, metric, band source)])
+SERIES_CHARTS = tuple((chart, title, unit, [(m.line_label, m.name, m.band) for m in chart_lines(chart)])
+                      for chart, title, unit in _CHARTS)
 
 
 def series_trends(*, points, markers, machine_class: str) -> dict:

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from dashboard.regressions.noise import TWO_RUNS_95
-from detection.replicates import DEFAULT_NOISE
+from contract.metrics import BY_NAME as METRIC
 from dashboard.results.models import Result, Series
 from tests.api.conftest import fields
 from tests.dashboard.page_history import cases, ingest_build, ref_for_day, sha_for
@@ -123,7 +123,7 @@ def test_compare_common_cases_with_deltas(api):
     assert (data["base"], data["head"], data["machine_class"], data["common"], data["count"]) == (ref_for_day(1), ref_for_day(2), "cpu", 3, 3)
     rows = {r["workload"]: r for r in data["results"]}
     assert rows["mlp_loop"]["changes"]["speedup"] == {"old": 2.0, "new": 1.5, "change": -0.25, "tone": "worse",
-                                                      "noise": pytest.approx(TWO_RUNS_95 * DEFAULT_NOISE["speedup"])}  # no history yet
+                                                      "noise": pytest.approx(TWO_RUNS_95 * METRIC["speedup"].noise_default)}  # no history yet
     assert rows["mlp_loop"]["flags"] == ["regressed"] and rows["resnet_train"]["flags"] == ["improved"]
     assert rows["bert"]["flags"] == ["new_graph_breaks"] and rows["bert"]["config"]["shape_regime"] == "static"
     assert [o["workload"] for o in data["only_base"]] == ["gone_model"] and [o["workload"] for o in data["only_head"]] == ["new_model"]

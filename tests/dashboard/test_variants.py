@@ -11,7 +11,7 @@ from django.core.management import CommandError, call_command
 from contract.variants import Overrides, variant_label
 from dashboard.dispatch.services.runs import _spec_dict, variant_repro
 from dashboard.results.models import Build, Run
-from detection.replicates import DEFAULT_NOISE
+from contract.metrics import BY_NAME as METRIC
 from dashboard.regressions.ab import ab_compare, ab_rows_select
 from dashboard.regressions.noise import TWO_RUNS_95
 from dashboard.results.services import run_ingest
@@ -219,7 +219,7 @@ def test_ab_a_change_within_noise_is_no_change_and_past_it_worse_or_better():
     assert row.cells["speedup"].tone == "same" and row.cells["speedup"].noise == pytest.approx(TWO_RUNS_95 * 0.02)
     assert row.cells["compiled_latency_ms"].tone == "worse"
     assert row.cells["compile_time_cold_s"].tone == "same"
-    assert row.cells["compile_time_cold_s"].noise == pytest.approx(TWO_RUNS_95 * DEFAULT_NOISE["compile_time_cold_s"])
+    assert row.cells["compile_time_cold_s"].noise == pytest.approx(TWO_RUNS_95 * METRIC["compile_time_cold_s"].noise_default)
     assert row.cells["compiled_peak_memory_bytes"].tone == "better"
     assert (row.cells["graph_break_count"].change, row.cells["graph_break_count"].tone) == (1, "worse")
     assert row.cells["recompile_count"].tone == "same" and row.changed

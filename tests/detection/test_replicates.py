@@ -2,7 +2,8 @@
 import math
 import random
 
-from detection import DEFAULT_NOISE, early_check, noise_estimate, series_noise
+from contract.metrics import BY_NAME
+from detection import early_check, noise_estimate, series_noise
 
 LOWER, HIGHER = "lower_is_better", "higher_is_better"
 
@@ -24,13 +25,24 @@ def test_repeated_runs_of_one_build_count_as_replicates():
 
 
 def test_noise_source_series_then_class_then_default():
-    assert noise_estimate("compile_time_cold_s", [10, 11]).source == "default"
-    assert noise_estimate("compile_time_cold_s", [10, 11]).sd == DEFAULT_NOISE["compile_time_cold_s"]
-    assert noise_estimate("speedup", [1.0, 1.01], prior=0.004) .source == "class"
-    own = noise_estimate("speedup", [1.0, 1.01, 0.99, 1.0, 1.02, 1.0], prior=0.004)
+    assert noise_estimate([10, 11], default=0.15).source == "default"
+    assert noise_estimate([10, 11], default=0.15).sd == 0.15  # the caller's default, as given
+    assert noise_estimate([1.0, 1.01], default=0.02, prior=0.004) .source == "class"
+    own = noise_estimate([1.0, 1.01, 0.99, 1.0, 1.02, 1.0], default=0.02, prior=0.004)
     assert own.source == "series" and own.dof == 5 and own.sd > 0.004
-    assert noise_estimate("speedup", [1.0] * 8).sd < 0.01  # shrunk toward the 2% default
-    assert noise_estimate("speedup", [1.0] * 8, floor=0.03).sd == 0.03  # within-run floor
+    assert noise_estimate([1.0] * 8, default=0.02).sd < 0.01  # shrunk toward the 2% default
+    assert noise_estimate([1.0] * 8, default=0.02, floor=0.03).sd == 0.03  # within-run floor
+
+
+def test_registry_defaults_and_floors_are_the_measured_ones():
+    """Detection's noise defaults and floors live in contract.metrics: cold and warm compile time 15 %
+    (the noisiest of ten real H100 runs) with the HUD's 15 % floor; the compile CPU ratio 1.5 % with a
+    5 % floor; timed figures and memory 2 % and 5 %."""
+    assert {m: (BY_NAME[m].noise_default, BY_NAME[m].floor) for m in (
+        "speedup", "compiled_latency_ms", "compile_time_cold_s", "compile_time_warm_s", "compile_cpu_ratio",
+        "compiled_peak_memory_bytes")} == {
+        "speedup": (0.02, 0.05), "compiled_latency_ms": (0.02, 0.05), "compile_time_cold_s": (0.15, 0.15),
+        "compile_time_warm_s": (0.15, 0.15), "compile_cpu_ratio": (0.015, 0.05), "compiled_peak_memory_bytes": (0.02, 0.05)}
 
 
 def test_first_week_suspect_then_regressed_compile_time():
@@ -90,7 +102,7 @@ def test_on_ten_real_runs_of_one_build_about_95_percent_fall_inside_each_others_
                 series.setdefault((result["workload"], metric), []).append(result["metrics"][metric])
     inside = pairs = 0
     for (_, metric), values in series.items():
-        half = 1.96 * math.sqrt(2) * noise_estimate(metric, values).sd
+        half = 1.96 * math.sqrt(2) * noise_estimate(values, default=BY_NAME[metric].noise_default).sd
         for i, a in enumerate(values):
             for j, b in enumerate(values):
                 if i != j:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, transaction
 
 from contract.findings import BLOCK_TIMED_METRICS, too_noisy
-from detection import FLOORS, K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
+from contract.metrics import BY_NAME
+from detection import K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.noise import class_priors, point_noise, stated_sd
@@ -196,7 +197,7 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)
     if too_noisy(noise.sd):  # a series too noisy to track raises nothing (docs/noise-and-findings.md)
         return
-    found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=FLOORS[metric], min_before=None)
+    found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=BY_NAME[metric].floor, min_before=None)
     if found is None:
         return
     cp = ChangePoint(first_bad=found.first_bad, last_good=found.last_good, raised_at=len(points) - 1, kind="regression",
@@ -208,7 +209,7 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
         past_host, host = host, None  # past anything the slower host explains: a regression as it stands
     if found.state == "suspect" or host is not None:  # a host-bound drop on a slowed host: re-measured
         request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host,
-                                        extra={"rule": "short_history", "floor": FLOORS[metric], "noise_source": noise.source})
+                                        extra={"rule": "short_history", "floor": BY_NAME[metric].floor, "noise_source": noise.source})
         if request is not None:
             outcome.remeasurements.append(request.id)
         return
@@ -218,7 +219,7 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
         raised=points[-1].build_id, summary=summary, outcome=outcome, magnitude=found.magnitude, confidence=None,
         before_value=found.before, after_value=found.after,
         details={"message": f"{metric} {found.before:.4g} -> {found.after:.4g} ({found.relative_change:+.1%}) on "
-                 f"{found.bad_builds} builds in a row, past the {FLOORS[metric]:.0%} floor and {abs(found.z):.1f} x the "
+                 f"{found.bad_builds} builds in a row, past the {BY_NAME[metric].floor:.0%} floor and {abs(found.z):.1f} x the "
                  f"run-to-run noise ({noise.sd:.2%}, {noise.source}); short history" + _past_host_note(past_host),
                  "rule": "short_history", "z": found.z, "noise": noise.sd, "noise_source": noise.source,
                  "delay": found.bad_builds, **({"host_slowed": past_host} if past_host else {})},
@@ -238,7 +239,7 @@ def host_explains(metric: str, *, before: float, after: float, z: float, host: d
     adjusted = raw - math.log(max(host["slowdown"], 1.0))
     if raw <= 0 or adjusted <= 0:
         return True
-    return adjusted < math.log1p(FLOORS[metric]) or abs(z) * adjusted / raw < K_NOISE
+    return adjusted < math.log1p(BY_NAME[metric].floor) or abs(z) * adjusted / raw < K_NOISE
 
 
 def _past_host_note(host: dict | None) -> str:

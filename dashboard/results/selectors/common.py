@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 
+from contract.metrics import SHOWN, Metric
 from dashboard.results.models import Build, Config
 
 
@@ -15,32 +15,9 @@ class Ambiguous(LookupError):
     """An identifier that matches more than one stored row."""
 
 
-@dataclass(frozen=True)
-class Metric:
-    name: str  # a column of Result
-    label: str
-    unit: str  # "x", "ms", "s", "bytes", "" (a count)
-    higher_is_better: bool
-    noisy: bool = True  # False: it changes or it doesn't (counts)
-
-    def worse(self, change: float | None) -> bool:
-        return change is not None and (change < 0 if self.higher_is_better else change > 0)
-
-
-# The metrics the pages show per case, in order. Speedup and memory compression: higher is better;
-# latency, compile time (and its CPU time over a reference's, compiled beside it), memory, graph
-# breaks and recompiles: lower is better.
-METRICS: tuple[Metric, ...] = (
-    Metric("speedup", "speedup", "x", True),
-    Metric("compiled_latency_ms", "latency", "ms", False),
-    Metric("compile_time_cold_s", "compile cold", "s", False),
-    Metric("compile_time_warm_s", "compile warm", "s", False),
-    Metric("compile_cpu_ratio", "compile CPU vs reference", "x", False),
-    Metric("compiled_peak_memory_bytes", "peak memory", "bytes", False),
-    Metric("memory_compression", "memory compression", "x", True),
-    Metric("graph_break_count", "graph breaks", "", False, noisy=False),
-    Metric("recompile_count", "recompiles", "", False, noisy=False),
-)
+# The metrics the pages show per case, in order (contract.metrics: each one's label, unit and
+# direction; counts are not noisy: they change or they don't).
+METRICS: tuple[Metric, ...] = SHOWN
 METRICS_BY_NAME = {m.name: m for m in METRICS}
 
 # Time ranges of the trend charts (the "range" URL parameter), in days back from the newest build

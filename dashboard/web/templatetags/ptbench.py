@@ -15,6 +15,7 @@ from django.utils.formats import localize
 from django.utils.html import conditional_escape, escape
 from django.utils.safestring import mark_safe
 
+from contract.metrics import COMPILE_TIMES
 from contract.findings import BETTER, TOO_NOISY, TOO_NOISY_SD, WITHIN_NOISE, WORSE, ratio_interval, sd_of_halfwidth, too_noisy
 from dashboard.results.formatting import metric_format
 from dashboard.results.selectors.common import build_ref as _build_ref
@@ -135,6 +136,12 @@ def variant_badge(build) -> str:
 @register.filter
 def get(mapping, key):
     return mapping.get(key) if mapping else None
+
+
+@register.filter
+def value_of(result, metric):
+    """A result's value of a metric of the registry (``contract.metrics.Metric``): ``r|value_of:m``."""
+    return getattr(result, metric.name, None)
 
 
 @register.simple_tag(takes_context=True)
@@ -266,7 +273,7 @@ def result_rows(results, machine_class: str, host_bound_share: float, host_slowe
             f'<td>{_text(config.compile_mode)}</td><td>{_text(config.shape_regime)}</td><td>{_text(config.dtype)}</td>\n'
             f'      <td>{_text(r.status)}</td>\n'
             f'      <td class="num">{_speedup_cell(r, host_bound_share, host_slowed_below)}</td>\n'
-            f'      <td class="num">{_fixed(r.compile_time_cold_s, 2) or "–"} / {_fixed(r.compile_time_warm_s, 2) or "–"}</td>\n'
+            f'      <td class="num">{" / ".join(_fixed(getattr(r, m.name), 2) or "–" for m in COMPILE_TIMES)}</td>\n'
             f'      <td class="num" title="{breaks}">'
             f'{_text("–" if r.graph_break_count is None else r.graph_break_count)}</td>\n'
             f'      <td class="num" title="{recompiles}">'

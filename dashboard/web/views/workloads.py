@@ -3,6 +3,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from contract.suites import family_model
+from contract.metrics import COMPILE_TIMES
 from dashboard.regressions.selectors import regression_markers
 from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
@@ -76,5 +77,6 @@ def workload(request, name):
                 "dtype": (dtype, sorted({s.config.dtype for s in series_here})),
             },
             "any_synthetic": any(r.run.synthetic for r in latest),
+            "compile_times": COMPILE_TIMES,  # one cell: cold / warm (contract.metrics)
         },
     )

@@ -1,0 +1,57 @@
+"""The metric registry (contract.metrics, issue #34): one description of each metric that the run
+document's bounds, findings' formatting and detection's directions are read from. Pure: no database."""
+from __future__ import annotations
+
+import pytest
+
+from contract.document import METRIC_NAMES
+from contract.findings import BLOCK_TIMED_METRICS, format_value
+from contract.metrics import BOUNDS, BY_NAME, COMPILE_TIMES, METRICS, SHOWN, SUMMARIZED, TRACKED, chart_lines
+from contract.values import METRIC_BOUNDS, metric_problem
+from detection.types import DIRECTIONS
+
+
+def test_every_metric_of_the_run_document_is_in_the_registry_with_a_bound():
+    assert sorted(m.name for m in METRICS if m.bound is not None) == sorted(METRIC_NAMES)
+    assert METRIC_BOUNDS == BOUNDS and set(BOUNDS) == set(METRIC_NAMES)
+    assert len(BY_NAME) == len(METRICS)  # no name twice
+
+
+@pytest.mark.parametrize("name", ["compile_time_warm_s", "speedup", "graph_break_count", "compiled_peak_memory_bytes"])
+def test_the_documents_bounds_are_the_registrys(name):
+    bound = BY_NAME[name].bound
+    assert metric_problem(name, bound) is None
+    assert "past this metric's bound" in metric_problem(name, bound * 1.5)
+
+
+def test_directions_are_detections_words_and_counts_are_not_noisy():
+    assert {m.direction for m in METRICS} <= set(DIRECTIONS)
+    assert [m.name for m in METRICS if m.higher_is_better] == ["speedup", "memory_compression"]
+    assert all(m.noisy for m in TRACKED)  # detection's change points are for noisy metrics only
+    assert {m.name for m in METRICS if not m.noisy and m.shown} == {"graph_break_count", "recompile_count"}
+    assert BY_NAME["speedup"].worse(-0.01) and not BY_NAME["speedup"].worse(0.01)
+    assert BY_NAME["compile_time_warm_s"].worse(0.01) and not BY_NAME["compile_time_warm_s"].worse(None)
+
+
+def test_the_pages_groups_come_from_the_registry_in_order():
+    assert [m.name for m in SHOWN] == ["speedup", "compiled_latency_ms", "compile_time_cold_s", "compile_time_warm_s",
+                                       "compile_cpu_ratio", "compiled_peak_memory_bytes", "memory_compression",
+                                       "graph_break_count", "recompile_count"]
+    assert [m.name for m in TRACKED] == ["speedup", "compiled_latency_ms", "compile_time_cold_s", "compile_time_warm_s",
+                                         "compile_cpu_ratio", "compiled_peak_memory_bytes"]
+    assert [(m.name, m.summary.how) for m in SUMMARIZED] == [
+        ("speedup", "geomean"), ("compile_time_cold_s", "mean"), ("compile_time_warm_s", "mean"),
+        ("memory_compression", "geomean"), ("graph_break_count", "total"), ("recompile_count", "total")]
+    assert [m.line_label for m in COMPILE_TIMES] == ["cold", "warm"]
+    assert [m.line_label for m in chart_lines("latency")] == ["compiled", "eager"]
+    assert BLOCK_TIMED_METRICS == ("speedup", "compiled_latency_ms")
+
+
+def test_findings_write_each_metric_in_its_registry_unit():
+    assert format_value(7.5, "compile_time_warm_s") == "7.5 s"
+    assert format_value(2.0, "eager_latency_ms") == "2 ms"
+    assert format_value(1.25, "compile_cpu_ratio") == "1.25×"
+    assert format_value(1.25, "dynamic_gap") == "1.25×"
+    assert format_value(2.5e9, "eager_peak_memory_bytes") == "2.5 GB"
+    assert format_value(3, "graph_break_count") == "3"
+    assert format_value(3.0, "compression_ratio") == "3"  # names no metric: no unit
