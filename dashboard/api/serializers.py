@@ -595,9 +595,10 @@ class VerdictNoteSerializer(serializers.Serializer):
 
 
 class VerdictSerializer(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending", "not_compared"])
+    verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending", "not_compared", "error"])
     reason = StrictCharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
-                                   "no_baseline, no_results, detection_pending, same_build, not_tracked")
+                                   "no_baseline, no_results, detection_pending, same_build, not_tracked, "
+                                   "detection_failed (error: the message names the series)")
     message = StrictCharField(allow_blank=True, help_text="what was compared with what, in words (a variant: against "
                               "its base build; same_build: 'same build: nothing to compare')")
     build = StrictCharField(help_text=BUILD_REF_HELP)

@@ -26,6 +26,11 @@ class AlertSummary(models.Model):
     machine_class = models.SlugField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     notified_at = models.DateTimeField(null=True, blank=True, help_text="set by alerts when sent")
+    detection_failures = models.JSONField(
+        default=list, blank=True,
+        help_text="series whose detection raised in the newest pass over this run: [{series, workload, config, "
+                  "error}]; the run's verdict is an error while any is listed (docs/machine-classes-and-verdicts.md)",
+    )
 
     class Meta:
         indexes = [

@@ -45,7 +45,10 @@ class DetectionOutcome:
     series_checked: int = 0
     created: list[int] = field(default_factory=list)  # Regression ids created by this pass
     remeasurements: list[int] = field(default_factory=list)  # Remeasurement ids requested
-    series_failed: list[int] = field(default_factory=list)  # Series ids whose detection raised (logged)
+    series_failed: list[int] = field(default_factory=list)  # Series ids whose detection raised
+    # What raised, per failed series: kept on the run's AlertSummary.detection_failures, so the
+    # build's verdict says ``error`` / ``detection_failed`` naming them instead of a silent pass.
+    failures: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"run_id": self.run_id, "series_checked": self.series_checked,
@@ -77,14 +80,17 @@ def detection_run(*, run_id) -> DetectionOutcome:
             outcome.series_checked += 1
             _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome, priors=priors)
         _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
+        if summary.detection_failures != outcome.failures:  # this pass's, a clean pass clears them
+            summary.detection_failures = outcome.failures
+            summary.save(update_fields=["detection_failures"])
     return outcome
 
 
 def _series_detect(*, series: Series, points: list[Point], run: Run, summary: AlertSummary, outcome: DetectionOutcome,
                    priors) -> None:
     """One series' findings, in a savepoint: a series whose data the detector cannot handle is
-    logged and skipped, never the end of the others' detection. A database error still ends the pass
-    (the task is retried)."""
+    logged, recorded (``outcome.failures``, then the run's summary) and skipped, never the end of the
+    others' detection. A database error still ends the pass (the task is retried)."""
     try:
         with transaction.atomic():
             _noisy_findings(series=series, points=points, summary=summary, outcome=outcome, priors=priors)
@@ -92,9 +98,11 @@ def _series_detect(*, series: Series, points: list[Point], run: Run, summary: Al
             _decide_pending(series=series, points=points, summary=summary, priors=priors)
     except DatabaseError:
         raise
-    except Exception:  # noqa: BLE001 (any fault of one series' data)
+    except Exception as error:  # noqa: BLE001 (any fault of one series' data)
         log.exception("detection of series %s (run %s) failed; skipped", series.id, run.id)
         outcome.series_failed.append(series.id)
+        outcome.failures.append({"series": series.id, "workload": series.workload.name, "config": str(series.config),
+                                 "error": f"{type(error).__name__}: {error}"[:500]})
 
 
 def previous_build(*, build: Build, machine_class: str) -> Build | None:
