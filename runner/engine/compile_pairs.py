@@ -242,6 +242,11 @@ def summarize(pairs: list[dict], reference: CompileReference, settings: dict | N
     return record
 
 
+def pair_time_bound_s(pairs: int, timeout_s: float) -> float:
+    """``pairs`` pairs in turn, each up to 2 x ``timeout_s`` (ready, then done: ``one_pair``)."""
+    return pairs * 2 * timeout_s
+
+
 @dataclasses.dataclass(frozen=True)
 class CompilePairs:
     """What a run asks for: ``pairs`` compile pairs of every case that compiled, beside ``reference``
@@ -253,6 +258,11 @@ class CompilePairs:
     cpus: frozenset[int] | None = None  # run every pair on these CPUs only (e.g. a worker's share of the host)
     prewarm: bool = True  # the compile-worker pool started before the go line (its start is not counted)
     shared_core: bool = True  # both main threads on one core once ready (only with ``prewarm``: workers would inherit it)
+
+    def time_bound_s(self, timeout_s: float) -> float:
+        """The longest the pairs of one case may take: each ``one_pair`` waits up to ``timeout_s``
+        for both sides to be ready, then up to ``timeout_s`` for both to finish."""
+        return pair_time_bound_s(self.pairs, timeout_s)
 
     def measure(self, spec: CaseSpec, build_python: str, *, timeout_s: float,
                 should_stop: Callable[[], bool] | None = None) -> dict:
