@@ -7,11 +7,11 @@ HIGHER_IS_BETTER = "higher_is_better"
 LOWER_IS_BETTER = "lower_is_better"
 DIRECTIONS = (HIGHER_IS_BETTER, LOWER_IS_BETTER)
 
-#: Direction of each metric the runner records (speedup and compression: higher is better;
-#: latency, compile time and memory: lower is better).
+#: Direction of each metric a result stores (speedup and memory compression, eager / compiled peak:
+#: higher is better; latency, compile time and memory: lower is better).
 METRIC_DIRECTIONS = {
     "speedup": HIGHER_IS_BETTER,
-    "compression_ratio": HIGHER_IS_BETTER,
+    "memory_compression": HIGHER_IS_BETTER,
     "eager_latency_ms": LOWER_IS_BETTER,
     "compiled_latency_ms": LOWER_IS_BETTER,
     "compile_time_cold_s": LOWER_IS_BETTER,

@@ -1,4 +1,4 @@
-"""Writes of the API (DESIGN §6: ``<entity>_<action>``, keyword-only, atomic).
+"""Writes of the API (docs/architecture.md, conventions: ``<entity>_<action>``, keyword-only, atomic).
 
 Tokens, build registration, run requests (create / cancel) and run submission. Results enter only
 through the pipeline (``dashboard.pipeline.services.run_ingest_and_detect``).

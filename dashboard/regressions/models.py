@@ -1,4 +1,4 @@
-"""Detected changes and their triage (DESIGN §4 ``Regression``; issue #6).
+"""Detected changes and their triage (``Regression`` in docs/architecture.md, data model; issue #6).
 
 A ``Regression`` is one finding on one series and metric, first seen on ``first_bad_build``:
 a change point in a noisy metric (with magnitude and confidence) or a deterministic finding (a case

@@ -1,4 +1,4 @@
-"""The data model (DESIGN §4). Writes go through ``services``; nothing here has logic in save()."""
+"""The data model (docs/architecture.md). Writes go through ``services``; nothing here has logic in save()."""
 from __future__ import annotations
 
 import uuid
@@ -114,7 +114,7 @@ class Config(models.Model):
 class Series(models.Model):
     """The explicit identity of one line on a trend chart: workload x config x machine class.
 
-    Each metric column of ``Result`` is one series of it (DESIGN §4's series is this plus a metric):
+    Each metric column of ``Result`` is one series of it (docs/architecture.md: a series with a metric is what detection follows):
     one row per case keeps a run's results in one row each instead of one per metric. ``signature``
     is a stable hash of the identity, like Perfherder's signature hash and Conbench's history
     fingerprint, so links and external tools can name a series without our primary keys.
