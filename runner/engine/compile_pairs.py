@@ -73,16 +73,16 @@ class CompileReference:
         return {"python": self.python, "torch": self.torch, "git_sha": self.git_sha}
 
 
-def primary_threads() -> set[int] | None:
+def primary_threads(*, allowed: set[int] | None = None, cpus: str = "/sys/devices/system/cpu") -> set[int] | None:
     """One hardware thread of each core this process may run on (the lowest of its siblings), or
     None where the topology is unknown or every core has one thread. Two threads of one core share
     its execution units and caches: a compile whose workers land on busy siblings does the same work
-    in more CPU time."""
-    allowed = os.sched_getaffinity(0)
+    in more CPU time. ``allowed`` (default: this process's affinity) and ``cpus`` (sysfs) for tests."""
+    allowed = os.sched_getaffinity(0) if allowed is None else allowed
     primary = set()
     for cpu in allowed:
         try:
-            siblings = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+            siblings = Path(f"{cpus}/cpu{cpu}/topology/thread_siblings_list").read_text()
         except OSError:
             return None
         members = set()
