@@ -154,6 +154,8 @@ def command_request(client: Client, args) -> int:
     body = {"build": args.build, "machine_class": args.machine_class, "suite": args.suite}
     if args.cases:
         body["cases_expected"] = args.cases
+    if args.reason:
+        body["reason"] = args.reason
     _, run = client.call("POST", "/runs/", body=body)
     print(run["id"])
     return EXIT_OK
@@ -278,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     request.add_argument("--cases", type=int, help="cases you will submit yourself (ci submit): the workers do not run it; without it the class's runner workers run the suite")
     request.add_argument("--torch-version", help="register the build first, with this torch version")
     request.add_argument("--label", help="with --torch-version: the build's name on pages")
+    request.add_argument("--reason", choices=["nightly", "requested", "remeasurement", "bisection"],
+                         help="why (default requested): only nightly and requested runs raise findings; a bisection run "
+                              "is never a point of a series")
 
     wait = commands.add_parser("wait", help="wait until a run (or every run of a build) finishes",
                                   epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)

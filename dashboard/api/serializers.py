@@ -254,6 +254,7 @@ class RunSerializer(serializers.Serializer):
     machine = MachineSerializer()
     suite = StrictCharField()
     requested_by = WhoField()
+    reason = serializers.ChoiceField(choices=Run.Reason.values, help_text="why the run was measured (docs/architecture.md)")
     command = StrictCharField()
     notes = StrictCharField()
     synthetic = serializers.BooleanField()
@@ -298,6 +299,9 @@ class RunRequestSerializer(OverridesInput):
                                    max_length=5, help_text="default: each workload's first dtype")
     timeout_s = serializers.FloatField(min_value=1, max_value=86400, required=False, allow_null=True, default=None,
                                        help_text="seconds per case phase (default: the server's DISPATCH_CASE_TIMEOUT_S)")
+    reason = serializers.ChoiceField(["nightly", "requested", "remeasurement", "bisection"], default="requested",
+                                     help_text="why: only nightly and requested runs raise findings; a bisection run "
+                                               "is never a point of a series (docs/architecture.md, run reasons)")
 
     def validate(self, attrs):
         attrs = super().validate(attrs)

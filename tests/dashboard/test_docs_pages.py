@@ -113,6 +113,6 @@ def test_code_cites_only_the_projects_own_docs():
 def test_the_architecture_page_is_served_with_its_layers_and_lifecycle(client):
     html = client.get("/docs/architecture/").content.decode()
     assert "<title>Architecture · ptbench</title>" in html
-    for heading in ("Layers", "The dashboard&#x27;s apps", "Data model", "Timing", "The case lifecycle", "Conventions"):
+    for heading in ("Layers", "The dashboard&#x27;s apps", "Data model", "Timing", "The case lifecycle", "Run reasons", "Conventions"):
         assert f"\n## {heading}\n" in html, heading  # served as written
     assert "web | api  &gt;  pipeline  &gt;  alerts  &gt;  regressions  &gt;  dispatch  &gt;  results" in html

@@ -73,6 +73,9 @@ def detection_run(*, run_id) -> DetectionOutcome:
         # workloads at once: a prior learned with the bad build in it was 28 %, and it passed as noise).
         priors = class_priors(machine_class=machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS,
                               min_residuals=PRIOR_MIN_RESIDUALS)
+        if run.reason not in FINDING_REASONS:  # a re-measurement decides its suspects; a bisection run nothing
+            _decide_only(run=run, series_list=series_list, summary=summary, priors=priors, cache=cache)
+            return outcome
         for series in series_list:
             points = _points_upto(series=series, build_id=run.build_id, cache=cache)
             if points is None:
@@ -84,6 +87,22 @@ def detection_run(*, run_id) -> DetectionOutcome:
             summary.detection_failures = outcome.failures
             summary.save(update_fields=["detection_failures"])
     return outcome
+
+
+# Runs that raise findings of their own (``Run.reason``): a re-measurement or bisection run never does
+# (docs/architecture.md, run reasons).
+FINDING_REASONS = (Run.Reason.NIGHTLY, Run.Reason.REQUESTED)
+
+
+def _decide_only(*, run: Run, series_list: list[Series], summary: AlertSummary, priors, cache: dict) -> None:
+    """A re-measurement run: its results join its build's point, and the pending re-measurements of
+    its series are decided on them; no finding of its own. A bisection run: nothing."""
+    if run.reason != Run.Reason.REMEASUREMENT:
+        return
+    for series in series_list:
+        points = _points_upto(series=series, build_id=run.build_id, cache=cache)
+        if points is not None:
+            _decide_pending(series=series, points=points, summary=summary, priors=priors)
 
 
 def _series_detect(*, series: Series, points: list[Point], run: Run, summary: AlertSummary, outcome: DetectionOutcome,
