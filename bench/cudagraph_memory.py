@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as `pytho
 
 from runner.engine.case import CompiledSide, EagerSide  # noqa: E402
 from runner.engine.memory import MemoryProbe, footprint, private_pool_free_bytes  # noqa: E402
-from runner.engine.spec import CaseSpec  # noqa: E402
+from contract.spec import CaseSpec  # noqa: E402
 from workloads.registry import get_workload  # noqa: E402
 
 MB = 1 / 2**20

@@ -89,7 +89,7 @@ def _allowed(source: str) -> bool:
 
 def resolve_entries(names: list[str] | None) -> list[tuple[str, Entry]]:
     """(name as requested, Entry) pairs, the whole suite for no names; raises LookupError with the
-    message ``runner.cli.resolve_workloads`` gives."""
+    message ``runner.listing.resolve_workloads`` gives."""
     suite = suite_entries()
     if not names:
         return [(e.name, e) for e in suite]

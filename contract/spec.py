@@ -31,7 +31,7 @@ class TimingBudget:
 
     @classmethod
     def for_device(cls, device: str) -> "TimingBudget":
-        # GPU: ~25 ms blocks (one pair of events around many calls) for ~2.5 s, per DESIGN section 3.
+        # GPU: ~25 ms blocks (one pair of events around many calls) for ~2.5 s, docs/architecture.md (timing).
         # CPU (tests, tiny suite): shorter blocks and a short budget keep a case to a few seconds.
         if device == "cuda":
             # Up to 40 s (2,000 pairs) for a case still noisier than +-1% after 2.5 s: a compiled

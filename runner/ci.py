@@ -11,7 +11,8 @@ Exit status (``EXIT_CODES``, printed by ``--help``): 0 pass / done, 1 regressed 
 with ``--fail-on-suspect``) or a run failed or was cancelled (wait), 2 usage (bad arguments, and what
 the API refuses as a bad request naming an option: a build of several machine classes without
 ``--machine-class``, a sha of several builds, a baseline that is the build itself), 3 no answer (HTTP
-error, unreachable, a verdict that stays pending, a variant whose base build was not measured), 4
+error, unreachable, a verdict that stays pending, a variant whose base build was not measured, an
+``error`` verdict: detection failed on some series), 4
 suspect (verdict: moved, not yet confirmed). docs/machine-classes-and-verdicts.md.
 """
 from __future__ import annotations
@@ -37,7 +38,8 @@ EXIT_CODES = """exit status:
      several machine classes without --machine-class: the message names them; a sha stored as several
      builds; --baseline naming the build itself: "same build: nothing to compare")
   3  no answer: HTTP error, unreachable, a verdict still pending at --timeout, a variant whose base
-     build has no results on the class (not_tracked), a wait that timed out
+     build has no results on the class (not_tracked), a verdict of error (detection failed on some
+     series: the message names them), a wait that timed out
   4  suspect (verdict): moved, not yet confirmed"""
 FINAL_RUN_STATUSES = ("completed", "failed", "cancelled")
 USER_AGENT = "ptbench-ci/1"
@@ -152,6 +154,8 @@ def command_request(client: Client, args) -> int:
     body = {"build": args.build, "machine_class": args.machine_class, "suite": args.suite}
     if args.cases:
         body["cases_expected"] = args.cases
+    if args.reason:
+        body["reason"] = args.reason
     _, run = client.call("POST", "/runs/", body=body)
     print(run["id"])
     return EXIT_OK
@@ -232,6 +236,9 @@ def command_verdict(client: Client, args) -> int:
     if answer == "not_compared":  # the build itself as baseline (usage), or a variant with no base measured
         print(f"error: {verdict.get('message') or verdict.get('reason')}", file=sys.stderr)
         return EXIT_USAGE if verdict.get("reason") == "same_build" else EXIT_NO_ANSWER
+    if answer == "error":  # detection failed on some series: they were not judged, never a pass
+        print(f"error: {verdict.get('message') or verdict.get('reason')}", file=sys.stderr)
+        return EXIT_NO_ANSWER
     if answer == "pending" or answer not in ("pass", "regressed", "suspect"):
         print(f"error: no verdict ({verdict.get('reason')}) after {args.timeout:.0f} s", file=sys.stderr)
         return EXIT_NO_ANSWER
@@ -273,6 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     request.add_argument("--cases", type=int, help="cases you will submit yourself (ci submit): the workers do not run it; without it the class's runner workers run the suite")
     request.add_argument("--torch-version", help="register the build first, with this torch version")
     request.add_argument("--label", help="with --torch-version: the build's name on pages")
+    request.add_argument("--reason", choices=["nightly", "requested", "remeasurement", "bisection"],
+                         help="why (default requested): only nightly and requested runs raise findings; a bisection run "
+                              "is never a point of a series")
 
     wait = commands.add_parser("wait", help="wait until a run (or every run of a build) finishes",
                                   epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -23,7 +23,7 @@ def _prefixes(family: str) -> list[str]:
 def catalog_entries(prefix: str) -> list[dict]:
     """Every name of every model ``prefix`` lists (hub-only LLMs left out: no name with '/'), built
     or not on this host: the dashboard checks names against these without torch."""
-    from runner.cli import catalog_entry
+    from runner.listing import catalog_entry
     from workloads.registry import family_models
 
     entries = []

@@ -31,7 +31,7 @@ def _convert(node, defs: dict):
                 out["nullable"] = True
         elif key == "exclusiveMinimum" and not isinstance(value, bool):  # 2020-12's number, 3.0's flag
             out["minimum"], out["exclusiveMinimum"] = value, True
-        elif key == "propertyNames":  # not in OpenAPI 3.0; the server checks names (runner/document.py)
+        elif key == "propertyNames":  # not in OpenAPI 3.0; the server checks names (contract/document.py)
             continue
         elif key == "const":
             out["enum"] = [value]

@@ -1,4 +1,4 @@
-"""Reads of the API (DESIGN §6), over the results app's models and selectors; each list is a
+"""Reads of the API (docs/architecture.md, conventions), over the results app's models and selectors; each list is a
 queryset ordered for stable pages."""
 from __future__ import annotations
 

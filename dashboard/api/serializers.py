@@ -254,6 +254,7 @@ class RunSerializer(serializers.Serializer):
     machine = MachineSerializer()
     suite = StrictCharField()
     requested_by = WhoField()
+    reason = serializers.ChoiceField(choices=Run.Reason.values, help_text="why the run was measured (docs/architecture.md)")
     command = StrictCharField()
     notes = StrictCharField()
     synthetic = serializers.BooleanField()
@@ -300,6 +301,9 @@ class RunRequestSerializer(OverridesInput):
                                    max_length=5, help_text="default: each workload's first dtype")
     timeout_s = serializers.FloatField(min_value=1, max_value=86400, required=False, allow_null=True, default=None,
                                        help_text="seconds per case phase (default: the server's DISPATCH_CASE_TIMEOUT_S)")
+    reason = serializers.ChoiceField(["nightly", "requested", "remeasurement", "bisection"], default="requested",
+                                     help_text="why: only nightly and requested runs raise findings; a bisection run "
+                                               "is never a point of a series (docs/architecture.md, run reasons)")
 
     def validate(self, attrs):
         attrs = super().validate(attrs)
@@ -597,9 +601,10 @@ class VerdictNoteSerializer(serializers.Serializer):
 
 
 class VerdictSerializer(serializers.Serializer):
-    verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending", "not_compared"])
+    verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending", "not_compared", "error"])
     reason = StrictCharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
-                                   "no_baseline, no_results, detection_pending, same_build, not_tracked")
+                                   "no_baseline, no_results, detection_pending, same_build, not_tracked, "
+                                   "detection_failed (error: the message names the series)")
     message = StrictCharField(allow_blank=True, help_text="what was compared with what, in words (a variant: against "
                               "its base build; same_build: 'same build: nothing to compare')")
     build = StrictCharField(help_text=BUILD_REF_HELP)

@@ -1,4 +1,4 @@
-"""Writes of the API (DESIGN §6: ``<entity>_<action>``, keyword-only, atomic).
+"""Writes of the API (docs/architecture.md, conventions: ``<entity>_<action>``, keyword-only, atomic).
 
 Tokens, build registration, run requests (create / cancel) and run submission. Results enter only
 through the pipeline (``dashboard.pipeline.services.run_ingest_and_detect``).
@@ -121,7 +121,8 @@ def _build_differences(build: Build, data: dict) -> list[tuple[str, str]]:
 # --- runs ------------------------------------------------------------------------------------------
 def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, cases_expected: int | None = None,
                 hostname: str = "", notes: str = "", dispatch: bool = True, workloads=None, modes=None, regimes=None,
-                dtypes=None, timeout_s: float | None = None, overrides=None, idempotency_key: str = "") -> tuple[Run, bool]:
+                dtypes=None, timeout_s: float | None = None, overrides=None, idempotency_key: str = "",
+                reason: str = "requested") -> tuple[Run, bool]:
     """A pending run of ``build`` on a machine of ``machine_class``; its cases go to the runner
     workers of the class (``dashboard.dispatch``), or, with ``dispatch=False``, it waits for an
     outside runner to submit its document; with ``overrides`` (``contract.variants.Overrides``),
@@ -145,7 +146,7 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
         return dispatch_run_request(
             build=build, machine_class=machine_class, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
             regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
-            dispatch=dispatch, cases_expected=cases_expected, idempotency_key=idempotency_key,
+            dispatch=dispatch, cases_expected=cases_expected, idempotency_key=idempotency_key, reason=reason,
         ), True
     except IntegrityError:
         if (run := earlier()) is None:  # not a concurrent request with the same key

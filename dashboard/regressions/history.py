@@ -18,7 +18,7 @@ from dashboard.results.host import (
 )
 from dashboard.results.compile_reference import REFERENCED_METRICS
 from dashboard.results.models import Result
-from dashboard.results.variants import PLAIN_BUILD
+from dashboard.results.variants import PLAIN_BUILD, SERIES_RUNS
 
 # The noisy metrics detection watches, with their direction (higher or lower is better): contract.metrics.
 TRACKED_METRICS = {m.name: m.direction for m in TRACKED}
@@ -62,7 +62,7 @@ def metric_samples(metric: str, samples: dict) -> list[float] | None:
 def series_points(*, series_id: int, excluded: set[tuple[str, int]] = frozenset()) -> list[Point]:
     """Every build with a result on the series, oldest first. ``excluded``: (metric, build id) pairs
     triaged as invalid: their value is dropped so they never enter a baseline again."""
-    rows = Result.objects.filter(PLAIN_BUILD, series_id=series_id).order_by("build__ordered_at", "build_id", "run__ingested_at")
+    rows = Result.objects.filter(PLAIN_BUILD, SERIES_RUNS, series_id=series_id).order_by("build__ordered_at", "build_id", "run__ingested_at")
     points = points_from_rows(_with_host(rows).values(*_ROW_FIELDS))
     for point in points:
         for metric in TRACKED_METRICS:
@@ -79,7 +79,7 @@ def class_series_points(*, build_ids: list[int], machine_class: str) -> dict[int
     each point's case (its reasons and error, JSON not parsed for ~57,000 rows): the noise model's
     inputs (/compare/'s noise bands)."""
     rows = _with_host(
-        Result.objects.filter(PLAIN_BUILD, build_id__in=build_ids, series__machine_class=machine_class)
+        Result.objects.filter(PLAIN_BUILD, SERIES_RUNS, build_id__in=build_ids, series__machine_class=machine_class)
         .order_by("series_id", "build__ordered_at", "build_id", "run__ingested_at")
     ).values("series_id", *_NOISE_ROW_FIELDS)
     by_series: dict[int, list[dict]] = {}

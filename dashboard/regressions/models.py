@@ -1,4 +1,4 @@
-"""Detected changes and their triage (DESIGN §4 ``Regression``; issue #6).
+"""Detected changes and their triage (``Regression`` in docs/architecture.md, data model; issue #6).
 
 A ``Regression`` is one finding on one series and metric, first seen on ``first_bad_build``:
 a change point in a noisy metric (with magnitude and confidence) or a deterministic finding (a case
@@ -26,6 +26,11 @@ class AlertSummary(models.Model):
     machine_class = models.SlugField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     notified_at = models.DateTimeField(null=True, blank=True, help_text="set by alerts when sent")
+    detection_failures = models.JSONField(
+        default=list, blank=True,
+        help_text="series whose detection raised in the newest pass over this run: [{series, workload, config, "
+                  "error}]; the run's verdict is an error while any is listed (docs/machine-classes-and-verdicts.md)",
+    )
 
     class Meta:
         indexes = [

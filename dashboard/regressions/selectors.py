@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from dashboard.regressions.board import regression_numbers, suspect_numbers
-from dashboard.regressions.models import Regression, RegressionStatusChange, Remeasurement
+from dashboard.regressions.models import AlertSummary, Regression, RegressionStatusChange, Remeasurement
 from dashboard.results.models import Build, Result, Run
 from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import build_ref
@@ -30,6 +30,30 @@ def run_detection_pending(*, build: Build, machine_class: str) -> bool:
     over yet: its verdict is ``pending`` until it has (the sweep makes sure it will)."""
     runs = Run.objects.filter(build=build, machine__machine_class=machine_class)
     return runs_detection_pending(runs=runs).exists()
+
+
+def detection_failures(*, build: Build, machine_class: str) -> list[dict]:
+    """The series whose detection failed in the newest pass over a run of ``build`` on
+    ``machine_class`` (``AlertSummary.detection_failures``), each once: ``[{series, workload,
+    config, error}]``."""
+    failures: dict[int, dict] = {}
+    for listed in AlertSummary.objects.filter(build=build, machine_class=machine_class).exclude(
+            detection_failures=[]).order_by("created_at").values_list("detection_failures", flat=True):
+        failures.update({f["series"]: f for f in listed})
+    return [failures[k] for k in sorted(failures)]
+
+
+def detection_failures_recent(*, limit: int = 20) -> list[AlertSummary]:
+    """The newest alert summaries whose detection failed on some series (the regressions page)."""
+    return list(AlertSummary.objects.exclude(detection_failures=[]).select_related("build", "run")
+                .order_by("-created_at")[:limit])
+
+
+def detection_failed_message(failures: list[dict]) -> str:
+    named = "; ".join(f"{f['workload']} [{f['config']}]: {f['error']}" for f in failures[:5])
+    more = f"; and {len(failures) - 5} more" if len(failures) > 5 else ""
+    return (f"detection failed on {len(failures)} series, so they were not judged: {named}{more}; "
+            "fix the cause and run detection again (python manage.py detect_regressions RUN_ID)")
 
 
 def regression_list(*, status=None, build=None, workload=None, machine_class=None, kind=None, metric=None,
@@ -84,8 +108,9 @@ def regression_as_dict(regression: Regression) -> dict:
 
 @dataclass
 class Verdict:
-    verdict: str  # "pass" | "regressed" | "suspect" | "pending" | "not_compared"
+    verdict: str  # "pass" | "regressed" | "suspect" | "pending" | "not_compared" | "error"
     # no_regressions | regressions_found | suspects_found | no_baseline | no_results | detection_pending
+    # | detection_failed (error: detection raised on some series, named in ``message``)
     # | same_build (not_compared: the baseline is this build) | not_tracked (not_compared: a variant
     # whose base build has no results on the class; detection never judges variants)
     reason: str
@@ -147,6 +172,7 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
         return Verdict("pass", "no_baseline", build, None, machine_class)
     if run_detection_pending(build=build, machine_class=machine_class):
         return Verdict("pending", "detection_pending", build, baseline, machine_class)
+    failures = detection_failures(build=build, machine_class=machine_class)
     found = [regression_as_dict(r) for r in regression_list(status="open", machine_class=machine_class,
                                                             kind=Regression.Kind.REGRESSION).filter(
         Q(first_bad_build=build) | Q(raised_build=build))]
@@ -156,6 +182,9 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
     ).select_related("series__workload", "series__config", "baseline_build")]
     found += [s for s in suspects if (s["workload"], s["config"], s["metric"]) not in regressed]  # already counted
     notes = reference_change_notes(build=build, baseline=baseline, machine_class=machine_class)
+    if failures:  # never a pass over series nobody judged (the findings of the others still listed)
+        return Verdict("error", "detection_failed", build, baseline, machine_class, found, notes,
+                       message=detection_failed_message(failures))
     return _verdict_of(found, build, baseline, machine_class, notes)
 
 

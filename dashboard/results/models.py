@@ -1,4 +1,4 @@
-"""The data model (DESIGN §4). Writes go through ``services``; nothing here has logic in save()."""
+"""The data model (docs/architecture.md). Writes go through ``services``; nothing here has logic in save()."""
 from __future__ import annotations
 
 import uuid
@@ -114,7 +114,7 @@ class Config(models.Model):
 class Series(models.Model):
     """The explicit identity of one line on a trend chart: workload x config x machine class.
 
-    Each metric column of ``Result`` is one series of it (DESIGN §4's series is this plus a metric):
+    Each metric column of ``Result`` is one series of it (docs/architecture.md: a series with a metric is what detection follows):
     one row per case keeps a run's results in one row each instead of one per metric. ``signature``
     is a stable hash of the identity, like Perfherder's signature hash and Conbench's history
     fingerprint, so links and external tools can name a series without our primary keys.
@@ -145,6 +145,15 @@ class Run(models.Model):
         FAILED = "failed"
         CANCELLED = "cancelled"
 
+    class Reason(models.TextChoices):
+        """Why the run was measured (docs/architecture.md, run reasons): only nightly and requested
+        runs raise findings; a re-measurement's results only decide the suspect it was asked for;
+        a bisection run is never a point of a series."""
+        NIGHTLY = "nightly"
+        REQUESTED = "requested"
+        REMEASUREMENT = "remeasurement"
+        BISECTION = "bisection"
+
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="runs")
     machine = models.ForeignKey(Machine, on_delete=models.PROTECT, related_name="runs")
@@ -154,6 +163,9 @@ class Run(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     command = models.TextField(blank=True)
     requested_by = models.CharField(max_length=200, blank=True)
+    reason = models.CharField(max_length=16, choices=Reason.choices, default=Reason.NIGHTLY,
+                              help_text="nightly (a run document's default), requested (the API's and CI's), "
+                                        "remeasurement, bisection")
     synthetic = models.BooleanField(default=False, help_text="generated data: pages label it as such")
     imported = models.BooleanField(default=False, help_text="sample data measured elsewhere (ingest --imported)")
     notes = models.TextField(blank=True)

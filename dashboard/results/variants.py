@@ -16,6 +16,9 @@ from dashboard.results.imported import IMPORTED_SUFFIX, is_imported_label
 # Rows of plain builds only: a variant's results are its own series' points on its A/B page and run
 # pages, never points of its base build's trends or of the history detection reads.
 PLAIN_BUILD = Q(build__overrides={})
+# The runs whose results are points of a series: all but bisection runs (``Run.reason``), which
+# measure old builds to place a change and never stand for a build's level.
+SERIES_RUNS = ~Q(run__reason="bisection")
 
 
 def overrides_stored(build) -> Overrides:

@@ -73,16 +73,16 @@ class CompileReference:
         return {"python": self.python, "torch": self.torch, "git_sha": self.git_sha}
 
 
-def primary_threads() -> set[int] | None:
+def primary_threads(*, allowed: set[int] | None = None, cpus: str = "/sys/devices/system/cpu") -> set[int] | None:
     """One hardware thread of each core this process may run on (the lowest of its siblings), or
     None where the topology is unknown or every core has one thread. Two threads of one core share
     its execution units and caches: a compile whose workers land on busy siblings does the same work
-    in more CPU time."""
-    allowed = os.sched_getaffinity(0)
+    in more CPU time. ``allowed`` (default: this process's affinity) and ``cpus`` (sysfs) for tests."""
+    allowed = os.sched_getaffinity(0) if allowed is None else allowed
     primary = set()
     for cpu in allowed:
         try:
-            siblings = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text()
+            siblings = Path(f"{cpus}/cpu{cpu}/topology/thread_siblings_list").read_text()
         except OSError:
             return None
         members = set()
@@ -242,6 +242,11 @@ def summarize(pairs: list[dict], reference: CompileReference, settings: dict | N
     return record
 
 
+def pair_time_bound_s(pairs: int, timeout_s: float) -> float:
+    """``pairs`` pairs in turn, each up to 2 x ``timeout_s`` (ready, then done: ``one_pair``)."""
+    return pairs * 2 * timeout_s
+
+
 @dataclasses.dataclass(frozen=True)
 class CompilePairs:
     """What a run asks for: ``pairs`` compile pairs of every case that compiled, beside ``reference``
@@ -253,6 +258,11 @@ class CompilePairs:
     cpus: frozenset[int] | None = None  # run every pair on these CPUs only (e.g. a worker's share of the host)
     prewarm: bool = True  # the compile-worker pool started before the go line (its start is not counted)
     shared_core: bool = True  # both main threads on one core once ready (only with ``prewarm``: workers would inherit it)
+
+    def time_bound_s(self, timeout_s: float) -> float:
+        """The longest the pairs of one case may take: each ``one_pair`` waits up to ``timeout_s``
+        for both sides to be ready, then up to ``timeout_s`` for both to finish."""
+        return pair_time_bound_s(self.pairs, timeout_s)
 
     def measure(self, spec: CaseSpec, build_python: str, *, timeout_s: float,
                 should_stop: Callable[[], bool] | None = None) -> dict:

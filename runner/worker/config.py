@@ -18,7 +18,8 @@
     PTBENCH_COMPILE_REFERENCE this machine class's pinned reference interpreter: every case that
                               compiled is compiled again beside it (runner.engine.compile_pairs),
                               for a compile_cpu_ratio that the host's speed does not blur (default: none)
-    PTBENCH_COMPILE_PAIRS     compile pairs per case with a reference (default 3)
+    PTBENCH_COMPILE_PAIRS     compile pairs per case with a reference (default 3); each case's time
+                              limits grow by 2 x its timeout per pair on this worker (runner.worker.limits)
     PTBENCH_MAX_RETRIES       retries of a case after an infrastructure error (default 3)
     PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
     PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another

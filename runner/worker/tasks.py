@@ -20,6 +20,7 @@ from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
 from runner.worker.app import app, config
 from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.config import BuildEntry, ConfigError
+from runner.worker.limits import case_request_class
 from runner.worker.measure import measure_case
 from contract.settings_policy import SettingsRefused
 from contract.messages import (
@@ -94,7 +95,9 @@ class _CaseTask(app.Task):
 # Celery retries an infrastructure error (autoretry_for) after PTBENCH_RETRY_DELAY_S, doubling each
 # time (retry_backoff; no jitter, no cap below the last delay), at most PTBENCH_MAX_RETRIES times; in
 # eager mode the retries follow at once. The last one's error fails the task (``_CaseTask.on_failure``).
+# Its time limits: the dashboard's, widened by this worker's compile pairs (``limits``).
 @app.task(name=RUN_CASE, bind=True, base=_CaseTask, acks_late=True, reject_on_worker_lost=True,
+          Request=case_request_class(lambda: config.compile_pairs if config.compile_reference else 0),
           autoretry_for=INFRASTRUCTURE_ERRORS, max_retries=config.max_retries, default_retry_delay=0,
           retry_backoff=config.retry_delay_s or False, retry_jitter=False,
           retry_backoff_max=int(config.retry_delay_s * 2**config.max_retries))

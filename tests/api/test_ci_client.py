@@ -127,3 +127,46 @@ def test_help_lists_the_exit_codes():
         assert "exit status:" in done.stdout
         for code in ("0  pass", "1  regressed", "2  usage", "3  no answer", "4  suspect"):
             assert code in done.stdout, (argv, code)
+
+
+def test_a_series_whose_detection_fails_makes_the_verdict_an_error_naming_it(server, tmp_path, capsys, monkeypatch):
+    """#34: a detection failure was only logged and the verdict said pass. It is kept on the run's
+    alert summary; the API, ``ci verdict`` (exit 3) and a gating curl (409) say error naming the
+    series; detection run again without the fault clears it."""
+    from dashboard.regressions.models import AlertSummary
+    from dashboard.regressions.services import detection, detection_run
+
+    original = detection._deterministic_findings
+
+    def fails_on_resnet(*, series, **kwargs):
+        if series.workload.name == "resnet_train":
+            raise OverflowError("int too large to convert to float")
+        return original(series=series, **kwargs)
+
+    documents = planted_history([1.25] * 3)
+    assert ci(["submit", *write(tmp_path, documents[:2])]) == 0
+    monkeypatch.setattr(detection, "_deterministic_findings", fails_on_resnet)
+    assert ci(["submit", *write(tmp_path, documents[2:])]) == 0
+    capsys.readouterr()
+    summary = AlertSummary.objects.get(run_id=documents[2]["run"]["id"])
+    assert [(f["workload"], f["config"], f["error"]) for f in summary.detection_failures] == [
+        ("resnet_train", str(summary.run.results.get(workload__name="resnet_train").config),
+         "OverflowError: int too large to convert to float")]
+
+    assert ci(["verdict", "--build", ref_for_day(3)]) == 3
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"verdict: error (detection_failed) for build {ref_for_day(3)}")
+    assert "detection failed on 1 series" in captured.err and "resnet_train" in captured.err
+    assert "OverflowError" in captured.err and "no verdict" not in captured.err
+    assert ci(["verdict", "--build", ref_for_day(3), "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["reason"] == "detection_failed"
+    api = APIClient()
+    answer = api.get("/api/v1/verdict/", {"build": ref_for_day(3), "fail_on_regression": "true"})
+    assert answer.status_code == 409 and answer.json()["verdict"] == "error"
+    assert "resnet_train" in answer.json()["message"]
+    assert api.get("/api/v1/verdict/", {"build": ref_for_day(2)}).json()["verdict"] == "pass"  # the earlier build's
+
+    monkeypatch.setattr(detection, "_deterministic_findings", original)
+    detection_run(run_id=documents[2]["run"]["id"])
+    assert AlertSummary.objects.get(run_id=documents[2]["run"]["id"]).detection_failures == []
+    assert ci(["verdict", "--build", ref_for_day(3)]) == 0

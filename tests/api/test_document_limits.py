@@ -73,6 +73,11 @@ def test_times_in_range_and_a_small_environment_are_stored(writer):
     document["build"]["environment"] = {"pip": "x" * 60_000}
     response = writer.post("/api/v1/runs/submit/", json.dumps(document), content_type="application/json")
     assert response.status_code in (200, 201), response.content
+    # #34: a status alone passed whatever was stored; the values themselves must be there, as sent.
+    run = Run.objects.select_related("build").get(pk=document["run"]["id"])
+    assert run.started_at.isoformat() == "1970-01-01T00:00:00+00:00"  # 14:00 at +14:00
+    assert run.build.environment == {"pip": "x" * 60_000}
+    assert Result.objects.filter(run=run).count() == len(document["results"]) > 0
 
 
 def test_a_run_request_for_a_dashboard_queue_is_refused(writer):

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from runner import document as doc_module
+from contract import document as doc_module
 from contract.document import validate_document
 from tests.documents import make_document
 

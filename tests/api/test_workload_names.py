@@ -48,7 +48,7 @@ def test_an_allowed_module_still_must_hold_a_workload_class(monkeypatch, calls):
 
 
 def test_the_local_cli_may_name_a_module(monkeypatch):
-    from runner.cli import resolve_workloads
+    from runner.listing import resolve_workloads
 
     monkeypatch.setenv("PTBENCH_WORKLOAD_MODULES", "")
     [(name, workload)] = resolve_workloads(["tests.runner.sample_workloads:TinyMLP"], allow_import=True)

@@ -27,14 +27,14 @@ def test_the_test_workloads_catalog_is_theirs():
 
 
 def test_catalog_entries_describe_as_the_workloads_do():
-    from runner.cli import resolve_workloads
+    from runner.listing import resolve_workloads
 
     described = {w.name: w.describe() for _, w in resolve_workloads(None)}
     assert {e.name: e.describe() for e in suite_entries()} == described
 
 
 def test_resolve_entries_refuses_what_resolve_workloads_refuses(monkeypatch):
-    from runner.cli import resolve_workloads
+    from runner.listing import resolve_workloads
 
     monkeypatch.setenv("PTBENCH_WORKLOAD_MODULES", "")
     for name in ("no_such_workload", "tests.runner.sample_workloads:TinyMLP", "os:abort"):

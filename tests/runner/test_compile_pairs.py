@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -38,9 +39,26 @@ def test_no_pair_that_worked_gives_no_ratio():
     assert record["work_ratio"] is None and record["wall_ratio"] is None
 
 
-def test_primary_threads_is_one_thread_per_core_or_none():
-    primary = primary_threads()
-    assert primary is None or (primary and primary < os.sched_getaffinity(0))
+def _topology(root, siblings: dict[int, str]) -> str:
+    for cpu, listed in siblings.items():
+        (root / f"cpu{cpu}" / "topology").mkdir(parents=True)
+        (root / f"cpu{cpu}" / "topology" / "thread_siblings_list").write_text(listed + "\n")
+    return str(root)
+
+
+def test_primary_threads_is_one_thread_per_core_or_none(tmp_path):
+    """#34: this test passed whenever the answer was None (every host here has one thread a core)."""
+    smt = _topology(tmp_path / "smt", {0: "0,4", 1: "1,5", 2: "2-3", 3: "2-3", 4: "0,4", 5: "1,5"})
+    assert primary_threads(allowed={0, 1, 2, 3, 4, 5}, cpus=smt) == {0, 1, 2}
+    assert primary_threads(allowed={3, 4, 1, 5}, cpus=smt) == {3, 4, 1}  # the lowest allowed sibling of each core
+    assert primary_threads(allowed={4, 5}, cpus=smt) is None  # one allowed thread a core: nothing to leave out
+    single = _topology(tmp_path / "single", {0: "0", 1: "1"})
+    assert primary_threads(allowed={0, 1}, cpus=single) is None
+    assert primary_threads(allowed={0, 1, 2}, cpus=single) is None  # cpu2's topology unknown
+    # This host, against its own sysfs read here.
+    allowed = os.sched_getaffinity(0)
+    cores = {Path(f"/sys/devices/system/cpu/cpu{c}/topology/thread_siblings_list").read_text().strip() for c in allowed}
+    assert (primary_threads() is None) == (len(cores) == len(allowed))
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The benchmark suite: importing this package registers every workload (see ``workloads.registry``).
 
-One module per workload class that users recognise (DESIGN.md section 3):
+One module per workload class that users recognise (docs/architecture.md, layers):
 
 ==========================  ==============================  =====================================
 workload                    category                        module

@@ -1,4 +1,4 @@
-"""Helpers shared by the suite's workloads: seeded inputs, tolerances, optional library imports.
+"""Helpers shared by the suite's workloads: seeded inputs, tolerances, library models and imports.
 
 Nothing here knows about a particular model; each workload module keeps its own sizes and layers.
 """
@@ -103,23 +103,37 @@ def try_build(builders: Sequence[tuple[str, Callable[[], T]]], seed: int) -> tup
     raise ValueError("no builders given")
 
 
-def transformers_or_own(
-    library_label: str,
-    make_library: Callable[[types.ModuleType], T],
-    own_label: str,
-    make_own: Callable[[], T],
+class LibraryModelUnavailable(RuntimeError):
+    """A workload's library model cannot be built here: the case fails (eager_error) naming why."""
+
+
+def library_model(
+    module: str,
+    implementation: str,
+    make: Callable[[types.ModuleType], T],
     *,
     device,
     seed: int,
 ) -> tuple[str, T]:
-    """``(implementation, built)``: the transformers model when transformers imports and builds, else ours."""
-    builders: list[tuple[str, Callable[[], T]]] = []
-    transformers = optional_module("transformers")
-    if transformers is not None:
-        builders.append((library_label, lambda: make_library(transformers)))
-    builders.append((own_label, make_own))
-    with torch.device(device):
-        return try_build(builders, seed)
+    """``(implementation, built)``: ``make(import_module(module))`` on ``device``, seeded. Never a
+    stand-in: a workload's series is the measurement of one implementation, so a library that does not
+    import, or whose API moved, fails the case with a message naming the library and the cause
+    (transformers is a runner requirement: requirements/runner.txt; docs/families.md)."""
+    try:
+        library = importlib.import_module(module)
+    except Exception as exc:  # noqa: BLE001 (ImportError, or a broken install: an ABI mismatch with this torch)
+        raise LibraryModelUnavailable(
+            f"{implementation} needs {module}, which does not import here ({type(exc).__name__}: {str(exc)[:200]}); "
+            f"install requirements/runner.txt: no other model is measured under this workload's name") from exc
+    torch.manual_seed(seed)
+    try:
+        with torch.device(device):
+            return implementation, make(library)
+    except Exception as exc:  # noqa: BLE001 (the library's API moved, or it refuses this configuration)
+        version = getattr(library, "__version__", "unknown version")
+        raise LibraryModelUnavailable(
+            f"{implementation} could not be built with {module} {version} ({type(exc).__name__}: {str(exc)[:200]}); "
+            f"no other model is measured under this workload's name") from exc
 
 
 def freeze(module: torch.nn.Module) -> torch.nn.Module:

@@ -1,4 +1,4 @@
-"""Building blocks shared by several workloads (norms, rotary embeddings, MLPs, a transformer block).
+"""Building blocks shared by several workloads (norms, MLPs, a transformer block).
 
 Written to trace cleanly under dynamic shapes: sizes are read from tensors rather than stored as
 Python ints wherever a dimension may vary, and nothing branches on a dynamic size.
@@ -37,23 +37,6 @@ class SwiGLU(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.w2(F.silu(self.w1(x)) * self.w3(x))
-
-
-def rotary_cos_sin(positions: torch.Tensor, head_dim: int, base: float, dtype: torch.dtype):
-    """cos/sin tables of rotary embeddings for integer ``positions`` (shape [T]) -> [T, head_dim]."""
-    inv_freq = 1.0 / (
-        base ** (torch.arange(0, head_dim, 2, device=positions.device, dtype=torch.float32) / head_dim)
-    )
-    freqs = positions.float()[:, None] * inv_freq[None, :]
-    emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos().to(dtype), emb.sin().to(dtype)
-
-
-def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate-half rotary embedding of ``x`` [B, heads, T, head_dim] by tables [T, head_dim]."""
-    half = x.shape[-1] // 2
-    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-    return x * cos + rotated * sin
 
 
 class GeluMLP(nn.Module):

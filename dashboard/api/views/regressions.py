@@ -81,16 +81,17 @@ class RegressionTriageView(ApiView):
 
 class VerdictView(ApiView):
     @extend_schema(
-        operation_id="verdict", summary="Did this build regress? pass / regressed / suspect / pending / not_compared, with the list and a reason",
+        operation_id="verdict", summary="Did this build regress? pass / regressed / suspect / pending / not_compared / error, with the list and a reason",
         description="Against the previous build on the same machine class, or a named `baseline`. `suspect`: moved, "
         "not yet confirmed (each entry says what would confirm it); `pending`: no results or detection has not run. "
         "`reason` is machine-readable: no_regressions, regressions_found, suspects_found, no_baseline, no_results, "
-        "detection_pending; `not_compared`: same_build (the baseline is this build: the same commit and overrides, "
+        "detection_pending; `error`: detection_failed (detection raised on some series of the build, named in "
+        "`message`: they were not judged); `not_compared`: same_build (the baseline is this build: the same commit and overrides, "
         "e.g. a local measurement and an imported sample of it) or not_tracked (a variant whose base build has no "
         "results on the class; a variant is judged against its base build, detection never tracks it); `message` "
         "says what was compared with what. With `fail_on_regression=true` a regressed build is answered 409 (same "
         "body), so `curl --fail` gates on it; `fail_on_suspect=true` does the same for a suspect one; with either, a "
-        "pending or not_compared verdict is 409 too (no answer is not a pass).",
+        "pending, not_compared or error verdict is 409 too (no answer is not a pass).",
         parameters=[VerdictQuerySerializer],
         responses={200: VerdictSerializer, 409: VerdictSerializer, **READ_ERRORS}, tags=["verdict"],
     )
@@ -109,5 +110,5 @@ class VerdictView(ApiView):
         }
         gating = q["fail_on_regression"] or q["fail_on_suspect"]
         failed = (verdict.verdict == "regressed" and q["fail_on_regression"]) or (
-            verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict in ("pending", "not_compared") and gating)
+            verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict in ("pending", "not_compared", "error") and gating)
         return Response(data, status=409 if failed else 200)

@@ -1,4 +1,4 @@
-"""Writes of the dispatch app (DESIGN §6: ``<entity>_<action>``, keyword-only, atomic)."""
+"""Writes of the dispatch app (docs/architecture.md, conventions: ``<entity>_<action>``, keyword-only, atomic)."""
 from dashboard.dispatch.services.builds import (
     BaseNotProbed,
     build_probe_classes,

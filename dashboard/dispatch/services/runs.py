@@ -29,7 +29,7 @@ POOL_HOST = "(unassigned)"
 def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, workloads=None, modes=None,
                 regimes=None, dtypes=None, timeout_s: float | None = None, hostname: str = "", notes: str = "",
                 dispatch: bool = True, cases_expected: int | None = None, backend: str = "inductor",
-                idempotency_key: str = "") -> Run:
+                idempotency_key: str = "", reason: str = "requested") -> Run:
     """A pending run of ``build`` on ``machine_class``: one queued case per planned case, sent to
     the class's queue once the transaction commits. Raises ``MatrixError`` naming the bad field.
 
@@ -48,7 +48,7 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
         machine, _ = Machine.objects.get_or_create(hostname=hostname or POOL_HOST, machine_class=machine_class)
         run = run_create(
             build=build, machine=machine, suite=suite, status=Run.Status.PENDING, requested_by=requested_by, notes=notes,
-            idempotency_key=idempotency_key,
+            idempotency_key=idempotency_key, reason=reason,
             command=_request_command(build=build, machine_class=machine_class, suite=suite, matrix=matrix) if planned else "",
             cases_expected=len(planned.plan.cases) if planned else cases_expected,
             matrix={**matrix.as_dict(), "skipped": planned.plan.skipped} if planned else {},

@@ -46,7 +46,10 @@ class DetectionOutcome:
     series_checked: int = 0
     created: list[int] = field(default_factory=list)  # Regression ids created by this pass
     remeasurements: list[int] = field(default_factory=list)  # Remeasurement ids requested
-    series_failed: list[int] = field(default_factory=list)  # Series ids whose detection raised (logged)
+    series_failed: list[int] = field(default_factory=list)  # Series ids whose detection raised
+    # What raised, per failed series: kept on the run's AlertSummary.detection_failures, so the
+    # build's verdict says ``error`` / ``detection_failed`` naming them instead of a silent pass.
+    failures: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {"run_id": self.run_id, "series_checked": self.series_checked,
@@ -71,6 +74,9 @@ def detection_run(*, run_id) -> DetectionOutcome:
         # workloads at once: a prior learned with the bad build in it was 28 %, and it passed as noise).
         priors = class_priors(machine_class=machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS,
                               min_residuals=PRIOR_MIN_RESIDUALS)
+        if run.reason not in FINDING_REASONS:  # a re-measurement decides its suspects; a bisection run nothing
+            _decide_only(run=run, series_list=series_list, summary=summary, priors=priors, cache=cache)
+            return outcome
         for series in series_list:
             points = _points_upto(series=series, build_id=run.build_id, cache=cache)
             if points is None:
@@ -78,14 +84,33 @@ def detection_run(*, run_id) -> DetectionOutcome:
             outcome.series_checked += 1
             _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome, priors=priors)
         _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
+        if summary.detection_failures != outcome.failures:  # this pass's, a clean pass clears them
+            summary.detection_failures = outcome.failures
+            summary.save(update_fields=["detection_failures"])
     return outcome
+
+
+# Runs that raise findings of their own (``Run.reason``): a re-measurement or bisection run never does
+# (docs/architecture.md, run reasons).
+FINDING_REASONS = (Run.Reason.NIGHTLY, Run.Reason.REQUESTED)
+
+
+def _decide_only(*, run: Run, series_list: list[Series], summary: AlertSummary, priors, cache: dict) -> None:
+    """A re-measurement run: its results join its build's point, and the pending re-measurements of
+    its series are decided on them; no finding of its own. A bisection run: nothing."""
+    if run.reason != Run.Reason.REMEASUREMENT:
+        return
+    for series in series_list:
+        points = _points_upto(series=series, build_id=run.build_id, cache=cache)
+        if points is not None:
+            _decide_pending(series=series, points=points, summary=summary, priors=priors)
 
 
 def _series_detect(*, series: Series, points: list[Point], run: Run, summary: AlertSummary, outcome: DetectionOutcome,
                    priors) -> None:
     """One series' findings, in a savepoint: a series whose data the detector cannot handle is
-    logged and skipped, never the end of the others' detection. A database error still ends the pass
-    (the task is retried)."""
+    logged, recorded (``outcome.failures``, then the run's summary) and skipped, never the end of the
+    others' detection. A database error still ends the pass (the task is retried)."""
     try:
         with transaction.atomic():
             _noisy_findings(series=series, points=points, summary=summary, outcome=outcome, priors=priors)
@@ -93,9 +118,11 @@ def _series_detect(*, series: Series, points: list[Point], run: Run, summary: Al
             _decide_pending(series=series, points=points, summary=summary, priors=priors)
     except DatabaseError:
         raise
-    except Exception:  # noqa: BLE001 (any fault of one series' data)
+    except Exception as error:  # noqa: BLE001 (any fault of one series' data)
         log.exception("detection of series %s (run %s) failed; skipped", series.id, run.id)
         outcome.series_failed.append(series.id)
+        outcome.failures.append({"series": series.id, "workload": series.workload.name, "config": str(series.config),
+                                 "error": f"{type(error).__name__}: {error}"[:500]})
 
 
 def previous_build(*, build: Build, machine_class: str) -> Build | None:

@@ -67,7 +67,7 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
         suite = (Result.objects.filter(series=series, build=build).order_by("-id").values_list("run__suite", flat=True).first()
                  or "full")
         run = run_request(build=build, machine_class=series.machine_class, suite=suite, requested_by="re-measurement",
-                          workloads=[series.workload.name], modes=[config.compile_mode], regimes=[config.shape_regime],
+                          reason="remeasurement", workloads=[series.workload.name], modes=[config.compile_mode], regimes=[config.shape_regime],
                           dtypes=[config.dtype], notes=f"re-measurement {request.id} of {request.metric}")
         run_ids.append(str(run.id))
     return run_ids

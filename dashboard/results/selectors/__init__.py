@@ -1,4 +1,4 @@
-"""Reads for the pages (DESIGN §6: ``<entity>_<action>``, keyword-only arguments).
+"""Reads for the pages (docs/architecture.md, conventions: ``<entity>_<action>``, keyword-only arguments).
 
 One module per page: ``overview``, ``workloads``, ``compare``, ``dynamic``, ``runs``; ``builds``
 and ``common`` are shared.

@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from dashboard.regressions.board import board_groups, board_order, board_table, remeasurements_shown
 from dashboard.regressions.forms import TriageForm
 from dashboard.regressions.models import Regression
-from dashboard.regressions.selectors import regression_list, remeasurement_list_pending
+from dashboard.regressions.selectors import detection_failures_recent, regression_list, remeasurement_list_pending
 from dashboard.regressions.services import regression_triage
 from dashboard.results.selectors.builds import machine_class_list
 from dashboard.web import params
@@ -49,6 +49,7 @@ def regression_page(request):
         "status_filters": STATUS_FILTERS, "kind_filters": KIND_FILTERS, "classes": machine_class_list(),
         "findings": Regression.Finding.choices, "statuses": Regression.Status.choices,
         "pending": remeasurements_shown(remeasurement_list_pending()[:50]), "form_errors": {},
+        "detection_failed": detection_failures_recent(),
     })
 
 

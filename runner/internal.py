@@ -1,0 +1,47 @@
+"""The internal subcommands of ``python -m runner`` that run in a build's interpreter (which need not
+have jsonschema or Django): ``case`` (one case spec in this process) and ``environment`` (describe
+this build and machine). ``compile-once`` is ``runner.engine.compile_once``'s."""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def command_case(args: argparse.Namespace) -> int:
+    import faulthandler
+
+    from runner.engine.executor import STACK_DUMP_SIGNAL
+
+    # The parent sends this before killing a case that ran out of time: the stacks land in the log.
+    faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True, chain=False)
+    from runner.engine.case import run_case
+    from runner.engine.result_file import ResultFile
+    from contract.spec import CaseSpec
+
+    spec = CaseSpec.read(args.spec)
+    if spec.timing_budget.host_probe:  # before torch starts its threads and compile workers
+        from runner.engine.host_speed import reserve_probe_cpu
+
+        reserve_probe_cpu()
+    if spec.config_overrides:  # a build variant: before anything is compiled
+        from runner.engine.overrides import apply_config
+
+        apply_config(spec.config_overrides)
+    run_case(spec, ResultFile(args.result))
+    return 0
+
+
+def command_environment(args: argparse.Namespace) -> int:
+    from runner.engine.environment import collect_environment
+
+    environment = collect_environment()
+    if args.check_config:
+        from runner.engine.overrides import check_config
+
+        environment["override_problems"] = check_config(json.loads(args.check_config.read_text()))
+    if args.catalog:
+        from runner.engine.overrides import config_catalog
+
+        environment["config_catalog"] = config_catalog()
+    args.out.write_text(json.dumps(environment, indent=1))
+    return 0

@@ -1,9 +1,0 @@
-"""Moved to ``contract.messages`` (issue #18): this name stays for callers that still use it.
-
-The module object is the same one, so patching either name patches both.
-"""
-import sys
-
-import contract.messages
-
-sys.modules[__name__] = contract.messages
