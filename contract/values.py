@@ -46,7 +46,7 @@ def field_path(parts) -> str:
 
 
 def printable(text: str) -> str:
-    """``text`` with any unpaired surrogate written as ``\\udXXX``: a message or field name that
+    """``text`` with any unpaired surrogate written as an escape (``\\ud800``): a message or field name that
     quotes bad input can always be encoded (an error about a surrogate must not fail itself)."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8") if _SURROGATE.search(text) else text
 
