@@ -75,6 +75,9 @@ def test_a_first_visit_to_the_home_page_weighs_under_1_5_mb(browser, runserver_l
     plotly = [size for url, size in sizes.items() if "/static/vendor/plotly.min.js" in url]
     print(f"first visit to /: {total} bytes in {len(sizes)} responses; plotly {plotly}")
     assert plotly and plotly[0] < 600_000  # sent gzipped (1.5 MB plain)
+    # Nothing from elsewhere: the bundle's only CDN address is plotly's topojsonURL default, used by
+    # geo traces, which the cartesian bundle does not have.
+    assert [url for url in sizes if not url.startswith(runserver_like)] == []
     assert total < FIRST_VISIT_LIMIT, sorted(sizes.items(), key=lambda kv: -kv[1])[:5]
 
 
