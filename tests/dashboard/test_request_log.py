@@ -26,6 +26,7 @@ def free_port() -> int:
 def status_of(url: str) -> int:
     try:
         with urllib.request.urlopen(url, timeout=10) as response:
+            response.read()  # closing before the body is sent breaks the server's pipe and loses its log line
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
