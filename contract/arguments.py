@@ -15,3 +15,17 @@ def machine_class(text: str) -> str:
     if not is_machine_class(text):
         raise argparse.ArgumentTypeError(MACHINE_CLASS_HELP)
     return text
+
+
+def non_negative(kind=int):
+    """An argument type: a number of ``kind`` (int or float), zero or more."""
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError("must not be negative")
+        return value
+
+    return parse

@@ -18,6 +18,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from contract.artifacts import path_error
 from contract.queues import machine_class_problem
 from contract.values import field_path, metric_problem, sample_problems, value_problems
 from contract.variants import Overrides
@@ -242,6 +243,8 @@ def _cross_field_errors(document: dict) -> list[DocumentError]:
             if problem := metric_problem(name, value):
                 errors.append(DocumentError(f"results[{index}].metrics.{name}", problem))
         errors.extend(environment_errors(f"results[{index}].environment", result.get("environment", {})))
+        if "path" in (result.get("artifact") or {}) and (problem := path_error(result["artifact"]["path"])):
+            errors.append(DocumentError(f"results[{index}].artifact.path", problem))  # never leaves the run's directory
     return errors
 
 

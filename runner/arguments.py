@@ -12,6 +12,7 @@ from typing import Sequence
 
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import name_list as _name_list
+from contract.arguments import non_negative
 from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
 
 DEFAULT_TIMEOUT_S = 900.0
@@ -71,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", type=Path, help="write the run document here instead of storing it in the database")
     run.add_argument("--url", help="post the run document to the dashboard's API at this URL instead of manage.py ingest")
     run.add_argument("--token", default=os.environ.get("PTBENCH_API_TOKEN"), help="API token for --url (default $PTBENCH_API_TOKEN)")
+    run.add_argument("--artifact-max-bytes", type=non_negative(int), metavar="N",
+                     help="keep each case's TORCH_TRACE log, gzip, at most N bytes (default $PTBENCH_ARTIFACT_MAX_BYTES "
+                          "or 4 MiB; 0 keeps none): beside --out in a directory named for the run, else uploaded or ingested "
+                          "with the run (docs/artifacts.md)")
     run.add_argument("--config", action="append", metavar="SECTION.KEY=VALUE",
                      help="a build variant: set torch._inductor/_dynamo/_functorch.config KEY in every case process "
                           "(SECTION inductor, dynamo or functorch; repeatable); checked against the build's torch")

@@ -67,14 +67,14 @@ class Client:
         return f"{self.base}{API_PREFIX}{path}" + (f"?{query}" if query else "")
 
     def call(self, method: str, path: str, *, params: dict | None = None, body: bytes | dict | None = None,
-             ok: tuple[int, ...] = ()) -> tuple[int, dict]:
+             ok: tuple[int, ...] = (), content_type: str = "application/json") -> tuple[int, dict]:
         """(status, JSON body). Statuses in ``ok`` (and 2xx) are answers; others raise ``ApiError``."""
         data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.url(path, params), data=data, method=method)  # noqa: S310 (as below)
         request.add_header("Accept", "application/json")
         request.add_header("User-Agent", USER_AGENT)
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            request.add_header("Content-Type", content_type)
         if self.token:
             request.add_header("Authorization", f"Token {self.token}")
         try:

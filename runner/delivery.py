@@ -23,21 +23,28 @@ def stored_line(outcome: dict) -> str:
     return f"run {outcome.get('run_id')} {verb}: {outcome.get('results_created')} results created"
 
 
-def post_document(document: dict, *, url: str, token: str | None) -> str:
-    """Submit ``document`` to the API at ``url``; returns a one-line summary."""
+def post_document(document: dict, *, url: str, token: str | None, artifacts_root: Path | None = None) -> str:
+    """Submit ``document`` to the API at ``url`` (first the artifacts its results keep under
+    ``artifacts_root``); returns a one-line summary."""
+    from runner.artifact_upload import upload_results_artifacts
     from runner.ci import ApiError, Client
 
+    client = Client(url, token=token)
+    if artifacts_root is not None:
+        upload_results_artifacts(results=document["results"], root=artifacts_root, client=client)
     try:
-        _, outcome = Client(url, token=token).call("POST", "/runs/submit/", body=json.dumps(document).encode())
+        _, outcome = client.call("POST", "/runs/submit/", body=json.dumps(document).encode())
     except ApiError as exc:
         raise DeliveryFailed(str(exc)) from None
     return stored_line(outcome)
 
 
-def ingest_document(document: dict) -> str:
-    """Store ``document`` with ``manage.py ingest`` (the configured database); returns a one-line summary."""
+def ingest_document(document: dict, *, artifacts_root: Path | None = None) -> str:
+    """Store ``document`` with ``manage.py ingest`` (the configured database), with the artifacts
+    its results keep under ``artifacts_root`` (the document is written there, beside them: the
+    command stores what it references); returns a one-line summary."""
     with tempfile.TemporaryDirectory(prefix="ptbench-ingest-") as folder:
-        path = Path(folder) / "run.json"
+        path = Path(artifacts_root or folder) / "run.json"
         path.write_text(json.dumps(document))
         done = subprocess.run([sys.executable, str(MANAGE_PY), "ingest", "--json", str(path)], capture_output=True,
                               text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"}, cwd=MANAGE_PY.parent)
@@ -47,5 +54,7 @@ def ingest_document(document: dict) -> str:
     return stored_line(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
-def deliver(document: dict, *, url: str | None = None, token: str | None = None) -> str:
-    return post_document(document, url=url, token=token) if url else ingest_document(document)
+def deliver(document: dict, *, url: str | None = None, token: str | None = None, artifacts_root: Path | None = None) -> str:
+    if url:
+        return post_document(document, url=url, token=token, artifacts_root=artifacts_root)
+    return ingest_document(document, artifacts_root=artifacts_root)

@@ -15,9 +15,11 @@ def write_atomically(path: Path, document: dict) -> None:
     os.replace(temporary, path)
 
 
-def deliver_document(document: dict, out: Path | None, *, url: str | None = None, token: str | None = None) -> int:
-    """Write the document to ``out``, or post it to ``url``, or store it with ``manage.py ingest``;
-    on a storage failure, save it locally."""
+def deliver_document(document: dict, out: Path | None, *, url: str | None = None, token: str | None = None,
+                     artifacts_root: Path | None = None) -> int:
+    """Write the document to ``out`` (its artifacts are already beside it), or post it to ``url``,
+    or store it with ``manage.py ingest``, with the artifacts kept under ``artifacts_root``; on a
+    storage failure, save it locally."""
     if out:
         write_atomically(out, document)
         print(f"run document written to {out}")
@@ -25,7 +27,7 @@ def deliver_document(document: dict, out: Path | None, *, url: str | None = None
     from runner.delivery import deliver
 
     try:
-        print(deliver(document, url=url, token=token))
+        print(deliver(document, url=url, token=token, artifacts_root=artifacts_root))
     except Exception as exc:  # noqa: BLE001 (keep hours of measurements when the database is unreachable)
         saved = save_unsent(document, document["run"]["id"])
         print(f"error: could not store the run ({type(exc).__name__}: {exc})\nthe run document is saved in {saved}", file=sys.stderr)

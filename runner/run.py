@@ -9,7 +9,10 @@ import shlex
 import shutil
 import socket
 import sys
+import tempfile
+import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
 from contract.vocabulary import COMPILE_MODES
@@ -107,17 +110,18 @@ def _compile_pairs(args: argparse.Namespace, parser: argparse.ArgumentParser, de
     return CompilePairs(reference=reference, pairs=args.compile_pairs or DEFAULT_PAIRS)
 
 
-def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_case=None) -> list[dict]:
+def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_case=None, artifacts=None) -> list[dict]:
     """Each case in turn, with the progress line; KeyboardInterrupt (Ctrl-C, or ``lifetime.Terminated``
     on SIGTERM/SIGHUP) passes through once the case in flight is killed.
 
-    ``on_case(results_so_far)`` runs after every case (the partial ``--out`` document).
+    ``on_case(results_so_far)`` runs after every case (the partial ``--out`` document);
+    ``artifacts`` (``runner.engine.artifacts.ArtifactKeeper``) keeps each case's compile trace.
     """
     from runner.engine.executor import CaseExecutor
     from runner.engine.progress import Progress
 
     executor = CaseExecutor(python=settings.python, timeout_s=args.timeout, warm=not args.no_warm,
-                            compile_pairs=settings.compile_pairs)
+                            compile_pairs=settings.compile_pairs, artifacts=artifacts)
     progress = Progress(len(plan.cases))
     results = []
     try:
@@ -134,9 +138,9 @@ def run_planned_cases(plan, settings: RunSettings, args: argparse.Namespace, on_
 
 
 def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.ArgumentParser) -> int:
-    from contract.document import InvalidDocument, require_validator
+    from contract.document import require_validator
     from contract.planning import plan_cases
-    from runner.report import build_document, now_iso, status_counts, summary_table
+    from runner.report import build_document, now_iso
 
     require_validator()
     try:
@@ -184,20 +188,50 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
             requested_by=_requested_by(),
         )
 
-    run_id = None
+    run_id = str(uuid.uuid4())  # named before the first case: its artifacts' directory bears it
+    artifacts, scratch = _artifact_keeper(args, parser, run_id)
 
     def write_partial(results: list[dict], total: int) -> None:
         # A run killed from outside (a CI or device time limit) keeps every finished case.
-        nonlocal run_id
         document = document_for(results)
-        run_id = run_id or document["run"]["id"]
         document["run"]["id"] = run_id
         if len(results) < total:
             document["run"]["notes"] = f"partial: {len(results)} of {total} cases (the run is still going or was stopped)"
         write_atomically(args.out, document)
 
     try:
-        results = run_planned_cases(plan, settings, args, on_case=write_partial if args.out else None)
+        return _run_and_deliver(plan, settings, args, document_for, run_id, artifacts, write_partial)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _artifact_keeper(args: argparse.Namespace, parser: argparse.ArgumentParser, run_id: str):
+    """(the ArtifactKeeper of this run, a scratch directory to remove after delivery or None):
+    with ``--out``, the files go beside the document in a directory named for the run."""
+    from runner.engine.artifacts import ArtifactKeeper, max_bytes_from_environ
+
+    if args.artifact_max_bytes is not None:
+        max_bytes = args.artifact_max_bytes
+    else:
+        try:
+            max_bytes = max_bytes_from_environ()
+        except ValueError as exc:
+            parser.error(str(exc))
+    if args.out:
+        folder = args.out.resolve().parent
+        return ArtifactKeeper(directory=folder / run_id, max_bytes=max_bytes, relative_to=folder), None
+    scratch = Path(tempfile.mkdtemp(prefix="ptbench-artifacts-"))
+    return ArtifactKeeper(directory=scratch / run_id, max_bytes=max_bytes, relative_to=scratch), scratch
+
+
+def _run_and_deliver(plan, settings: RunSettings, args: argparse.Namespace, document_for, run_id: str, artifacts,
+                     write_partial) -> int:
+    from contract.document import InvalidDocument
+    from runner.report import status_counts, summary_table
+
+    try:
+        results = run_planned_cases(plan, settings, args, on_case=write_partial if args.out else None, artifacts=artifacts)
     except KeyboardInterrupt as exc:
         kept = f"; the finished cases are in {args.out}" if args.out and args.out.exists() else ": nothing stored"
         print(f"\ninterrupted{kept}", file=sys.stderr)
@@ -206,13 +240,13 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
     print(f"\n{len(results)} cases: {status_counts(results)}")
     try:
         document = document_for(results)
-        if run_id:
-            document["run"]["id"] = run_id
+        document["run"]["id"] = run_id
     except InvalidDocument as exc:
         saved = save_unsent({"errors": [str(e) for e in exc.errors], "environment": settings.environment, "results": results}, "invalid")
         print(f"error: {exc}\nthe results are saved in {saved}", file=sys.stderr)
         return 1
-    return deliver_document(document, args.out, url=args.url, token=args.token)
+    return deliver_document(document, args.out, url=args.url, token=args.token,
+                            artifacts_root=None if args.out else artifacts.relative_to)
 
 
 def interrupted_status(exc: KeyboardInterrupt) -> int:

@@ -42,7 +42,6 @@ from contract.spec import CaseSpec
 from runner.engine import lifetime
 from runner.engine.compile_once import PREWARM_ENV, READY
 from runner.engine.executor import (
-    REPO_ROOT,
     STOP_POLL_S,
     CaseStopped,
     EnvironmentProbeFailed,
@@ -121,7 +120,7 @@ class _Side:
         self.ended = False  # its stdout closed before READY: it exited
         self.process = lifetime.start(
             [python, "-m", "runner", "compile-once", "--spec", str(spec_path), "--result", str(self.result_path)],
-            cwd=REPO_ROOT, env=child_environment(workdir / f"{name}-cache", spec.env_overrides) | (env or {}),
+            cwd=workdir, env=child_environment(workdir / f"{name}-cache", spec.env_overrides) | (env or {}),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
         if cpus:  # before it starts any thread or compile worker: they inherit it
             try:

@@ -93,14 +93,17 @@ def wait_or_stop(process: subprocess.Popen, timeout_s: float, should_stop: Calla
 
 
 def run_child(
-    command: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path, should_stop: Callable[[], bool] | None = None
+    command: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path, should_stop: Callable[[], bool] | None = None,
+    cwd: Path | None = None,
 ) -> ChildExit:
     """Run ``command`` in a new process group; on timeout, a stop request (``should_stop``) or an
     interrupt, kill the whole group. Call it from a thread that lives until it returns: the child
-    dies with the thread that started it (``lifetime``)."""
+    dies with the thread that started it (``lifetime``). Its working directory is ``cwd`` or the
+    log's directory, never the checkout: what a case writes where it runs (``torch_compile_debug/``,
+    ...) lands in its own directory (docs/artifacts.md)."""
     started = time.monotonic()
     with open(log_path, "wb") as log:
-        process = lifetime.start(command, cwd=REPO_ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        process = lifetime.start(command, cwd=cwd or log_path.parent, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         timed_out = False
         try:
             wait_or_stop(process, timeout_s, should_stop)
@@ -159,7 +162,7 @@ class CaseExecutor:
     """Runs cases one at a time (timing needs the machine to itself)."""
 
     def __init__(self, *, python: str, timeout_s: float, warm: bool = True, should_stop: Callable[[], bool] | None = None,
-                 compile_pairs=None):
+                 compile_pairs=None, artifacts=None):
         self.python = python
         self.timeout_s = timeout_s
         self.warm = warm
@@ -167,15 +170,23 @@ class CaseExecutor:
         # runner.engine.compile_pairs.CompilePairs: after a cold phase that compiled, the build's
         # compile beside a reference's: ``compile_cpu_ratio``.
         self.compile_pairs = compile_pairs
+        # runner.engine.artifacts.ArtifactKeeper: the cold phase's TORCH_TRACE log kept, bounded
+        # (``result["artifact"]``); None keeps nothing.
+        self.artifacts = artifacts
 
-    def _run_phase(self, spec: CaseSpec, workdir: Path, cache_dir: Path) -> PhaseOutcome:
+    def _run_phase(self, spec: CaseSpec, workdir: Path, cache_dir: Path, trace_dir: Path | None = None) -> PhaseOutcome:
         spec_path = workdir / f"{spec.phase}.spec.json"
         result_path = workdir / f"{spec.phase}.result.json"
         spec.write(spec_path)
         command = [self.python, "-m", "runner", "case", "--spec", str(spec_path), "--result", str(result_path)]
+        env = child_environment(cache_dir, spec.env_overrides)
+        if trace_dir is not None:  # this process only: the structured log of its compile
+            env["TORCH_TRACE"] = str(trace_dir)
+        cwd = workdir / "cwd"
+        cwd.mkdir(exist_ok=True)
         child = run_child(
-            command, env=child_environment(cache_dir, spec.env_overrides), timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log",
-            should_stop=self.should_stop,
+            command, env=env, timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log",
+            should_stop=self.should_stop, cwd=cwd,
         )
         record = ResultFile(result_path).read()
         status, error = classify_exit(child, record, self.timeout_s)
@@ -186,8 +197,11 @@ class CaseExecutor:
         workdir = Path(tempfile.mkdtemp(prefix="ptbench-case-"))
         try:
             cache_dir = workdir / "cache"
-            cold = self._run_phase(spec.with_phase("cold"), workdir, cache_dir)
+            keep = self.artifacts is not None and self.artifacts.enabled
+            cold = self._run_phase(spec.with_phase("cold"), workdir, cache_dir, workdir / "trace" if keep else None)
             result = _result_from(cold, spec, workload_name, repro)
+            if keep and (artifact := self.artifacts.keep(workdir / "trace", label=_artifact_label(workload_name, spec))):
+                result["artifact"] = artifact
             result["environment"]["process_wall_s"] = {"cold": round(cold.wall_s, 3)}
             duration = cold.wall_s
             if self.compile_pairs is not None and cold.status in ("pass", "fail_accuracy"):
@@ -205,6 +219,10 @@ class CaseExecutor:
             return result
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _artifact_label(workload_name: str, spec: CaseSpec) -> str:
+    return "-".join((workload_name, spec.compile_mode, spec.shape_regime, spec.dtype, spec.device))
 
 
 def _result_from(cold: PhaseOutcome, spec: CaseSpec, workload_name: str, repro: str) -> dict:

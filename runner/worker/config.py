@@ -20,6 +20,11 @@
                               for a compile_cpu_ratio that the host's speed does not blur (default: none)
     PTBENCH_COMPILE_PAIRS     compile pairs per case with a reference (default 3); each case's time
                               limits grow by 2 x its timeout per pair on this worker (runner.worker.limits)
+    PTBENCH_DASHBOARD_URL     the dashboard's address: each case's compile trace (TORCH_TRACE, gzip)
+                              is uploaded there (PUT /api/v1/artifacts/<sha256>/, docs/artifacts.md),
+                              never sent through the broker; unset: no trace is kept
+    PTBENCH_API_TOKEN         a write token of that dashboard, for the upload
+    PTBENCH_ARTIFACT_MAX_BYTES the bound on each kept trace, compressed (default 4 MiB; 0 keeps none)
     PTBENCH_MAX_RETRIES       retries of a case after an infrastructure error (default 3)
     PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
     PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another
@@ -33,6 +38,7 @@ import sys
 from dataclasses import dataclass, field
 
 from contract.settings_policy import DATA_ONLY, Allowance
+from runner.engine.artifacts import DEFAULT_MAX_BYTES, max_bytes_from_environ
 from contract.variants import InvalidOverride, Overrides
 from contract.vocabulary import MACHINE_CLASS
 
@@ -61,6 +67,9 @@ class WorkerConfig:
     compile_reference: str = ""
     compile_pairs: int = 3  # runner.engine.compile_pairs.DEFAULT_PAIRS
     allow: Allowance = DATA_ONLY  # PTBENCH_ALLOW_SETTINGS
+    dashboard_url: str = ""  # PTBENCH_DASHBOARD_URL: where artifacts are uploaded
+    api_token: str = ""  # PTBENCH_API_TOKEN
+    artifact_max_bytes: int = DEFAULT_MAX_BYTES  # PTBENCH_ARTIFACT_MAX_BYTES
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> WorkerConfig:
@@ -71,6 +80,7 @@ class WorkerConfig:
             raise ConfigError(f"PTBENCH_MACHINE_CLASS={machine_class!r}: lower-case letters, digits, '-' and '_', e.g. gpu-h100")
         try:
             allow = Allowance.from_environ(env)
+            artifact_max_bytes = max_bytes_from_environ(env)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
         return cls(
@@ -85,6 +95,9 @@ class WorkerConfig:
             compile_reference=env.get("PTBENCH_COMPILE_REFERENCE", ""),
             compile_pairs=_pairs(env),
             allow=allow,
+            dashboard_url=env.get("PTBENCH_DASHBOARD_URL", ""),
+            api_token=env.get("PTBENCH_API_TOKEN", ""),
+            artifact_max_bytes=artifact_max_bytes,
         )
 
     def require(self) -> None:

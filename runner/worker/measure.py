@@ -2,6 +2,10 @@
 tasks in-process (no broker) runs too. No Celery, no Django."""
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
+from runner.engine.artifacts import DEFAULT_MAX_BYTES, ArtifactKeeper
 from runner.engine.executor import CaseExecutor
 from contract.spec import CaseSpec
 from runner.report import build_document, now_iso
@@ -23,20 +27,27 @@ class _Workload:
 
 def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: dict, workload: dict, timeout_s: float,
                  local: LocalBuilds, machine_class: str, worker: dict, notify_started, warm: bool = True, repro: str = "",
-                 requested_by: str = "", should_stop=None, compile_pairs=None, allow: Allowance = DATA_ONLY) -> dict:
+                 requested_by: str = "", should_stop=None, compile_pairs=None, allow: Allowance = DATA_ONLY,
+                 artifact_sink=None, artifact_max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
     """Measure one case of a run; returns its one-result run document. Raises BuildUnavailable,
     CaseStopped, or an infrastructure error; a failing case is a result, not an exception.
     ``compile_pairs``: the worker's ``runner.engine.compile_pairs.CompilePairs``, or None.
     Raises ``SettingsRefused`` before anything runs when the message carries a setting that is not
-    data and that ``allow`` (the worker's PTBENCH_ALLOW_SETTINGS) does not admit (issue #33)."""
+    data and that ``allow`` (the worker's PTBENCH_ALLOW_SETTINGS) does not admit (issue #33).
+    ``artifact_sink(path, reference)``: hands the case's kept compile trace to the dashboard (an
+    upload; docs/artifacts.md), so that the result carries only its reference; None keeps none."""
     message_screen(spec=spec, build=build, allow=allow)
     interpreter = local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
     notify_started()
     started_at = now_iso()
-    executor = CaseExecutor(python=interpreter.python, timeout_s=timeout_s, warm=warm, should_stop=should_stop,
-                            compile_pairs=compile_pairs)
-    # A message never lets the case process import a module it names (workloads.registry).
-    result = executor.run(CaseSpec(**{**spec, "import_allowed": False}), workload_name=workload["name"], repro=repro)
+    with tempfile.TemporaryDirectory(prefix="ptbench-artifacts-") as scratch:
+        keeper = ArtifactKeeper(directory=Path(scratch), max_bytes=artifact_max_bytes) if artifact_sink else None
+        executor = CaseExecutor(python=interpreter.python, timeout_s=timeout_s, warm=warm, should_stop=should_stop,
+                                compile_pairs=compile_pairs, artifacts=keeper)
+        # A message never lets the case process import a module it names (workloads.registry).
+        result = executor.run(CaseSpec(**{**spec, "import_allowed": False}), workload_name=workload["name"], repro=repro)
+        if keeper is not None and result.get("artifact"):
+            _hand_over(artifact_sink, keeper.local_path(result["artifact"]), result["artifact"])
     result["environment"]["worker"] = worker
     document = build_document(
         suite=suite,
@@ -52,3 +63,11 @@ def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: di
     )
     document["run"]["id"] = run_id
     return document
+
+
+def _hand_over(sink, path: Path, reference: dict) -> None:
+    """The artifact to the dashboard; a failure is said in the reference, never loses the result."""
+    try:
+        sink(path, reference)
+    except Exception as exc:  # noqa: BLE001 (the measurement is worth more than its trace)
+        reference["upload_error"] = f"{type(exc).__name__}: {exc}"[:2000]

@@ -15,6 +15,8 @@ import redis
 from celery import signals
 from celery.exceptions import SoftTimeLimitExceeded
 
+from runner.artifact_upload import upload_artifact
+from runner.ci import Client
 from runner.engine.compile_pairs import CompilePairs, probe_reference
 from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
 from runner.worker.app import app, config
@@ -51,6 +53,15 @@ def compile_pairs() -> CompilePairs | None:
             raise ConfigError(f"PTBENCH_COMPILE_REFERENCE={config.compile_reference!r}: not an executable file")
         _state["pairs"] = CompilePairs(reference=probe_reference(config.compile_reference), pairs=config.compile_pairs)
     return _state["pairs"]
+
+
+def artifact_uploader():
+    """Where a case's kept trace goes: an upload to PTBENCH_DASHBOARD_URL (the result then carries
+    its sha256 only, never the file, through the broker), or None (no trace kept)."""
+    if not config.dashboard_url:
+        return None
+    client = Client(config.dashboard_url, token=config.api_token or None)
+    return lambda path, reference: upload_artifact(client=client, path=path, reference=reference)
 
 
 def local_builds() -> LocalBuilds:
@@ -120,7 +131,7 @@ def run_case(self, **message) -> dict:
     try:
         document = measure_case(**message, local=local_builds(), machine_class=config.machine_class, worker=facts,
                                 notify_started=started, should_stop=lambda: run_cancelled(run_id), compile_pairs=compile_pairs(),
-                                allow=config.allow)
+                                allow=config.allow, artifact_sink=artifact_uploader(), artifact_max_bytes=config.artifact_max_bytes)
     except CaseStopped:
         return {"case_id": case_id, "outcome": "cancelled"}
     except SettingsRefused as exc:  # never retried: the message itself is refused (issue #33)
