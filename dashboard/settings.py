@@ -208,6 +208,12 @@ DISPATCH_MAX_SENDS = env.int("DISPATCH_MAX_SENDS", default=3)
 INGEST_MAX_DOCUMENT_BYTES = env.int("INGEST_MAX_DOCUMENT_BYTES", default=32 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_DOCUMENT_BYTES
 
+# --- Artifacts (docs/artifacts.md) ------------------------------------------------------------------
+# Where uploaded case artifacts (the compiler's TORCH_TRACE logs) are stored, by sha256; an upload
+# larger than ARTIFACT_MAX_BYTES is refused with 413. ``manage.py prune_artifacts`` keeps the store bounded.
+ARTIFACT_ROOT = Path(env.str("ARTIFACT_ROOT", default=str(DATA_DIR / "artifacts")))
+ARTIFACT_MAX_BYTES = env.int("ARTIFACT_MAX_BYTES", default=16 * 1024 * 1024)
+
 # --- REST API (/api/v1/, dashboard.api) ------------------------------------------------------------
 # Reads are open unless API_READS_REQUIRE_TOKEN is set; writes always need a token (admin: API tokens).
 API_READS_REQUIRE_TOKEN = env.bool("API_READS_REQUIRE_TOKEN", default=False)

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.ApiRootView.as_view(), name="root"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("artifacts/<str:sha256>/", views.ArtifactUploadView.as_view(), name="artifact-upload"),
     path("builds/", views.BuildListView.as_view(), name="builds"),
     path("builds/<str:ref>/", views.BuildDetailView.as_view(), name="build"),
     path("runs/", views.RunListView.as_view(), name="runs"),

@@ -33,6 +33,14 @@ def _local_builds(*, build) -> LocalBuilds:
     return found
 
 
+def _artifact_store(path, reference: dict) -> None:
+    """A case's kept trace, stored here directly (the same store the upload endpoint fills)."""
+    from dashboard.results.artifacts import artifact_store
+
+    with open(path, "rb") as source:
+        artifact_store(source=source, sha256=reference["sha256"], name=reference["name"])
+
+
 def case_run_inprocess(*, machine_class: str, message: dict) -> str:
     from dashboard.dispatch import services
     from dashboard.results.models import Build
@@ -47,6 +55,7 @@ def case_run_inprocess(*, machine_class: str, message: dict) -> str:
         document = measure_case(
             **message, local=_local_builds(build=build), machine_class=machine_class, worker=worker,
             notify_started=lambda: services.case_started(case_id=case_id, worker="in-process", hostname=worker["hostname"]),
+            artifact_sink=_artifact_store,
         )
     except (BuildUnavailable, EnvironmentProbeFailed, OSError, SettingsRefused) as exc:
         print(f"case {label}: failed without a result: {exc}", file=sys.stderr, flush=True)

@@ -239,6 +239,9 @@ class Result(models.Model):
     repro = models.TextField(blank=True)
     duration_s = models.FloatField(null=True, blank=True)
     environment = models.JSONField(default=dict, blank=True)
+    # The case's kept artifact as the run document referenced it (kind, name, sha256, size_bytes,
+    # dropped...; no path): its file is an ``Artifact`` when it was uploaded and not pruned since.
+    artifact = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -253,6 +256,26 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workload.name} {self.config}: {self.status}"
+
+
+class Artifact(models.Model):
+    """A file a case kept (its TORCH_TRACE log, gzip), stored under ARTIFACT_ROOT by its sha256 and
+    referenced by results through ``Result.artifact["sha256"]`` (docs/artifacts.md). Data only: it
+    is served as an attachment, never rendered."""
+
+    sha256 = models.CharField(max_length=64, primary_key=True)
+    name = models.CharField(max_length=200, help_text="the file name a download gets")
+    size_bytes = models.BigIntegerField()
+    stored_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            # Retention (prune_artifacts): the oldest first.
+            models.Index(fields=["stored_at"], name="artifact_stored_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.size_bytes} bytes)"
 
 
 # --- Summary tables (issue #5) ---------------------------------------------------------------------

@@ -41,6 +41,7 @@ RUNS = [
       "--verdicts", "1", "--detect-builds", "1", "--workers", "1"], "verdict of", 240),
     (["families_table.py", *(f"{RESULTS}/families/spread/spread-{i}.json" for i in (1, 2, 3))], "per case", 60),
     (["case_lifetime.py", "--repeats", "1"], "SIGTERM  runner (cpu)", 120),
+    (["artifact_overhead.py", "--workloads", "mlp_loop", "--repeats", "1", "--backend", "eager"], "cold compile off/on", 240),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
 ]

@@ -1,3 +1,4 @@
+from dashboard.api.views.artifacts import ArtifactUploadView
 from dashboard.api.views.builds import BuildDetailView, BuildListView
 from dashboard.api.views.compare import CompareView
 from dashboard.api.views.meta import ApiRootView, not_found
@@ -7,7 +8,7 @@ from dashboard.api.views.runs import RunCancelView, RunDetailView, RunListView, 
 from dashboard.api.views.series import SeriesListView, SeriesPointsView
 
 __all__ = [
-    "ApiRootView", "BuildDetailView", "BuildListView", "CompareView", "RegressionDetailView", "RegressionListView",
+    "ApiRootView", "ArtifactUploadView", "BuildDetailView", "BuildListView", "CompareView", "RegressionDetailView", "RegressionListView",
     "RegressionTriageView", "ResultDetailView", "ResultListView", "RunCancelView", "RunDetailView", "RunListView",
     "RunSubmitView", "SeriesListView", "SeriesPointsView", "VerdictView", "not_found",
 ]

@@ -20,6 +20,7 @@ from contract.findings import BETTER, TOO_NOISY, TOO_NOISY_SD, WITHIN_NOISE, WOR
 from dashboard.results.formatting import metric_format
 from dashboard.results.selectors.common import build_ref as _build_ref
 from dashboard.results.variants import base_of, overrides_stored
+from dashboard.web.templatetags.artifacts import artifact_html
 
 register = template.Library()
 
@@ -349,10 +350,10 @@ def _speedup_cell(r, host_bound_share: float, host_slowed_below: float) -> str:
 
 def _repro_cell(r) -> str:
     if not r.repro:
-        return ""
+        return artifact_html(r)
     words = " ".join(f"<span>{html.escape(word)}</span>" for word in r.repro.split())  # wraps between words only
     return (f'<code class="repro" id="repro-{_text(r.id)}">{words}</code> '
-            f'<button type="button" class="copy" data-copy="#repro-{_text(r.id)}" hidden>copy</button>')
+            f'<button type="button" class="copy" data-copy="#repro-{_text(r.id)}" hidden>copy</button>{artifact_html(r)}')
 
 
 def _error_row(r) -> str:

@@ -1,5 +1,6 @@
 """Thin views: validate the URL parameters, call the selectors, render a template."""
 from dashboard.web.views.ab import ab
+from dashboard.web.views.artifacts import artifact_download
 from dashboard.web.views.compare import compare
 from dashboard.web.views.docs import doc
 from dashboard.web.views.dynamic import dynamic
@@ -7,4 +8,4 @@ from dashboard.web.views.overview import overview
 from dashboard.web.views.runs import run_detail
 from dashboard.web.views.workloads import workload
 
-__all__ = ["ab", "compare", "doc", "dynamic", "overview", "run_detail", "workload"]
+__all__ = ["ab", "artifact_download", "compare", "doc", "dynamic", "overview", "run_detail", "workload"]

@@ -2,6 +2,7 @@ from django.shortcuts import get_object_or_404, render
 
 from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
 from dashboard.results.host import HOST_BOUND_SHARE, HOST_SPEED_MARK_BELOW
+from dashboard.results.artifacts import results_with_artifacts
 from dashboard.results.models import Run
 from dashboard.results.selectors.runs import (
     run_title,
@@ -34,7 +35,7 @@ def run_detail(request, run_id):
             "cases": cases,
             "unfinished": run_case_tasks(run=run, states=("queued", "running", "failed", "cancelled"))[:200] if cases else [],
             "open": run.status in (Run.Status.PENDING, Run.Status.RUNNING),
-            "results": with_host_speed(page.object_list),
+            "results": results_with_artifacts(with_host_speed(page.object_list)),
             "host_bound_share": HOST_BOUND_SHARE,
             "host_slowed_below": HOST_SPEED_MARK_BELOW,
             "page": page.number,

@@ -5,6 +5,7 @@ from django.urls import reverse
 from contract.suites import family_model
 from contract.metrics import COMPILE_TIMES
 from dashboard.regressions.selectors import regression_markers
+from dashboard.results.artifacts import results_with_artifacts
 from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
 from dashboard.results.selectors.suites import notes_distinct
@@ -47,6 +48,8 @@ def workload(request, name):
         (s for s in series_here if (s.config.compile_mode, s.config.shape_regime, s.config.dtype) == (mode, regime, dtype)), None
     )
     history = series_history(series=selected) if selected else None
+    if history and history.latest:
+        results_with_artifacts([history.latest])  # its kept artifact, if here
     trends = None
     if history and history.points:
         since = range_since(newest=history.points[-1].at, range_key=range_key)

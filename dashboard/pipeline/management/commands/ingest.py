@@ -5,6 +5,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard.pipeline.services import run_ingest_and_detect
+from dashboard.results.artifacts import artifact_delete, artifacts_store_beside
+from dashboard.results.models import Artifact
 from contract.document import InvalidDocument
 
 
@@ -20,13 +22,18 @@ class Command(BaseCommand):
     def handle(self, *args, files: list[Path], json: bool = False, imported: bool = False, **options) -> None:
         failed = stored = 0
         for path in files:
+            stored_files: list[str] = []
             try:
-                outcome = run_ingest_and_detect(document=path.read_bytes(), imported=imported)
+                raw = path.read_bytes()
+                # The files the document references beside it (python -m runner run --out), first.
+                stored_files = artifacts_store_beside(document=raw, directory=path.parent)
+                outcome = run_ingest_and_detect(document=raw, imported=imported)
             except OSError as exc:
                 failed += 1
                 self.stderr.write(f"{path}: cannot read: {exc.strerror}")
                 continue
             except InvalidDocument as exc:
+                artifact_delete(artifacts=Artifact.objects.filter(pk__in=stored_files))  # all or nothing
                 failed += 1
                 for error in exc.errors:
                     self.stderr.write(f"{path}: {error}")

@@ -1,0 +1,94 @@
+"""#34 / #30 item 2: ``PUT /api/v1/artifacts/<sha256>/``, the workers' upload of a case's kept trace,
+and ``/artifacts/<sha256>/``, its download: a token, size limits, 4xx naming the field, all or
+nothing, and the file served as data (an attachment), never rendered (docs/artifacts.md)."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+
+import pytest
+from rest_framework.test import APIClient
+
+from dashboard.api.services import api_token_create
+from dashboard.results.models import Artifact
+from tests.api.conftest import fields
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db]
+
+# A trace that, opened in a browser, would run script: it must only ever be downloaded.
+BODY = gzip.compress(b'<html><script>alert("x")</script></html>\n', mtime=0)
+SHA = hashlib.sha256(BODY).hexdigest()
+
+
+@pytest.fixture(autouse=True)
+def store(settings, tmp_path):
+    settings.ARTIFACT_ROOT = tmp_path / "store"
+    return tmp_path / "store"
+
+
+def put(client, sha=SHA, body=BODY, name="case.torch_trace.log.gz", content_type="application/gzip"):
+    url = f"/api/v1/artifacts/{sha}/" + (f"?name={name}" if name is not None else "")
+    return client.put(url, data=body, content_type=content_type)
+
+
+def files(store) -> list[str]:
+    return sorted(str(p.relative_to(store)) for p in store.rglob("*") if p.is_file()) if store.exists() else []
+
+
+def test_an_upload_is_stored_by_its_sha256_once(writer, store):
+    response = put(writer)
+    assert response.status_code == 201, response.json()
+    assert response.json() == {"sha256": SHA, "name": "case.torch_trace.log.gz", "size_bytes": len(BODY), "created": True,
+                               "download": f"/artifacts/{SHA}/"}
+    assert files(store) == [f"{SHA[:2]}/{SHA}"] and (store / SHA[:2] / SHA).read_bytes() == BODY
+    again = put(writer)
+    assert again.status_code == 200 and again.json()["created"] is False
+    assert Artifact.objects.count() == 1 and files(store) == [f"{SHA[:2]}/{SHA}"]
+
+
+@pytest.mark.parametrize("case, expected_status, field", [
+    ({"sha": "abc"}, 400, "sha256"),
+    ({"sha": SHA.upper()}, 400, "sha256"),
+    ({"sha": "0" * 64}, 400, "sha256"),  # the body is not that file
+    ({"name": None}, 400, "name"),
+    ({"name": "../../etc/passwd"}, 400, "name"),
+    ({"content_type": "text/html"}, 415, "Content-Type"),
+    ({"body": b"plain text", "sha": hashlib.sha256(b"plain text").hexdigest()}, 400, "body"),
+])
+def test_a_bad_upload_is_refused_naming_the_field_and_leaves_nothing(writer, store, case, expected_status, field):
+    response = put(writer, **case)
+    assert response.status_code == expected_status and fields(response) == [field], response.json()
+    assert not Artifact.objects.exists() and files(store) == []
+
+
+def test_an_upload_over_the_limit_is_413_and_leaves_nothing(writer, store, settings):
+    settings.ARTIFACT_MAX_BYTES = len(BODY) - 1
+    response = put(writer)
+    assert response.status_code == 413 and fields(response) == ["body"]
+    assert not Artifact.objects.exists() and files(store) == []
+
+
+def test_uploads_need_a_write_token(api, store):
+    assert put(api).status_code == 401
+    reader = APIClient()
+    reader.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(name='dash', can_write=False)[1]}")
+    assert put(reader).status_code == 403
+    assert files(store) == []
+
+
+def test_the_download_is_an_attachment_never_rendered(writer, client):
+    put(writer)
+    response = client.get(f"/artifacts/{SHA}/")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/gzip"
+    assert response["Content-Disposition"] == 'attachment; filename="case.torch_trace.log.gz"'
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response["Content-Security-Policy"].startswith("sandbox")
+    assert b"".join(response.streaming_content) == BODY
+
+
+def test_a_download_of_no_stored_file_is_404(client, store):
+    assert client.get(f"/artifacts/{SHA}/").status_code == 404
+    assert client.get("/artifacts/..%2F..%2Fetc%2Fpasswd/").status_code == 404
+    Artifact.objects.create(pk=SHA, name="gone.gz", size_bytes=1)  # a row whose file went away
+    assert client.get(f"/artifacts/{SHA}/").status_code == 404
