@@ -54,6 +54,7 @@ def run_document(*, run: Run) -> dict:
                 "repro": r.repro,
                 "duration_s": r.duration_s,
                 "environment": r.environment,
+                **({"artifact": r.artifact} if r.artifact else {}),  # its file stays in the store (docs/artifacts.md)
             }
             for r in results
         ],

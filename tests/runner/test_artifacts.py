@@ -156,6 +156,9 @@ def test_the_cli_keeps_the_trace_beside_the_document_writes_nothing_in_the_check
     assert stored.artifact == {k: v for k, v in reference.items() if k != "path"}
     assert Artifact.objects.get(pk=reference["sha256"]).size_bytes == reference["size_bytes"]
     assert artifact_path(reference["sha256"]).read_bytes() == file.read_bytes()
+    from dashboard.results.export import run_document  # manage.py export_run: the reference goes with the run
+
+    assert run_document(run=stored.run)["results"][0]["artifact"] == stored.artifact
 
 
 @pytest.mark.services
