@@ -1,7 +1,7 @@
 """A usable admin: searchable, filterable, results shown read-only (they come from ingest only)."""
 from django.contrib import admin
 
-from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
+from dashboard.results.models import Artifact, Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.variants import overrides_stored
 
 
@@ -84,4 +84,23 @@ class ResultAdmin(admin.ModelAdmin):
         return [f.name for f in self.model._meta.fields]
 
     def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(Artifact)
+class ArtifactAdmin(admin.ModelAdmin):
+    """Stored case artifacts, read-only: they come from uploads, and go with ``manage.py
+    prune_artifacts``, which deletes each file with its row (docs/artifacts.md)."""
+
+    list_display = ["name", "size_bytes", "stored_at", "sha256"]
+    search_fields = ["name", "sha256"]
+    date_hierarchy = "stored_at"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False

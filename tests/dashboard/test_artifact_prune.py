@@ -52,3 +52,14 @@ def test_prune_without_a_bound_is_a_usage_error():
     with pytest.raises(CommandError, match="--older-than-days, --max-total-bytes") as raised:
         call_command("prune_artifacts")
     assert raised.value.returncode == 2
+
+
+def test_the_admin_lists_artifacts_read_only(admin_client):
+    sha = stored(3, 500)
+    listing = admin_client.get("/admin/results/artifact/", {"q": "3.gz"}).content.decode()
+    assert "3.gz" in listing and sha in listing
+    assert admin_client.get(f"/admin/results/artifact/{sha}/change/").status_code == 200
+    # Deleting a row there would leave its file: only prune_artifacts deletes (both at once).
+    assert admin_client.get(f"/admin/results/artifact/{sha}/delete/").status_code == 403
+    assert admin_client.get("/admin/results/artifact/add/").status_code == 403
+    assert artifact_path(sha).exists()
