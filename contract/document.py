@@ -233,7 +233,7 @@ def _cross_field_errors(document: dict) -> list[DocumentError]:
         if result["workload"] not in declared:
             errors.append(DocumentError(f"results[{index}].workload", f"{result['workload']!r} is not declared in workloads"))
         config = result["config"]
-        key = (result["workload"], config["compile_mode"], config["shape_regime"], config["dtype"], config["device"])
+        key = (result["workload"], json.dumps(config, sort_keys=True))  # every field of the config, whatever they are
         if key in seen_cases:
             errors.append(DocumentError(f"results[{index}]", f"same workload and config as results[{seen_cases[key]}]"))
         seen_cases.setdefault(key, index)

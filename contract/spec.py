@@ -6,7 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
+from contract.case_config import CaseConfig
+from contract.vocabulary import BACKENDS, SIZES
 
 # The case subprocess runs either every phase ("cold") or only build + compile + first call with a
 # cache directory that the cold phase filled ("warm").
@@ -69,11 +70,8 @@ class CaseSpec:
     env_overrides: dict = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.case_config  # noqa: B018 (checks the configuration's fields: CaseConfigError names the one at fault)
         for value, allowed, what in (
-            (self.compile_mode, COMPILE_MODES, "compile mode"),
-            (self.shape_regime, SHAPE_REGIMES, "shape regime"),
-            (self.dtype, DTYPES, "dtype"),
-            (self.device, DEVICES, "device"),
             (self.backend, BACKENDS, "backend"),
             (self.size, SIZES, "size"),
             (self.phase, PHASES, "phase"),
@@ -86,17 +84,18 @@ class CaseSpec:
         return self.timing or TimingBudget.for_device(self.device)
 
     @property
+    def case_config(self) -> CaseConfig:
+        """Its configuration (contract.case_config): the fields stay flat here, as the case
+        process and worker messages have always carried them."""
+        return CaseConfig(compile_mode=self.compile_mode, shape_regime=self.shape_regime, dtype=self.dtype, device=self.device)
+
+    @property
     def label(self) -> str:
-        return f"{self.workload} {self.compile_mode}/{self.shape_regime}/{self.dtype}/{self.device}"
+        return f"{self.workload} {self.case_config.key}"
 
     def config(self) -> dict:
         """The result's ``config`` object in the run document."""
-        return {
-            "compile_mode": self.compile_mode,
-            "shape_regime": self.shape_regime,
-            "dtype": self.dtype,
-            "device": self.device,
-        }
+        return self.case_config.as_document()
 
     def with_phase(self, phase: str) -> "CaseSpec":
         return dataclasses.replace(self, phase=phase)

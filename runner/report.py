@@ -5,6 +5,7 @@ import datetime as dt
 import uuid
 from typing import Sequence
 
+from contract.case_config import SHORT, SHOWN_AXES
 from contract.document import SCHEMA_VERSION, build_section, check_document
 from contract.metrics import COMPILE_TIMES
 
@@ -80,7 +81,7 @@ def _compile_cell(metrics: dict) -> str:
     return "/".join(_number(metrics.get(m.name), ".2f") for m in COMPILE_TIMES)
 
 
-SUMMARY_HEADERS = ("workload", "mode", "regime", "dtype", "status", "speedup",
+SUMMARY_HEADERS = ("workload", *(SHORT[axis] for axis in SHOWN_AXES), "status", "speedup",
                    f"compile {'/'.join(m.line_label for m in COMPILE_TIMES)} s", "graph breaks", "recompiles")
 
 
@@ -91,9 +92,7 @@ def summary_table(results: Sequence[dict]) -> str:
         rows.append(
             (
                 result["workload"],
-                config["compile_mode"],
-                config["shape_regime"],
-                config["dtype"],
+                *(config[axis] for axis in SHOWN_AXES),
                 result["status"],
                 _speedup_cell(metrics),
                 _compile_cell(metrics),

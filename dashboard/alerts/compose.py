@@ -121,7 +121,7 @@ def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
         finding=regression.get_finding_display(), severity=severity_of(regression.finding), message=regression.message,
         change=regression_numbers(regression).text, reason="" if reason in regression.message else reason,
         workload_url=absolute(reverse("web:workload", args=[series.workload.name]), {
-            "machine": series.machine_class, "mode": config.compile_mode, "regime": config.shape_regime, "dtype": config.dtype}),
+            "machine": series.machine_class, **config.case_config.page_parameters()}),
         compare_url=compare_url(good, bad, series.machine_class) if own_range else None,
         commits_url=commits_url(good, bad) if own_range else None,
     )

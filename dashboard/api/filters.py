@@ -11,12 +11,13 @@ from django.core.validators import RegexValidator
 from django.forms.utils import ErrorDict, ErrorList
 from drf_spectacular.utils import extend_schema_field
 
-from contract.vocabulary import COMPILE_MODES, DEVICES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES
+from contract.case_config import AXIS_NAMES, allowed
+from contract.vocabulary import MACHINE_CLASS_PATTERN
 from dashboard.api.exceptions import FieldError
 from dashboard.api.serializers import BUILD_REF_HELP, REGRESSION_FINDINGS, REGRESSION_STATUS_FILTERS
 from dashboard.results.models import Build, Result, Run, Series
 from dashboard.results.selectors.build_refs import build_resolve
-from dashboard.results.selectors.common import Ambiguous, NotFound
+from dashboard.results.selectors.common import Ambiguous, NotFound, config_fields
 
 def resolve_build(field: str, ref: str | None) -> Build | None:
     """The build a reference names; 404 (unknown) or 400 (malformed, ambiguous) naming ``field``."""
@@ -139,14 +140,13 @@ class RunFilter(StrictFilterSet):
         fields: list[str] = []
 
 
-class CaseFilter(StrictFilterSet):
-    """The workload and config of a case (results and series)."""
-
-    workload = TextFilter(field_name="workload__name", max_length=200)
-    compile_mode = filters.ChoiceFilter(field_name="config__compile_mode", choices=_choices(COMPILE_MODES))
-    shape_regime = filters.ChoiceFilter(field_name="config__shape_regime", choices=_choices(SHAPE_REGIMES))
-    dtype = filters.ChoiceFilter(field_name="config__dtype", choices=_choices(DTYPES))
-    device = filters.ChoiceFilter(field_name="config__device", choices=_choices(DEVICES))
+# The workload and config of a case (results and series): a parameter per configuration field.
+CaseFilter = type(
+    "CaseFilter", (StrictFilterSet,),
+    {"workload": TextFilter(field_name="workload__name", max_length=200), "__module__": __name__,
+     "__doc__": "The workload and config of a case (results and series)."}
+    | {axis: filters.ChoiceFilter(field_name=config_fields(axis)[0], choices=_choices(allowed(axis))) for axis in AXIS_NAMES},
+)
 
 
 class ResultFilter(CaseFilter):

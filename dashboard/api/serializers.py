@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from contract.case_config import AXIS_NAMES
 from contract.variants import InvalidOverride, Overrides
 from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES
 from dashboard.results.models import Result, Run
@@ -328,11 +329,11 @@ class SubmitQuerySerializer(Strict):
 
 
 # --- results ---------------------------------------------------------------------------------------
-class ConfigSerializer(serializers.Serializer):
-    compile_mode = StrictCharField()
-    shape_regime = StrictCharField()
-    dtype = StrictCharField()
-    device = StrictCharField()
+ConfigSerializer = type(
+    "ConfigSerializer", (serializers.Serializer,),
+    {axis: StrictCharField(source=f"case_config.{axis}") for axis in AXIS_NAMES}
+    | {"__doc__": "A case's configuration: the fields of its contract.case_config.CaseConfig (docs/case-config.md)."},
+)
 
 
 RESULT_METRICS = (*METRIC_NAMES, "memory_compression")

@@ -69,8 +69,8 @@ class BuildEnvironmentAdmin(admin.ModelAdmin):
 
 @admin.register(CaseTask)
 class CaseTaskAdmin(admin.ModelAdmin):
-    list_display = ["run", "workload", "compile_mode", "shape_regime", "dtype", "device", "state", "attempts", "sends", "worker", "started_at", "finished_at"]
-    list_filter = ["state", "run__machine__machine_class", "compile_mode", "shape_regime"]
+    list_display = ["run", "workload", "config_key", "state", "attempts", "sends", "worker", "started_at", "finished_at"]
+    list_filter = ["state", "run__machine__machine_class", "config_key"]
     search_fields = ["workload", "worker", "run__id"]
     readonly_fields = [f.name for f in CaseTask._meta.fields]
 

@@ -13,6 +13,7 @@ import time
 from runner.engine.executor import EnvironmentProbeFailed
 from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.config import BuildEntry
+from contract.case_config import CaseConfig
 from contract.settings_policy import SettingsRefused
 
 _probed: dict[str, LocalBuilds] = {}  # interpreter path -> its probe, once per process
@@ -48,7 +49,7 @@ def case_run_inprocess(*, machine_class: str, message: dict) -> str:
 
     case_id = message["case_id"]
     spec, started = message["spec"], time.monotonic()
-    label = f"{message['workload']['name']} {spec['compile_mode']}/{spec['shape_regime']}/{spec['dtype']}/{spec['device']}"
+    label = f"{message['workload']['name']} {CaseConfig.picked_from(spec).key}"
     worker = {"hostname": socket.gethostname(), "worker": "in-process", "cuda_visible_devices": None}
     build = Build.objects.get(git_sha=message["build"]["git_sha"], local_label=message["build"]["local_label"])
     try:

@@ -3,16 +3,8 @@ from __future__ import annotations
 
 from django.db import models
 
-from dashboard.results.models import (
-    COMPILE_MODES,
-    DEVICES,
-    DTYPES,
-    SHAPE_REGIMES,
-    Build,
-    Result,
-    Run,
-    _choices,
-)
+from contract.case_config import CaseConfig
+from dashboard.results.models import Build, Result, Run
 
 
 class BuildEnvironment(models.Model):
@@ -59,10 +51,7 @@ class CaseTask(models.Model):
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="case_tasks")
     workload = models.CharField(max_length=200)
-    compile_mode = models.CharField(max_length=32, choices=_choices(COMPILE_MODES))
-    shape_regime = models.CharField(max_length=16, choices=_choices(SHAPE_REGIMES))
-    dtype = models.CharField(max_length=16, choices=_choices(DTYPES))
-    device = models.CharField(max_length=8, choices=_choices(DEVICES))
+    config_key = models.CharField(max_length=200, help_text="its configuration: contract.case_config.CaseConfig.key")
     spec = models.JSONField(help_text="the runner's CaseSpec")
     workload_description = models.JSONField(help_text="the document's workloads entry")
     repro = models.TextField(blank=True)
@@ -83,11 +72,15 @@ class CaseTask(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "workload", "compile_mode", "shape_regime", "dtype", "device"], name="casetask_unique_case"
+                fields=["run", "workload", "config_key"], name="casetask_unique_case_config"
             )
         ]
         indexes = [models.Index(fields=["state", "started_at"], name="casetask_state_started")]
         ordering = ["id"]
 
+    @property
+    def case_config(self) -> CaseConfig:
+        return CaseConfig.from_key(self.config_key)
+
     def __str__(self) -> str:
-        return f"{self.workload} {self.compile_mode}/{self.shape_regime}/{self.dtype}/{self.device}: {self.state}"
+        return f"{self.workload} {self.config_key}: {self.state}"

@@ -37,14 +37,15 @@ class WorkloadAdmin(admin.ModelAdmin):
 
 @admin.register(Config)
 class ConfigAdmin(admin.ModelAdmin):
-    list_display = ["compile_mode", "shape_regime", "dtype", "device"]
-    list_filter = ["compile_mode", "shape_regime", "dtype", "device"]
+    # One identity (docs/case-config.md): the key, and the tags it stands for.
+    list_display = ["key", "tags"]
+    search_fields = ["key"]
 
 
 @admin.register(Series)
 class SeriesAdmin(admin.ModelAdmin):
     list_display = ["workload", "config", "machine_class", "signature"]
-    list_filter = ["machine_class", "config__compile_mode", "config__shape_regime"]
+    list_filter = ["machine_class", "config"]
     search_fields = ["workload__name", "signature"]
     list_select_related = ["workload", "config"]
 
@@ -74,7 +75,7 @@ class RunAdmin(admin.ModelAdmin):
 @admin.register(Result)
 class ResultAdmin(admin.ModelAdmin):
     list_display = ["workload", "config", "status", "speedup", "compile_time_cold_s", "graph_break_count", "run"]
-    list_filter = ["status", "config__compile_mode", "config__shape_regime", "run__machine__machine_class"]
+    list_filter = ["status", "config", "run__machine__machine_class"]
     search_fields = ["workload__name", "run__id", "build__git_sha"]
     list_select_related = ["workload", "config", "run"]
     raw_id_fields = ["run", "build", "series"]

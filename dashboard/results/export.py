@@ -43,8 +43,7 @@ def run_document(*, run: Run) -> dict:
         "results": [
             {
                 "workload": r.workload.name,
-                "config": {"compile_mode": r.config.compile_mode, "shape_regime": r.config.shape_regime,
-                           "dtype": r.config.dtype, "device": r.config.device},
+                "config": r.config.case_config.as_document(),
                 "status": r.status,
                 "metrics": {name: getattr(r, name) for name in METRIC_NAMES},
                 "samples": r.samples,

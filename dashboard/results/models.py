@@ -4,12 +4,11 @@ from __future__ import annotations
 import uuid
 
 from django.db import models
+from django.db.models.fields.json import KeyTextTransform
+from django.utils.functional import cached_property
 
-from contract.vocabulary import COMPILE_MODES, DEVICES, DTYPES, RESULT_STATUSES, SHAPE_REGIMES  # noqa: F401 (re-exported)
-
-
-def _choices(values) -> list[tuple[str, str]]:
-    return [(v, v) for v in values]
+from contract.case_config import CaseConfig
+from contract.vocabulary import RESULT_STATUSES
 
 
 class Machine(models.Model):
@@ -91,24 +90,25 @@ class Workload(models.Model):
 
 
 class Config(models.Model):
-    """How a workload is compiled and fed: compile mode x shape regime x dtype x device.
+    """How a workload is compiled and fed, as one identity: ``key`` is its
+    ``contract.case_config.CaseConfig`` key (``default/static/float32/cuda``), ``tags`` its fields
+    (docs/case-config.md). A new axis or value is a new key and new tags: no migration.
 
     Train vs inference is a property of the workload (issue #3), not of the config.
     """
 
-    compile_mode = models.CharField(max_length=32, choices=_choices(COMPILE_MODES))
-    shape_regime = models.CharField(max_length=16, choices=_choices(SHAPE_REGIMES))
-    dtype = models.CharField(max_length=16, choices=_choices(DTYPES))
-    device = models.CharField(max_length=8, choices=_choices(DEVICES))
+    key = models.CharField(max_length=200, unique=True, help_text="contract.case_config.CaseConfig.key")
+    tags = models.JSONField(default=dict, help_text="the configuration's fields (CaseConfig.as_document)")
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["compile_mode", "shape_regime", "dtype", "device"], name="config_unique")
-        ]
-        ordering = ["device", "dtype", "compile_mode", "shape_regime"]
+        ordering = [KeyTextTransform(axis, "tags") for axis in ("device", "dtype", "compile_mode", "shape_regime")] + ["key"]
+
+    @cached_property
+    def case_config(self) -> CaseConfig:
+        return CaseConfig.from_document(self.tags)
 
     def __str__(self) -> str:
-        return f"{self.compile_mode}/{self.shape_regime}/{self.dtype}/{self.device}"
+        return self.key
 
 
 class Series(models.Model):
@@ -355,8 +355,9 @@ class DynamicSummary(models.Model):
 
     build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="dynamic_summaries", db_index=False)
     machine_class = models.SlugField(max_length=64)
-    compile_mode = models.CharField(max_length=32)
-    dtype = models.CharField(max_length=16)
+    # The configurations it sums up, backed and unbacked on any device: a CaseConfig.pattern such as
+    # ``default/*/float32/*`` (contract.case_config).
+    config_key = models.CharField(max_length=200)
     ordered_at = models.DateTimeField()
     # [[workload, backed, unbacked], ...] in the order the build's results were stored; a side is
     # [status, speedup, compile_time_cold_s, graph_break_count, recompile_count] (the case stored
@@ -371,8 +372,8 @@ class DynamicSummary(models.Model):
     class Meta:
         constraints = [
             # Also the index of /dynamic/'s read: the builds of a range, one mode and dtype of a class.
-            models.UniqueConstraint(fields=["build", "machine_class", "compile_mode", "dtype"], name="dynamicsummary_unique"),
+            models.UniqueConstraint(fields=["build", "machine_class", "config_key"], name="dynamicsummary_unique_config"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.build} {self.compile_mode}/{self.dtype} on {self.machine_class} (backed vs unbacked)"
+        return f"{self.build} {self.config_key} on {self.machine_class} (backed vs unbacked)"

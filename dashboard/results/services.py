@@ -21,6 +21,7 @@ from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
+from contract.case_config import CaseConfig, CaseConfigError
 from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, load_document
 from contract.values import printable, value_problems
 
@@ -169,15 +170,11 @@ def _store(doc: dict, *, imported: bool = False) -> IngestOutcome:
             _imported_label_update(build)
 
     stored = {(wid, cid) for wid, cid in Result.objects.filter(run=run).values_list("workload_id", "config_id")}
-    configs: dict[tuple, Config] = {}
+    case_configs = _case_configs(doc["results"])
+    configs = _configs_get_or_create(case_configs)
     cases = []  # (item, workload, config) of each result not stored yet
-    for item in doc["results"]:
-        key = tuple(item["config"][f] for f in ("compile_mode", "shape_regime", "dtype", "device"))
-        if key not in configs:
-            configs[key] = Config.objects.get_or_create(
-                compile_mode=key[0], shape_regime=key[1], dtype=key[2], device=key[3]
-            )[0]
-        config, workload = configs[key], workloads[item["workload"]]
+    for item, case_config in zip(doc["results"], case_configs):
+        config, workload = configs[case_config.key], workloads[item["workload"]]
         if (workload.id, config.id) not in stored:
             cases.append((item, workload, config))
     series = _series_get_or_create_many(cases=[(w, c) for _, w, c in cases], machine_class=machine.machine_class)
@@ -339,8 +336,38 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: 
     return run, created
 
 
+def _case_configs(results: list[dict]) -> list[CaseConfig]:
+    """Each result's configuration; one the vocabulary does not know is refused naming its field."""
+    configs = []
+    for index, item in enumerate(results):
+        try:
+            configs.append(CaseConfig.from_document(item["config"]))
+        except CaseConfigError as exc:
+            raise InvalidDocument([DocumentError(f"results[{index}].config.{exc.field}", exc.message)]) from None
+    return configs
+
+
+def _configs_get_or_create(cases: list[CaseConfig]) -> dict[str, Config]:
+    """The stored configuration of each of ``cases`` by its key, the new ones inserted in the
+    order the document names them, as ingest always created them (ON CONFLICT DO NOTHING: a
+    concurrent ingest may insert them first)."""
+    wanted = {case.key: case for case in cases}
+    found = {c.key: c for c in Config.objects.filter(key__in=wanted)}
+    if missing := [Config(key=key, tags=case.as_document()) for key, case in wanted.items() if key not in found]:
+        Config.objects.bulk_create(missing, ignore_conflicts=True)
+        found.update((c.key, c) for c in Config.objects.filter(key__in=[c.key for c in missing]))
+    return found
+
+
+def config_get_or_create(*, case: CaseConfig) -> Config:
+    """The stored configuration of ``case``, created if new."""
+    return _configs_get_or_create([case])[case.key]
+
+
 def series_signature(*, workload_name: str, config: Config, machine_class: str) -> str:
-    identity = [workload_name, config.compile_mode, config.shape_regime, config.dtype, config.device, machine_class]
+    """A stable hash of the series' identity: the same for a series as before configurations had
+    keys (``CaseConfig.signature_part``), so links and external tools keep naming it."""
+    identity = [workload_name, *config.case_config.signature_part(), machine_class]
     return hashlib.sha1(json.dumps(identity).encode()).hexdigest()
 
 

@@ -14,11 +14,11 @@ from types import SimpleNamespace
 
 from django.db import transaction
 
+from contract.case_config import CaseConfig
 from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series, versus
-from dashboard.results.selectors.dynamic import pairs_geomeans, summary_pairs
+from dashboard.results.selectors.dynamic import DYNAMIC_REGIMES, dynamic_pair_key, pairs_geomeans, summary_pairs
 
 OPEN_RUN_STATUSES = ("pending", "running")
-DYNAMIC_REGIMES = ("backed", "unbacked")
 DYNAMIC_SIDE = ("status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count",
                 "speedup_noise")  # DynamicSummary.pairs (results.selectors.dynamic.Side)
 
@@ -123,13 +123,13 @@ def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, case
     """Per compile mode and dtype, each workload's backed and unbacked case (of several series of
     one workload and regime, e.g. two devices, the result stored last), in the order the build's
     results were stored (``cases``' order), so the page adds them up in the order it always did."""
-    configs = {c.id: c for c in m.Config.objects.filter(shape_regime__in=DYNAMIC_REGIMES)}
-    found: dict[tuple[str, str], dict[int, dict[str, dict]]] = {}  # (mode, dtype) -> workload -> regime -> row
+    configs = {c.id: CaseConfig.from_document(c.tags) for c in m.Config.objects.filter(tags__shape_regime__in=DYNAMIC_REGIMES)}
+    found: dict[str, dict[int, dict[str, dict]]] = {}  # dynamic_pair_key -> workload -> regime -> row
     for row in cases.values():
         config = configs.get(row["config_id"])
         if config is None:
             continue
-        sides = found.setdefault((config.compile_mode, config.dtype), {}).setdefault(row["workload_id"], {})
+        sides = found.setdefault(dynamic_pair_key(config), {}).setdefault(row["workload_id"], {})
         if config.shape_regime not in sides or row["id"] > sides[config.shape_regime]["id"]:
             sides[config.shape_regime] = row
     names = dict(m.Workload.objects.filter(id__in={w for workloads in found.values() for w in workloads}).values_list("id", "name"))
@@ -138,11 +138,11 @@ def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, case
         return [row[f] for f in DYNAMIC_SIDE] if row else None
 
     out = []
-    for (mode, dtype), workloads in sorted(found.items()):
+    for config_key, workloads in sorted(found.items()):
         pairs = [[names[w], side(sides.get("backed")), side(sides.get("unbacked"))] for w, sides in workloads.items()]
         built = summary_pairs(pairs)
         geomean_gap, geomean_compile_ratio = pairs_geomeans(built)
-        out.append(m.DynamicSummary(build_id=build_id, machine_class=machine_class, compile_mode=mode, dtype=dtype,
+        out.append(m.DynamicSummary(build_id=build_id, machine_class=machine_class, config_key=config_key,
                                     ordered_at=ordered_at, pairs=pairs, gaps={p.workload: p.gap for p in built},
                                     geomean_gap=geomean_gap, geomean_compile_ratio=geomean_compile_ratio))
     return out

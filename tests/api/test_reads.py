@@ -85,7 +85,7 @@ def test_series_list_and_points(api):
     listing = api.get("/api/v1/series/?workload=mlp_loop&shape_regime=static").json()
     assert listing["count"] == 2 and {s["machine_class"] for s in listing["results"]} == {"cpu", "gpu-h100"}
     cpu = next(s for s in listing["results"] if s["machine_class"] == "cpu")
-    assert cpu["signature"] == Series.objects.get(machine_class="cpu", workload__name="mlp_loop", config__shape_regime="static").signature
+    assert cpu["signature"] == Series.objects.get(machine_class="cpu", workload__name="mlp_loop", config__tags__shape_regime="static").signature
     points = api.get(f"/api/v1/series/{cpu['signature']}/").json()
     assert points["metric"] == {"name": "speedup", "label": "speedup", "unit": "x", "higher_is_better": True}
     assert points["series"]["workload"] == "mlp_loop" and points["count"] == 3

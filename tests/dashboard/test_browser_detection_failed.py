@@ -20,7 +20,7 @@ def test_the_regressions_page_lists_a_failed_detection(browser, live_server, mon
     original = detection._deterministic_findings
 
     def fails_on_backed(*, series, **kwargs):
-        if series.config.shape_regime == "backed":
+        if series.config.case_config.shape_regime == "backed":
             raise ZeroDivisionError("float division by zero")
         return original(series=series, **kwargs)
 
@@ -28,7 +28,7 @@ def test_the_regressions_page_lists_a_failed_detection(browser, live_server, mon
         detection_run(run_id=run.id)
     monkeypatch.setattr(detection, "_deterministic_findings", fails_on_backed)
     detection_run(run_id=runs[2].id)
-    backed = Series.objects.get(config__shape_regime="backed")
+    backed = Series.objects.get(config__tags__shape_regime="backed")
 
     page, problems = open_page(browser, f"{live_server.url}/regressions/", viewport={"width": 1400, "height": 900})
     shot(page, "regressions-detection-failed")

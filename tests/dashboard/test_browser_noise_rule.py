@@ -77,7 +77,7 @@ def test_the_regressions_page_shows_the_apis_numbers_and_greys_a_too_noisy_findi
         ingest_build(day)
     Regression.objects.all().delete()
     builds = {day: Build.objects.get(git_sha=sha_for(day)) for day in (1, 2, 3)}
-    series = Series.objects.get(machine_class="cpu", workload__name="mlp_loop", config__shape_regime="static")
+    series = Series.objects.get(machine_class="cpu", workload__name="mlp_loop", config__tags__shape_regime="static")
     common = {"series": series, "first_bad_build": builds[3], "last_good_build": builds[2], "raised_build": builds[3],
               "finding": "change_point"}
     quiet = Regression.objects.create(metric="speedup", kind="regression", before_value=1.25, after_value=1.1,

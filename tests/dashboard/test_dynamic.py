@@ -68,11 +68,11 @@ def direct_pairs(build: Build, mode: str = "default", dtype: str = "float32") ->
     """The pairs as the page read them from the results before the summary table: per workload and
     regime, the case stored last."""
     pairs: dict[str, Pair] = {}
-    for r in (Result.objects.filter(build=build, config__compile_mode=mode, config__dtype=dtype,
-                                    config__shape_regime__in=("backed", "unbacked"))
+    for r in (Result.objects.filter(build=build, config__tags__compile_mode=mode, config__tags__dtype=dtype,
+                                    config__tags__shape_regime__in=("backed", "unbacked"))
               .select_related("workload", "config").order_by("id")):
         pair = pairs.setdefault(r.workload.name, Pair(r.workload.name))
-        setattr(pair, r.config.shape_regime, Side(r.status, r.speedup, r.compile_time_cold_s, r.graph_break_count, r.recompile_count,
+        setattr(pair, r.config.case_config.shape_regime, Side(r.status, r.speedup, r.compile_time_cold_s, r.graph_break_count, r.recompile_count,
                                                            r.speedup_noise))
     return pairs
 

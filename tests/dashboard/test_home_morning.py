@@ -58,14 +58,14 @@ def test_open_regressions_count_only_the_latest_build(client):
     for day in (1, 2, 3):
         ingest_build(day, cases())
     Regression.objects.all().delete()
-    series = Series.objects.get(workload__name="mlp_loop", config__shape_regime="static")
+    series = Series.objects.get(workload__name="mlp_loop", config__tags__shape_regime="static")
     builds = {b.build.git_sha[:12]: b.build for b in BuildSummary.objects.select_related("build")}
     for day, metric in ((2, "speedup"), (3, "speedup"), (3, "compile_time_cold_s")):
         Regression.objects.create(series=series, metric=metric, finding="change_point", first_bad_build=builds[ref_for_day(day)],
                                   raised_build=builds[ref_for_day(day)], last_good_build=builds[ref_for_day(day - 1)],
                                   status="untriaged", kind="regression", magnitude=-0.1)
     static = next(r for r in overview_list(open_regressions=open_regression_counts)[0].rows
-                  if r.config == Config.objects.get(shape_regime="static"))
+                  if r.config == Config.objects.get(tags__shape_regime="static"))
     assert static.open_regressions == 2  # the two on build 3, not the one on build 2
 
 

@@ -32,7 +32,7 @@ def test_round_trip_stores_every_field():
     run = Run.objects.select_related("build", "machine").get(pk=document["run"]["id"])
     assert (run.suite, run.build.git_sha, run.machine.machine_class) == ("tiny", document["build"]["git_sha"], "cpu")
     assert run.started_at.isoformat() == "2026-11-22T05:00:00+00:00"
-    result = Result.objects.get(run=run, workload__name="mlp_loop", config__shape_regime="static")
+    result = Result.objects.get(run=run, workload__name="mlp_loop", config__tags__shape_regime="static")
     sent = document["results"][0]
     for name, value in sent["metrics"].items():
         assert getattr(result, name) == value, name
@@ -139,7 +139,7 @@ def test_host_probes_are_stored_with_the_samples():
     document = make_document()
     document["results"][0]["samples"]["host_probe_ms"] = [0.9, 2.0, 1.0]
     run_ingest_and_detect(document=document)
-    stored = Result.objects.get(workload__name=document["results"][0]["workload"], config__shape_regime=document["results"][0]["config"]["shape_regime"])
+    stored = Result.objects.get(workload__name=document["results"][0]["workload"], config__tags__shape_regime=document["results"][0]["config"]["shape_regime"])
     assert stored.samples["host_probe_ms"] == [0.9, 2.0, 1.0]
 
 

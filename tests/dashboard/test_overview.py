@@ -118,7 +118,7 @@ def test_summary_rows_follow_ingest_idempotently_and_count_a_rerun_once():
     ingest_build(1, cases(speedup=4.0))
     summary = BuildSummary.objects.get()
     assert (summary.cases, summary.runs) == (6, 2) and summary.speedup_geomean == pytest.approx(4.0)
-    static = ConfigSummary.objects.get(config__shape_regime="static")
+    static = ConfigSummary.objects.get(config__tags__shape_regime="static")
     assert (static.cases, static.speedup_geomean, static.graph_breaks) == (2, pytest.approx(4.0), 2)
 
 
@@ -128,7 +128,7 @@ def test_a_build_ingested_late_becomes_the_previous_build_of_the_one_after_it():
     ingest_build(3, cases(speedup=3.0))
     ingest_build(2, cases(speedup=2.0))  # arrives last, belongs in the middle
 
-    by_day = {s.build.git_sha[:12]: s for s in ConfigSummary.objects.filter(config__shape_regime="static").select_related("build")}
+    by_day = {s.build.git_sha[:12]: s for s in ConfigSummary.objects.filter(config__tags__shape_regime="static").select_related("build")}
     third, second = by_day[ref_for_day(3)], by_day[ref_for_day(2)]
     assert third.previous_build_id == second.build_id and third.versus_previous["speedup_geomean"] == [pytest.approx(2.0), pytest.approx(3.0)]
     assert second.versus_previous["speedup_geomean"] == [pytest.approx(1.0), pytest.approx(2.0)]
@@ -145,7 +145,7 @@ def test_open_regressions_and_markers_come_from_the_regressions_app(client):
 
     ingest_build(1, cases())
     ingest_build(2, cases())
-    series = Series.objects.get(workload__name="mlp_loop", config__shape_regime="static")
+    series = Series.objects.get(workload__name="mlp_loop", config__tags__shape_regime="static")
     builds = {b.build.git_sha[:12]: b.build for b in BuildSummary.objects.select_related("build")}
     first_bad = builds[ref_for_day(2)]
     for status, finding in (("untriaged", "change_point"), ("fixed", "status_changed")):
@@ -154,7 +154,7 @@ def test_open_regressions_and_markers_come_from_the_regressions_app(client):
                                   status=status, kind="regression", magnitude=-0.1)
 
     block = overview_list(open_regressions=open_regression_counts)[0]
-    static = next(r for r in block.rows if r.config == Config.objects.get(shape_regime="static"))
+    static = next(r for r in block.rows if r.config == Config.objects.get(tags__shape_regime="static"))
     assert static.open_regressions == 1  # the fixed one is not open
     html = client.get("/workloads/mlp_loop/?mode=default&regime=static&dtype=float32").content.decode()
     speedup = next(c for c in chart_data(html)["charts"] if c["id"] == "series-speedup")

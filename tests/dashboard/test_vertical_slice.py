@@ -22,11 +22,11 @@ def test_runner_stores_a_tiny_suite_in_the_configured_database(subprocess_env, c
     assert done.returncode == 0, done.stderr[-3000:]
     run = Run.objects.get()
     results = Result.objects.filter(run=run).select_related("workload", "config")
-    assert sorted((r.workload.name, r.config.shape_regime) for r in results) == [
+    assert sorted((r.workload.name, r.config.case_config.shape_regime) for r in results) == [
         (w, regime) for w in ("mlp_loop", "positional_graph_break") for regime in ("backed", "static", "unbacked")
     ]
     assert all(r.status == "pass" and r.speedup > 0 and len(r.samples["eager_ms"]) >= 10 for r in results)
-    breaks = results.get(workload__name="positional_graph_break", config__shape_regime="static").graph_breaks
+    breaks = results.get(workload__name="positional_graph_break", config__tags__shape_regime="static").graph_breaks
     assert breaks and "item()" in breaks[0]["reason"] and breaks[0]["location"]
     assert run.build.git_sha != "unknown" and run.machine.machine_class == "cpu"
     page = client.get("/").content.decode()

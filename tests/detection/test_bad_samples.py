@@ -27,12 +27,12 @@ def test_noise_estimates_take_huge_zero_and_negative_samples():
 @pytest.mark.django_db
 def test_stored_huge_samples_do_not_stop_detection():
     runs = speedup_history([1.25] * 14 + [1.10] * 3, regimes=("static", "backed"))
-    for result in Result.objects.filter(config__shape_regime="static"):
+    for result in Result.objects.filter(config__tags__shape_regime="static"):
         result.samples = {**result.samples, "eager_ms": [HUGE] + result.samples["eager_ms"][1:]}
         result.save(update_fields=["samples"])
     outcomes = [detection_run(run_id=run.id) for run in runs]
     assert all(o.series_failed == [] for o in outcomes)
-    assert Regression.objects.filter(finding="change_point", metric="speedup", series__config__shape_regime="static").count() == 1
+    assert Regression.objects.filter(finding="change_point", metric="speedup", series__config__tags__shape_regime="static").count() == 1
 
 
 @pytest.mark.django_db
@@ -41,7 +41,7 @@ def test_one_failing_series_is_skipped_and_logged(monkeypatch, caplog):
     original = detection._deterministic_findings
 
     def fails_on_static(*, series, **kwargs):
-        if series.config.shape_regime == "static":
+        if series.config.case_config.shape_regime == "static":
             raise OverflowError("int too large to convert to float")
         return original(series=series, **kwargs)
 
@@ -50,7 +50,7 @@ def test_one_failing_series_is_skipped_and_logged(monkeypatch, caplog):
     assert all(len(o.series_failed) == 1 and o.series_checked == 2 for o in outcomes)
     assert "failed; skipped" in caplog.text
     found = Regression.objects.filter(finding="change_point", metric="speedup")
-    assert [r.series.config.shape_regime for r in found] == ["backed"]  # static's findings rolled back
+    assert [r.series.config.case_config.shape_regime for r in found] == ["backed"]  # static's findings rolled back
 
 
 def test_within_run_ses_are_within_run_se_to_the_bit():

@@ -27,7 +27,7 @@ def sent(monkeypatch):
 def _suspect():
     for sha in (OLD_SHA, NEW_SHA):
         run_ingest(document=make_document(git_sha=sha))
-    result = Result.objects.filter(build__git_sha=NEW_SHA, config__shape_regime="backed").select_related("series").first()
+    result = Result.objects.filter(build__git_sha=NEW_SHA, config__tags__shape_regime="backed").select_related("series").first()
     return Remeasurement.objects.create(
         series=result.series, metric="speedup", build=Build.objects.get(git_sha=NEW_SHA),
         baseline_build=Build.objects.get(git_sha=OLD_SHA), suspect={"magnitude": 0.03},
@@ -49,8 +49,7 @@ def test_both_builds_are_re_run_on_the_class_workers_when_they_have_them(sent, d
     for run in runs:
         assert run.status == "pending" and run.suite == "tiny" and run.cases_expected == 1
         case = CaseTask.objects.get(run=run)
-        assert (case.workload, case.compile_mode, case.shape_regime, case.dtype) == (
-            request.series.workload.name, config.compile_mode, config.shape_regime, config.dtype)
+        assert (case.workload, case.config_key) == (request.series.workload.name, config.key)
     assert [c["machine_class"] for c in sent] == ["cpu", "cpu"]
 
 

@@ -58,8 +58,8 @@ def dispatched(build, capture, **kwargs) -> Run:
 
 def document_for(case: CaseTask, **result_changes) -> dict:
     """The one-result document a worker hands back for ``case``."""
-    result = make_result(case.workload, case.shape_regime, case.compile_mode)
-    result["config"] = {"compile_mode": case.compile_mode, "shape_regime": case.shape_regime, "dtype": case.dtype, "device": case.device}
+    result = make_result(case.workload, case.case_config.shape_regime, case.case_config.compile_mode)
+    result["config"] = case.case_config.as_document()
     result.update(result_changes)
     document = make_document(run_id=str(case.run_id), results=[result])
     document["workloads"] = [case.workload_description]
@@ -113,7 +113,7 @@ def test_request_run_names_the_bad_option(build, sent, option, value, named):
 
 def test_run_status_prints_progress_and_each_case(build, sent, django_capture_on_commit_callbacks):
     run = dispatched(build, django_capture_on_commit_callbacks, regimes=["static", "backed"])
-    first = CaseTask.objects.filter(run=run).order_by("shape_regime").first()  # backed, then static
+    first = CaseTask.objects.filter(run=run).order_by("spec__shape_regime").first()  # backed, then static
     started(first)
     services.case_finished(case_id=first.id, document=document_for(first))
     out = io.StringIO()
@@ -131,8 +131,8 @@ def test_run_status_prints_progress_and_each_case(build, sent, django_capture_on
 # --- the matrix -----------------------------------------------------------------------------------------
 def test_matrix_defaults_follow_the_machine_class_and_skipped_combinations_are_recorded(build, sent):
     cpu = request(build, "cpu", workloads=(QUICK, SLOW))
-    assert set(CaseTask.objects.filter(run=cpu).values_list("compile_mode", flat=True)) == {"default"}
-    assert set(CaseTask.objects.filter(run=cpu).values_list("device", flat=True)) == {"cpu"}
+    assert set(CaseTask.objects.filter(run=cpu).values_list("spec__compile_mode", flat=True)) == {"default"}
+    assert set(CaseTask.objects.filter(run=cpu).values_list("spec__device", flat=True)) == {"cpu"}
     # TinyMLP in static, backed, unbacked; SlowPass has no dynamic dims: static only.
     assert cpu.cases_expected == 4 == CaseTask.objects.filter(run=cpu).count()
     assert cpu.matrix["modes"] == ["default"] and cpu.matrix["regimes"] == ["static", "backed", "unbacked"]
@@ -142,7 +142,7 @@ def test_matrix_defaults_follow_the_machine_class_and_skipped_combinations_are_r
     ]
 
     gpu = request(build, "gpu-h100")
-    modes = sorted(set(CaseTask.objects.filter(run=gpu).values_list("compile_mode", flat=True)))
+    modes = sorted(set(CaseTask.objects.filter(run=gpu).values_list("spec__compile_mode", flat=True)))
     assert modes == ["default", "max-autotune", "max-autotune-no-cudagraphs", "reduce-overhead"]
     assert gpu.cases_expected == 12 and gpu.matrix["device"] == "cuda" and gpu.matrix["skipped"] == []
     assert gpu.machine.machine_class == "gpu-h100"
@@ -294,7 +294,7 @@ def test_the_api_requests_a_run_with_a_matrix(writer, build, sent, django_captur
     assert response.status_code == 201, response.json()
     run = Run.objects.get(pk=response.json()["id"])
     assert run.cases_expected == 2 and run.requested_by == "api:ci"
-    assert sorted(CaseTask.objects.filter(run=run).values_list("shape_regime", flat=True)) == ["static", "unbacked"]
+    assert sorted(CaseTask.objects.filter(run=run).values_list("spec__shape_regime", flat=True)) == ["static", "unbacked"]
     assert len(sent) == 2
 
     bad_mode = writer.post("/api/v1/runs/", {**body, "modes": ["default", "ludicrous"]}, format="json")

@@ -46,7 +46,7 @@ def test_a_requested_run_goes_through_the_workers_and_completes(start_workers, q
     run = wait_for(lambda: finished(run.id), timeout=180, what="the run to finish")
     assert run.status == Run.Status.COMPLETED
     results = Result.objects.filter(run=run)
-    assert sorted(r.config.shape_regime for r in results) == ["backed", "static"]
+    assert sorted(r.config.case_config.shape_regime for r in results) == ["backed", "static"]
     assert all(r.status == "pass" and r.speedup for r in results)
     assert {r.environment["worker"]["worker"].split("@")[0] for r in results} == {"gpu0"}
     cases = CaseTask.objects.filter(run=run)

@@ -15,7 +15,7 @@ def board_history() -> dict[int, Build]:
     builds = {day: Build.objects.get(git_sha=sha_for(day)) for day in (1, 2, 3)}
 
     def finding(day: int, machine_class: str, regime: str, **fields) -> Regression:
-        series = Series.objects.get(machine_class=machine_class, workload__name="mlp_loop", config__shape_regime=regime)
+        series = Series.objects.get(machine_class=machine_class, workload__name="mlp_loop", config__tags__shape_regime=regime)
         return Regression.objects.create(
             series=series, first_bad_build=builds[day], last_good_build=builds.get(day - 1), raised_build=builds[day],
             kind="regression", **fields,

@@ -116,7 +116,7 @@ def test_an_unbacked_gap_that_opens_is_reported_once():
     detection_run(run_id=document["run"]["id"])
     detection_run(run_id=document["run"]["id"])
     finding = Regression.objects.get(finding="dynamic_gap")
-    assert finding.series.config.shape_regime == "unbacked"
+    assert finding.series.config.case_config.shape_regime == "unbacked"
     assert finding.after_value == pytest.approx(1.05 / 1.25 - 1, abs=0.01)
 
 

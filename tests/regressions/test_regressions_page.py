@@ -37,7 +37,7 @@ def test_lists_open_regressions_grouped_by_run(client, stepped):
 
 
 def test_filters_change_the_list(client, stepped):
-    backed = Regression.objects.filter(series__config__shape_regime="backed").first()
+    backed = Regression.objects.filter(series__config__tags__shape_regime="backed").first()
     html = client.get("/regressions/", {"finding": "change_point", "workload": "resnet_train"}).content.decode()
     assert "No finding matches" in html
     html = client.get("/regressions/", {"status": "fixed"}).content.decode()

@@ -82,9 +82,7 @@ def case_finished(*, case_id: int, document: dict) -> str:
         else:
             case.state = CaseTask.State.DONE
             case.result = (
-                Result.objects.filter(run=run, workload__name=case.workload, config__compile_mode=case.compile_mode,
-                                      config__shape_regime=case.shape_regime, config__dtype=case.dtype,
-                                      config__device=case.device).first()
+                Result.objects.filter(run=run, workload__name=case.workload, config__key=case.config_key).first()
             )
         case.finished_at = timezone.now()
         case.save(update_fields=["state", "error", "result", "finished_at"])

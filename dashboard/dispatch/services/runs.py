@@ -59,7 +59,7 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
                     run=run, workload=case.workload_name, spec=_spec_dict(case.spec, overrides),
                     workload_description=planned.descriptions[case.workload_name],
                     repro=variant_repro(case.repro, overrides),
-                    timeout_s=matrix.timeout_s, **case.spec.config(),
+                    timeout_s=matrix.timeout_s, config_key=case.spec.case_config.key,
                 )
                 for case in planned.plan.cases
             )
@@ -82,7 +82,7 @@ def _request_command(*, build: Build, machine_class: str, suite: str, matrix) ->
 
 def _spec_dict(spec, overrides: Overrides) -> dict:
     """The runner's ``CaseSpec`` as a message carries it; a variant's with its ``config_overrides`` and ``env_overrides``."""
-    fields = {f: getattr(spec, f) for f in ("workload", "compile_mode", "shape_regime", "dtype", "device", "backend", "size")}
+    fields = {"workload": spec.workload, **spec.case_config.as_document(), "backend": spec.backend, "size": spec.size}
     return {**fields, "config_overrides": dict(overrides.config), "env_overrides": dict(overrides.env)} if overrides else fields
 
 

@@ -326,12 +326,11 @@ def _jsonable(details: dict) -> dict:
 def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, outcome, cache: dict) -> None:
     """For each unbacked series of the run, the gap to its backed twin over builds up to this one."""
     for unbacked in series_list:
-        if unbacked.config.shape_regime != "unbacked":
+        case = unbacked.config.case_config
+        if case.shape_regime != "unbacked":
             continue
         backed = Series.objects.filter(
-            workload=unbacked.workload, machine_class=unbacked.machine_class,
-            config__compile_mode=unbacked.config.compile_mode, config__dtype=unbacked.config.dtype,
-            config__device=unbacked.config.device, config__shape_regime="backed",
+            workload=unbacked.workload, machine_class=unbacked.machine_class, config__key=case.replace(shape_regime="backed").key,
         ).first()
         if backed is None:
             continue

@@ -56,7 +56,7 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
     has reported both builds; otherwise the request waits on /regressions/ and is decided as soon as
     re-runs of both builds are ingested by any means (CLI, API). Returns the requested run ids."""
     request = Remeasurement.objects.select_related("series__workload", "series__config").get(pk=remeasurement_id)
-    series, config = request.series, request.series.config
+    series, case = request.series, request.series.config.case_config
     builds = [request.build, request.baseline_build]
     if not remeasurement_runnable(request):
         log.info("re-measurement %s: no worker of %s has both builds; re-runs or the next build decide it",
@@ -67,8 +67,8 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
         suite = (Result.objects.filter(series=series, build=build).order_by("-id").values_list("run__suite", flat=True).first()
                  or "full")
         run = run_request(build=build, machine_class=series.machine_class, suite=suite, requested_by="re-measurement",
-                          reason="remeasurement", workloads=[series.workload.name], modes=[config.compile_mode], regimes=[config.shape_regime],
-                          dtypes=[config.dtype], notes=f"re-measurement {request.id} of {request.metric}")
+                          reason="remeasurement", workloads=[series.workload.name], modes=[case.compile_mode], regimes=[case.shape_regime],
+                          dtypes=[case.dtype], notes=f"re-measurement {request.id} of {request.metric}")
         run_ids.append(str(run.id))
     return run_ids
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from contract.case_config import AXIS_NAMES, OPTIONAL
 from contract.metrics import SHOWN, Metric
 from dashboard.results.models import Build, Config
 
@@ -46,4 +47,20 @@ def range_since(*, newest: dt.datetime | None, range_key: str) -> dt.datetime | 
 
 
 def config_label(config: Config) -> str:
-    return f"{config.compile_mode} · {config.shape_regime} · {config.dtype}"
+    return config.case_config.label
+
+
+def config_fields(*axes: str, prefix: str = "config__") -> list[str]:
+    """The ORM paths of configuration fields, to order by or read: ``config__tags__compile_mode``."""
+    return list(config_lookups(prefix, **dict.fromkeys(axes)))
+
+
+def config_lookups(prefix: str = "config__", **fields) -> dict:
+    """ORM lookups of configurations by their fields, which storage keeps as tags (docs/case-config.md):
+    ``config_lookups(compile_mode="default", dtype__in=[...])`` is
+    ``{"config__tags__compile_mode": "default", "config__tags__dtype__in": [...]}``. Key
+    lookups, not JSON containment: SQLite answers them too."""
+    for name in fields:
+        if name.split("__")[0] not in AXIS_NAMES + OPTIONAL:
+            raise ValueError(f"{name}: not a configuration field")
+    return {f"{prefix}tags__{name}": value for name, value in fields.items()}

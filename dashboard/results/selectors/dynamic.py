@@ -9,13 +9,25 @@ import datetime as dt
 import math
 from dataclasses import dataclass, field
 
+from contract.case_config import CaseConfig
 from contract.findings import BETTER, TOO_NOISY, WITHIN_NOISE, TWO_RUNS_95, WORSE, judge, sd_of_halfwidth, too_noisy
 from dashboard.results.aggregates import geomean
 from dashboard.results.models import BuildSummary, DynamicSummary, Series
-from dashboard.results.selectors.common import ref_for
+from dashboard.results.selectors.common import config_lookups, ref_for
 from dashboard.results.variants import PLAIN_BUILD
 
 GAP_HIGHLIGHT = 0.05  # a ratio further than this from 1 is highlighted
+DYNAMIC_REGIMES = ("backed", "unbacked")
+
+
+def dynamic_pair_key(config: CaseConfig) -> str:
+    """The identity of a ``DynamicSummary``: the configuration apart from its regime and device
+    (``default/*/float32/*``): the backed and unbacked cases of each workload, on any device."""
+    return CaseConfig.pattern(compile_mode=config.compile_mode, dtype=config.dtype)
+
+
+def _dynamic_series(machine_class: str):
+    return Series.objects.filter(machine_class=machine_class, **config_lookups(shape_regime__in=DYNAMIC_REGIMES))
 
 
 @dataclass
@@ -164,9 +176,8 @@ class DynamicGaps:
 def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetime | None, build_ids: list[int] | None = None) -> DynamicGaps:
     """Every build of the class since ``since`` (or exactly ``build_ids``) with each workload's gap
     and the geomeans: the builds from ``BuildSummary``, then their ``DynamicSummary`` rows, no join."""
-    workloads = sorted(set(Series.objects.filter(
-        machine_class=machine_class, config__compile_mode=mode, config__dtype=dtype,
-        config__shape_regime__in=("backed", "unbacked"),
+    workloads = sorted(set(_dynamic_series(machine_class).filter(
+        **config_lookups(compile_mode=mode, dtype=dtype),
     ).values_list("workload__name", flat=True)))
     summaries = BuildSummary.objects.filter(PLAIN_BUILD, machine_class=machine_class)
     if build_ids is not None:
@@ -179,7 +190,7 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
             "build_id", "build__git_sha", "build__local_label", "ordered_at", "build__torch_version"
         )
     }
-    rows = DynamicSummary.objects.filter(machine_class=machine_class, compile_mode=mode, dtype=dtype,
+    rows = DynamicSummary.objects.filter(machine_class=machine_class, config_key=CaseConfig.pattern(compile_mode=mode, dtype=dtype),
                                          build_id__in=list(builds)).values_list("build_id", "gaps", "geomean_gap", "geomean_compile_ratio", "pairs")
     for build_id, gaps, geomean_gap, geomean_compile_ratio, pairs in rows:
         build = builds[build_id]
@@ -192,19 +203,15 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
 def dynamic_pairs(*, machine_class: str, mode: str, dtype: str, build_id: int) -> list[Pair]:
     """One build's backed and unbacked cases per workload (the case of each regime stored last),
     the widest gap first (no gap last), then by workload."""
-    stored = DynamicSummary.objects.filter(machine_class=machine_class, compile_mode=mode, dtype=dtype, build_id=build_id
-                                           ).values_list("pairs", flat=True).first()
+    stored = DynamicSummary.objects.filter(machine_class=machine_class, config_key=CaseConfig.pattern(compile_mode=mode, dtype=dtype),
+                                           build_id=build_id).values_list("pairs", flat=True).first()
     return sorted(summary_pairs(stored or []), key=lambda p: (p.gap is None, p.gap or 0, p.workload))
 
 
 def dynamic_options(*, machine_class: str) -> list[tuple[str, str]]:
     """The (compile mode, dtype) pairs measured both backed and unbacked on a machine class."""
-    rows = (
-        Series.objects.filter(machine_class=machine_class, config__shape_regime__in=("backed", "unbacked"))
-        .values_list("config__compile_mode", "config__dtype", "config__shape_regime")
-        .distinct()
-    )
     regimes: dict[tuple[str, str], set] = {}
-    for mode, dtype, regime in rows:
-        regimes.setdefault((mode, dtype), set()).add(regime)
+    for tags in _dynamic_series(machine_class).values_list("config__tags", flat=True).distinct():
+        config = CaseConfig.from_document(tags)
+        regimes.setdefault((config.compile_mode, config.dtype), set()).add(config.shape_regime)
     return sorted(k for k, v in regimes.items() if len(v) == 2)

@@ -12,7 +12,8 @@ from django.db.models.fields.json import KT
 from contract.suites import suite_names, suite_of
 from dashboard.results.aggregates import geomean
 from dashboard.results.models import Result, Run
-from dashboard.results.selectors.dynamic import Pair, pair_failure
+from dashboard.results.selectors.common import config_fields, config_lookups
+from dashboard.results.selectors.dynamic import DYNAMIC_REGIMES, Pair, pair_failure
 from dashboard.results.selectors.suites import notes_distinct
 
 # What a data-dependent failure says: Dynamo's guard on a data-dependent symbol, the inductor
@@ -53,8 +54,8 @@ def is_data_dependent(text: str) -> bool:
 
 
 def _dynamic_cases(*, machine_class: str, mode: str, dtype: str, build_id: int):
-    return Result.objects.filter(build_id=build_id, series__machine_class=machine_class, config__compile_mode=mode,
-                                 config__dtype=dtype, config__shape_regime__in=("backed", "unbacked"))
+    return Result.objects.filter(build_id=build_id, series__machine_class=machine_class,
+                                 **config_lookups(compile_mode=mode, dtype=dtype, shape_regime__in=DYNAMIC_REGIMES))
 
 
 def dynamic_run_notes(*, machine_class: str, mode: str, dtype: str, build_id: int) -> list[str]:
@@ -71,7 +72,7 @@ def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int
         _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id)
         .order_by("id")
         .annotate(error_type=KT("error__type"), error_message=KT("error__message"))
-        .values_list("workload__name", "config__shape_regime", "status", "error_type", "error_message")
+        .values_list("workload__name", *config_fields("shape_regime"), "status", "error_type", "error_message")
     )
     sides: dict[str, dict[str, tuple]] = {}
     for workload, regime, status, error_type, message in rows:

@@ -7,6 +7,7 @@ from django.db.models import Count, Min, Q, Sum
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
+from contract.case_config import SHOWN_AXES
 from contract.findings import ratio_interval
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
@@ -15,7 +16,7 @@ from dashboard.results.host import (
     is_host_bound,
 )
 from dashboard.results.models import Result, Run
-from dashboard.results.selectors.common import build_ref
+from dashboard.results.selectors.common import build_ref, config_fields
 
 FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
 
@@ -97,8 +98,8 @@ def run_speedup_chart(*, run: Run) -> dict:
     """Speedup per workload and shape regime for one run: the data behind the run page's chart."""
     rows = (
         Result.objects.filter(run=run)
-        .order_by("workload__name", "config__compile_mode", "config__shape_regime")
-        .values_list("status", "speedup", "speedup_noise", "workload__name", "config__shape_regime", "config__compile_mode")
+        .order_by("workload__name", *config_fields("compile_mode", "shape_regime"))
+        .values_list("status", "speedup", "speedup_noise", "workload__name", *config_fields("shape_regime", "compile_mode"))
     )
     traces: dict[str, dict] = {}
     for status, speedup, speedup_noise, workload, regime, mode in rows:  # tuples: 1,920 cases at most
@@ -124,7 +125,7 @@ def run_results(*, run: Run, only: str = "all"):
         .defer("samples", "environment")
         .annotate(compiled_host_share=COMPILED_HOST_SHARE, host_probe_ms=HOST_PROBE_MS,
                   implementation=KT("environment__implementation"))
-        .order_by("workload__name", "config__compile_mode", "config__shape_regime", "config__dtype")
+        .order_by("workload__name", *config_fields(*SHOWN_AXES))
     )
     if only == "failed":
         rows = rows.filter(status__in=FAILED_STATUSES)

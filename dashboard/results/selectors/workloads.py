@@ -10,6 +10,7 @@ from django.db.models import F, Max, Window
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce, RowNumber
 
+from contract.case_config import SHOWN_AXES
 from dashboard.results.aggregates import median_interval
 from dashboard.results.host import COMPILED_HOST_SHARE, HOST_PROBE_MS
 from dashboard.results.models import Result, Series, Workload
@@ -57,7 +58,7 @@ def workload_latest(*, workload: Workload, machine_class: str) -> list[Result]:
         .select_related("config", "build", "run")
         .defer("samples", "environment", "graph_breaks", "recompiles", "error")
     )
-    return sorted(rows, key=lambda r: (r.config.compile_mode, r.config.shape_regime, r.config.dtype))
+    return sorted(rows, key=lambda r: [getattr(r.config.case_config, axis) for axis in SHOWN_AXES])
 
 
 @dataclass

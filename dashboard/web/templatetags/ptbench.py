@@ -159,6 +159,18 @@ def qs(context, **changes) -> str:
     return f"?{encoded}" if encoded else "?"
 
 
+@register.simple_tag(takes_context=True)
+def config_qs(context, config, **changes) -> str:
+    """``qs`` picking a stored configuration (its ``CaseConfig.page_parameters``: mode, regime, dtype)."""
+    return qs(context, **config.case_config.page_parameters(), **changes)
+
+
+@register.filter
+def config_query(config) -> str:
+    """``mode=…&amp;regime=…&amp;dtype=…``: the query parameters that pick a stored configuration."""
+    return mark_safe(escape(urlencode(config.case_config.page_parameters())))
+
+
 # --- Rendered in Python: the long repetitive parts of the compare and dynamic pages ----------------
 # (a few hundred table cells or <option>s each; Django's template engine would spend most of the
 # page's server time on them).
@@ -261,17 +273,17 @@ def result_rows(results, machine_class: str, host_bound_share: float, host_slowe
     urls: dict[str, str] = {}
     out = []
     for r in results:
-        name, config = r.workload.name, r.config
+        name, shown = r.workload.name, r.config.case_config.page_parameters().items()
         if name not in urls:
             urls[name] = reverse("web:workload", args=[name])
         breaks = "".join(f"{_item(b, 'reason')} @ {_item(b, 'location')}&#10;" for b in r.graph_breaks or [])
         recompiles = "".join(f"{_item(c, 'reason')}&#10;" for c in r.recompiles or [])
         out.append(
             f'\n    <tr class="status-{_text(r.status)}">\n'
-            f'      <td><a href="{_text(urls[name])}?machine={machine}&amp;mode={urlencode_filter(config.compile_mode)}'
-            f'&amp;regime={_text(config.shape_regime)}&amp;dtype={_text(config.dtype)}">{_text(name)}</a>'
+            f'      <td><a href="{_text(urls[name])}?machine={machine}'
+            f'{"".join(f"&amp;{word}={urlencode_filter(value)}" for word, value in shown)}">{_text(name)}</a>'
             f'<div class="implementation">{model_name(r.implementation)}</div></td>'
-            f'<td>{_text(config.compile_mode)}</td><td>{_text(config.shape_regime)}</td><td>{_text(config.dtype)}</td>\n'
+            f'{"".join(f"<td>{_text(value)}</td>" for _, value in shown)}\n'
             f'      <td>{_text(r.status)}</td>\n'
             f'      <td class="num">{_speedup_cell(r, host_bound_share, host_slowed_below)}</td>\n'
             f'      <td class="num">{" / ".join(_fixed(getattr(r, m.name), 2) or "–" for m in COMPILE_TIMES)}</td>\n'

@@ -2,9 +2,10 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from dashboard.regressions.selectors import open_regression_counts
-from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES, Config, Workload
+from contract.case_config import SHORT, SHOWN_AXES, allowed
+from dashboard.results.models import Config, Workload
 from dashboard.results.selectors.builds import builds_newest_time, machine_class_list
-from dashboard.results.selectors.common import RANGES, range_since
+from dashboard.results.selectors.common import RANGES, config_lookups, range_since
 from dashboard.results.selectors.overview import FIGURES, overview_list, overview_trend
 from dashboard.results.selectors.runs import run_list_recent
 from dashboard.results.selectors.suites import suite_table
@@ -19,11 +20,8 @@ def overview(request):
     classes = machine_class_list()
     machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
     range_key = params.range_key(request)
-    mode = params.choice(request, "mode", COMPILE_MODES)
-    regime = params.choice(request, "regime", SHAPE_REGIMES)
-    dtype = params.choice(request, "dtype", DTYPES)
-    wanted = {"compile_mode": mode, "shape_regime": regime, "dtype": dtype}
-    config_ids = list(Config.objects.filter(**{k: v for k, v in wanted.items() if v}).values_list("id", flat=True))
+    wanted = {axis: params.choice(request, SHORT[axis], allowed(axis)) for axis in SHOWN_AXES}
+    config_ids = list(Config.objects.filter(**config_lookups("", **{k: v for k, v in wanted.items() if v})).values_list("id", flat=True))
 
     blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts)
     for block in blocks:
@@ -49,7 +47,7 @@ def overview(request):
             "machine_class": machine_class,
             "range_key": range_key,
             "ranges": list(RANGES),
-            "filters": {"mode": (mode, COMPILE_MODES), "regime": (regime, SHAPE_REGIMES), "dtype": (dtype, DTYPES)},
+            "filters": {SHORT[axis]: (wanted[axis], allowed(axis)) for axis in SHOWN_AXES},
             "any_synthetic": any(b.latest.synthetic for b in blocks) or any(s.run.synthetic for s in recent),
         },
     )

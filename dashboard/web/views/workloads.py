@@ -5,8 +5,8 @@ from django.urls import reverse
 from contract.suites import family_model
 from contract.metrics import COMPILE_TIMES
 from dashboard.regressions.selectors import regression_markers
+from contract.case_config import SHORT, SHOWN_AXES, allowed
 from dashboard.results.artifacts import results_with_artifacts
-from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
 from dashboard.results.selectors.suites import notes_distinct
 from dashboard.results.selectors.workloads import (
@@ -22,7 +22,8 @@ from dashboard.web import charts, params
 
 def _default_config(configs):
     """default mode, static shapes when measured; otherwise the first configuration."""
-    ranked = sorted(configs, key=lambda c: (c.compile_mode != "default", c.shape_regime != "static", c.dtype, c.compile_mode, c.shape_regime))
+    ranked = sorted((c.case_config for c in configs),
+                    key=lambda c: (c.compile_mode != "default", c.shape_regime != "static", c.dtype, c.compile_mode, c.shape_regime))
     return ranked[0] if ranked else None
 
 
@@ -39,14 +40,11 @@ def workload(request, name):
     machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
     series_here = [s for s in all_series if s.machine_class == machine_class]
     fallback = _default_config([s.config for s in series_here])
-    mode = params.choice(request, "mode", COMPILE_MODES, fallback.compile_mode if fallback else None)
-    regime = params.choice(request, "regime", SHAPE_REGIMES, fallback.shape_regime if fallback else None)
-    dtype = params.choice(request, "dtype", DTYPES, fallback.dtype if fallback else None)
+    wanted = {axis: params.choice(request, SHORT[axis], allowed(axis), getattr(fallback, axis) if fallback else None)
+              for axis in SHOWN_AXES}
     range_key = params.range_key(request)
 
-    selected = next(
-        (s for s in series_here if (s.config.compile_mode, s.config.shape_regime, s.config.dtype) == (mode, regime, dtype)), None
-    )
+    selected = next((s for s in series_here if all(getattr(s.config.case_config, a) == v for a, v in wanted.items())), None)
     history = series_history(series=selected) if selected else None
     if history and history.latest:
         results_with_artifacts([history.latest])  # its kept artifact, if here
@@ -68,16 +66,15 @@ def workload(request, name):
             "latest": latest,
             "latest_notes": notes_distinct(r.run.notes for r in latest),
             "selected": selected,
-            "selected_label": f"{mode} · {regime} · {dtype}",
+            "selected_label": " · ".join(str(v) for v in wanted.values()),
             "history": history,
             "trends": trends,
             "range_key": range_key,
             "ranges": list(RANGES),
-            "mode": mode, "regime": regime, "dtype": dtype,
+            **{SHORT[axis]: value for axis, value in wanted.items()},
             "pickers": {
-                "mode": (mode, sorted({s.config.compile_mode for s in series_here})),
-                "regime": (regime, sorted({s.config.shape_regime for s in series_here})),
-                "dtype": (dtype, sorted({s.config.dtype for s in series_here})),
+                SHORT[axis]: (value, sorted({getattr(s.config.case_config, axis) for s in series_here}))
+                for axis, value in wanted.items()
             },
             "any_synthetic": any(r.run.synthetic for r in latest),
             "compile_times": COMPILE_TIMES,  # one cell: cold / warm (contract.metrics)

@@ -31,5 +31,5 @@ class Command(BaseCommand):
             if cases:
                 for case in run_case_tasks(run=run):
                     outcome = case.result.status if case.result_id else (case.error.splitlines()[0] if case.error else "")
-                    self.stdout.write(f"  {case.state:<9} {case.workload} {case.compile_mode}/{case.shape_regime}/{case.dtype}/"
-                                      f"{case.device}  {case.worker or '-'}  attempts={case.attempts}  {outcome}")
+                    self.stdout.write(f"  {case.state:<9} {case.workload} {case.config_key}"
+                                      f"  {case.worker or '-'}  attempts={case.attempts}  {outcome}")

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('results', '0012_run_reason'),
+        ('results', '0015_config_one_identity'),
     ]
 
     operations = [
