@@ -16,7 +16,7 @@ ALL = "all"
 OPTION_MARK = "@"
 OPTION_JOIN = "+"
 # What a family's model name is, in words (the workload page: "transformers class BertForMaskedLM").
-MODEL_KINDS = {"hf": "transformers class", "timm": "timm model", "torchvision": "torchvision model"}
+MODEL_KINDS = {"hf": "transformers class", "timm": "timm model", "torchvision": "torchvision model", "dist": "model built in code"}
 
 
 def suite_names() -> tuple[str, ...]:
