@@ -58,6 +58,17 @@ def test_a_distributed_family_name_gives_a_workload_with_its_options_and_a_loss(
         get_workload("dist:gpt@ddp")
 
 
+def test_the_blocks_are_a_module_lists_children_else_the_wrapped_models_children():
+    import torch.nn as nn
+
+    class Wrapper(nn.Module):  # as the vision families wrap a classifier (workloads/families/_vision.py)
+        def __init__(self):
+            super().__init__()
+            self.model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.Sequential(nn.Conv2d(4, 4, 3)), nn.Linear(4, 2))
+
+    assert [type(b).__name__ for b in blocks_of(Wrapper())] == ["Conv2d", "Sequential", "Linear"]  # ReLU holds nothing
+
+
 def test_gradient_names_read_alike_under_every_wrapper():
     assert plain_name("module._orig_mod.blocks.0._checkpoint_wrapped_module.weight") == "blocks.0.weight"
     assert plain_name("_orig_mod.head.bias") == "head.bias" == plain_name("head.bias")

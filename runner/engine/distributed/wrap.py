@@ -2,7 +2,9 @@
 
 - ``checkpoint``: each block (a child of an ``nn.ModuleList``; without one, each direct child that
   has parameters) runs under non-reentrant activation checkpointing (``checkpoint_wrapper``).
-- DDP: ``DistributedDataParallel`` (one bucket plan, gradients averaged over the ranks).
+- DDP: ``DistributedDataParallel`` with its defaults (gradients averaged over the ranks; no search
+  for unused parameters, which costs a graph walk each step: a model whose loss leaves a parameter
+  unused fails the case at its second step, with DDP's message).
 - FSDP: FSDP2's ``fully_shard`` on each block, then on the root (parameters sharded as DTensors,
   gradients reduce-scattered); a torch without ``fully_shard`` fails the case naming it.
 - order: wrap-then-compile is ``torch.compile(wrapped)`` (the order PyTorch recommends: DDP's
@@ -37,12 +39,15 @@ def fully_shard_api() -> Callable[..., Any] | None:
 
 
 def blocks_of(model: nn.Module) -> list[nn.Module]:
-    """The units to shard and checkpoint: the children of every ``nn.ModuleList``, else the model's
-    direct children that hold parameters."""
+    """The units to shard and checkpoint: the children of every ``nn.ModuleList``, else the direct
+    children that hold parameters of the model, or of its only such child (a wrapper's model)."""
     listed = [child for module in model.modules() if isinstance(module, nn.ModuleList) for child in module]
     if listed:
         return listed
-    return [child for child in model.children() if any(True for _ in child.parameters())]
+    children = [child for child in model.children() if any(True for _ in child.parameters())]
+    if len(children) == 1 and any(True for _ in children[0].children()):
+        return blocks_of(children[0])
+    return children
 
 
 def checkpoint_blocks(model: nn.Module) -> int:
