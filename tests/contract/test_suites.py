@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from contract.catalog import CATALOG_PATH, FAMILIES_PATH
-from contract.suites import ALL, CORE, family_model, in_suite, suite_names, suite_of
+from contract.suites import ALL, CORE, family_model, in_suite, is_distributed, suite_names, suite_of
 
 
 def test_every_catalog_workload_is_core_and_every_family_name_its_prefix():
@@ -34,4 +34,5 @@ def test_a_family_name_says_its_model_class_and_options():
     assert family_model("torchvision:resnet50").kind == "torchvision model"
     distributed = family_model("dist:gpt@train+fsdp+compile_first+checkpoint")
     assert (distributed.options, distributed.kind) == (("train", "fsdp", "compile_first", "checkpoint"), "model built in code")
+    assert is_distributed("hf:BertForMaskedLM@train+ddp") and not is_distributed("dist:gpt@train") and not is_distributed("mlp_loop")
     assert family_model("mlp_loop") is None
