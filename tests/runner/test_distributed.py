@@ -25,10 +25,10 @@ DIST = "tests.runner.distributed_workloads"
 QUICK = TimingBudget(budget_s=0.05, target_block_s=0.002, warmup_s=0.01, min_pairs=3)
 
 
-def run_case(workload: str, *, backend: str = "eager", regime: str = "static") -> dict:
+def run_case(workload: str, *, backend: str = "eager", regime: str = "static", warm: bool = False) -> dict:
     spec = CaseSpec(workload=workload, compile_mode="default", shape_regime=regime, dtype="float32", device="cpu",
                     backend=backend, timing=QUICK, import_allowed=True)
-    return CaseExecutor(python=sys.executable, timeout_s=300, warm=False).run(spec, workload_name=workload, repro="")
+    return CaseExecutor(python=sys.executable, timeout_s=300, warm=warm).run(spec, workload_name=workload, repro="")
 
 
 # -- names, wrapping, reasons (no process group) ---------------------------------------------
@@ -111,12 +111,21 @@ def test_a_ddp_case_compiled_with_inductor_measures_like_any_case():
 
 
 @pytest.mark.slow
-def test_fsdp2_compiled_then_wrapped_with_checkpointing_passes():
-    result = run_case(f"{DIST}:FsdpCompileFirstCheckpoint")
+def test_fsdp2_compiled_then_wrapped_with_checkpointing_passes_and_compiles_warm_on_every_rank():
+    result = run_case(f"{DIST}:FsdpCompileFirstCheckpoint", warm=True)
     assert result["status"] == "pass", result["error"]
+    assert "warm_compile_error" not in result["environment"] and result["metrics"]["compile_time_warm_s"] > 0
     distributed = result["environment"]["distributed"]
     assert (distributed["parallel"], distributed["order"], distributed["checkpoint"]) == ("fsdp", "compile-then-wrap", True)
     assert result["metrics"]["accuracy_max_abs_error"] < 1e-5
+
+
+@pytest.mark.slow
+def test_a_world_of_one_rank_fails_the_case_saying_why(monkeypatch):
+    monkeypatch.setenv("PTBENCH_WORLD_SIZE", "1")
+    result = run_case(f"{DIST}:Ddp")
+    assert result["status"] == "eager_error"
+    assert result["error"]["message"] == "a distributed case needs 2 or more ranks; this host gives 1 (PTBENCH_WORLD_SIZE)"
 
 
 @pytest.mark.slow
