@@ -20,7 +20,7 @@ DISTRIBUTED_OPTIONS = ("ddp", "fsdp")
 OPTION_MARK = "@"
 OPTION_JOIN = "+"
 # What a family's model name is, in words (the workload page: "transformers class BertForMaskedLM").
-MODEL_KINDS = {"hf": "transformers class", "timm": "timm model", "torchvision": "torchvision model", "dist": "model built in code"}
+MODEL_KINDS = {"hf": "transformers class", "timm": "timm model", "torchvision": "torchvision model", "dist": "distributed-step model"}
 
 
 def suite_names() -> tuple[str, ...]:

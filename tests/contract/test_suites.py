@@ -33,6 +33,6 @@ def test_a_family_name_says_its_model_class_and_options():
     assert (dotted.model, dotted.options, dotted.kind) == ("convnextv2_nano.fcmae_ft_in22k_in1k", (), "timm model")
     assert family_model("torchvision:resnet50").kind == "torchvision model"
     distributed = family_model("dist:gpt@train+fsdp+compile_first+checkpoint")
-    assert (distributed.options, distributed.kind) == (("train", "fsdp", "compile_first", "checkpoint"), "model built in code")
+    assert (distributed.options, distributed.kind) == (("train", "fsdp", "compile_first", "checkpoint"), "distributed-step model")
     assert is_distributed("hf:BertForMaskedLM@train+ddp") and not is_distributed("dist:gpt@train") and not is_distributed("mlp_loop")
     assert family_model("mlp_loop") is None

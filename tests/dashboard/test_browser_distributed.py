@@ -43,4 +43,9 @@ def test_the_run_page_shows_how_each_distributed_case_ran(browser, live_server):
     assert by_name[FSDP].locator("td").nth(4).inner_text() == "fail_accuracy"
     assert by_name["mlp_loop"].locator("div.distributed").count() == 0
     assert "differ from eager fsdp on rank(s) 0, 1" in page.inner_text("table.results")
+    by_name[FSDP].locator("td").first.locator("a").click()  # its workload page names the model and the options
+    page.wait_for_selector("#family-model")
+    shot(page, "workload-distributed")
+    assert page.inner_text("#family-model").startswith(
+        "family dist · distributed-step model mlp · options train+fsdp+compile_first+checkpoint")
     assert problems == []
