@@ -3,6 +3,8 @@ whose training step runs under DDP, one that is wrong only when compiled, one wh
 joins the compiled side. Each sets ``distributed`` itself, as a ``@train+ddp`` name does."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 
@@ -88,3 +90,14 @@ class RankOneNeverJoins(_Distributed):
 
         if type(self).builds == 2 and dist.is_initialized() and dist.get_rank() == 1:
             subprocess.run([sys.executable, "-c", SLEEPER])
+
+
+class RankOneSegfaults(_Distributed):
+    name = "dist_test_rank_one_segfaults"
+    description = "rank 1 dies by SIGSEGV when building its compiled side: rank 0's collective breaks"
+
+    def before_build(self) -> None:
+        import torch.distributed as dist
+
+        if type(self).builds == 2 and dist.is_initialized() and dist.get_rank() == 1:
+            os.kill(os.getpid(), signal.SIGSEGV)

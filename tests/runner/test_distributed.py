@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from contract.spec import CaseSpec, TimingBudget
-from runner.engine.distributed.launch import wait_ranks
+from runner.engine.distributed.launch import death, wait_ranks
 from runner.engine.distributed.measure import breaks_per_collective, collective_of
 from runner.engine.distributed.wrap import blocks_of, plain_name
 from runner.engine.executor import CaseExecutor
@@ -87,8 +87,19 @@ def test_once_a_rank_fails_the_others_are_killed_after_the_grace(tmp_path):
 
     failing = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
     hanging = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
-    assert wait_ranks([failing, hanging], grace_s=0.5) == [1]
+    ended = wait_ranks([failing, hanging], grace_s=0.5)
+    assert ended[0] is not None and ended[1] is None  # rank 1 was killed here
     assert hanging.wait(timeout=10) == -signal.SIGKILL
+
+
+def test_a_rank_that_died_without_an_error_is_a_crash_unless_nccls_watchdog_timed_it_out():
+    status, error = death(1, -signal.SIGSEGV, "Fatal Python error: Segmentation fault\n")
+    assert (status, error["message"]) == ("crash", "rank 1 killed by SIGSEGV without an error")
+    assert "Segmentation fault" in error["traceback"]
+    watchdog = ("[rank0]:[E1125 13:50:00.000000 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
+                "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=4000) ran for 4001 milliseconds before timing out.\n")
+    status, error = death(0, -signal.SIGABRT, watchdog)
+    assert status == "timeout" and error["message"].startswith("rank 0: a collective ran past the process group's timeout")
 
 
 # -- whole cases: two gloo ranks each --------------------------------------------------------
@@ -144,6 +155,14 @@ def test_a_collective_that_never_completes_is_a_timeout(monkeypatch):
     assert result["status"] == "timeout", result["error"]
     assert result["error"]["message"].startswith("rank 0: ")
     assert result["environment"]["distributed"]["rank_exits"] == ["exited with code 1", "killed after a peer failed"]
+
+
+@pytest.mark.slow
+def test_a_rank_that_dies_by_a_signal_is_the_cases_crash_with_its_output():
+    result = run_case(f"{DIST}:RankOneSegfaults")
+    assert result["status"] == "crash", result["error"]
+    assert result["error"]["message"] == "rank 1 killed by SIGSEGV without an error"  # not rank 0's broken connection
+    assert "Segmentation fault" in result["error"]["traceback"]  # the rank's own output (faulthandler's)
 
 
 @pytest.mark.slow
