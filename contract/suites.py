@@ -13,10 +13,14 @@ from contract.catalog import family_entries, family_prefixes, suite_entries
 
 CORE = "core"
 ALL = "all"
+# The suite of the models built for distributed training steps: it stands for their DDP / FSDP
+# cases (docs/distributed.md), which need a worker that sees several devices, so ``all`` leaves it out.
+DISTRIBUTED = "dist"
+DISTRIBUTED_OPTIONS = ("ddp", "fsdp")
 OPTION_MARK = "@"
 OPTION_JOIN = "+"
 # What a family's model name is, in words (the workload page: "transformers class BertForMaskedLM").
-MODEL_KINDS = {"hf": "transformers class", "timm": "timm model", "torchvision": "torchvision model"}
+MODEL_KINDS = {"hf": "transformers class", "timm": "timm model", "torchvision": "torchvision model", "dist": "distributed-step model"}
 
 
 def suite_names() -> tuple[str, ...]:
@@ -36,10 +40,21 @@ def in_suite(name: str, suite: str) -> bool:
 
 def suite_workloads(suite: str) -> list[str]:
     """The workloads a suite name stands for in a run request: core's catalog, a family's listed
-    models without options (as ``python -m runner list --family``), or both for ``all``."""
+    models without options (as ``python -m runner list --family``), or both for ``all``; ``dist``
+    stands for its models' distributed cases (every wrapper, order and checkpointing), and ``all``
+    leaves them out."""
+    if suite == DISTRIBUTED:
+        return sorted(e.name for e in family_entries().values() if suite_of(e.name) == DISTRIBUTED and is_distributed(e.name))
     core = [e.name for e in suite_entries()] if suite in (CORE, ALL) else []
-    models = sorted(e.name for e in family_entries().values() if OPTION_MARK not in e.name and in_suite(e.name, suite))
+    models = sorted(e.name for e in family_entries().values()
+                    if OPTION_MARK not in e.name and in_suite(e.name, suite) and suite_of(e.name) != DISTRIBUTED)
     return core + models
+
+
+def is_distributed(name: str) -> bool:
+    """Whether a workload name asks for a distributed training step (``@train+ddp``, ``@train+fsdp``)."""
+    model = family_model(name)
+    return model is not None and any(option in DISTRIBUTED_OPTIONS for option in model.options)
 
 
 def expand_suites(names: list[str]) -> list[str]:

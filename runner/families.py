@@ -5,8 +5,11 @@ import json
 
 from workloads import names
 
-# Each listed model's names as the catalog (contract/families.json) holds them: every option set.
-OPTION_SETS = ((), ("batch",), ("sequence",), ("train",), ("train", "batch"), ("train", "sequence"))
+# Each listed model's names as the catalog (contract/families.json) holds them: every option set,
+# and its training step under each wrapper, order and checkpointing (docs/distributed.md).
+DISTRIBUTED_SETS = tuple(("train", parallel, *first, *checkpoint) for parallel in names.PARALLEL
+                         for first in ((), (names.COMPILE_FIRST,)) for checkpoint in ((), (names.CHECKPOINT,)))
+OPTION_SETS = ((), ("batch",), ("sequence",), ("train",), ("train", "batch"), ("train", "sequence"), *DISTRIBUTED_SETS)
 
 
 def _prefixes(family: str) -> list[str]:
@@ -31,8 +34,8 @@ def catalog_entries(prefix: str) -> list[dict]:
         if "/" in model.name:
             continue
         for options in OPTION_SETS:
-            parsed = names.FamilyName(family=prefix, model=model.name, train="train" in options,
-                                      axes=tuple(a for a in names.AXES if a in options))
+            parsed = names.parse(f"{prefix}:{model.name}" + (names.OPTION_MARK + names.OPTION_JOIN.join(options) if options else ""),
+                                 families=(prefix,))
             try:
                 workload = model.factory(name=str(parsed), train=parsed.train, axes=parsed.axes, **model.args)
             except ValueError:  # no dim on that axis (an image model has no sequence)

@@ -15,7 +15,8 @@ import pytest
 # The test suite's own sample workloads may be named as ``module:Class`` by every entry point (the
 # API, the dashboard, workers), as nothing else may (workloads.registry); child processes inherit it.
 os.environ.setdefault(
-    "PTBENCH_WORKLOAD_MODULES", "tests.runner.sample_workloads,tests.runner.fault_workloads,tests.dispatch.workloads"
+    "PTBENCH_WORKLOAD_MODULES",
+    "tests.runner.sample_workloads,tests.runner.fault_workloads,tests.runner.distributed_workloads,tests.dispatch.workloads",
 )
 # ... and the dashboard finds them, without importing them, in their catalog (contract.catalog).
 os.environ.setdefault("PTBENCH_WORKLOAD_CATALOGS", os.path.join(os.path.dirname(__file__), "catalog.json"))

@@ -14,6 +14,7 @@ from typing import Any, Callable, Literal, Sequence
 import torch
 
 Size = Literal["tiny", "full"]
+Parallel = Literal["ddp", "fsdp"]
 Phase = Literal["infer", "train"]
 SIZES: tuple[Size, ...] = ("tiny", "full")
 
@@ -27,6 +28,21 @@ class DynamicDim:
 
     def __str__(self) -> str:
         return f"{self.input}:{self.dim}"
+
+
+@dataclass(frozen=True)
+class Distributed:
+    """How a training step runs across ranks (docs/distributed.md): under DDP or FSDP, the model
+    wrapped then compiled (``compile_first`` False, the recommended order) or compiled then wrapped,
+    with or without activation checkpointing of its blocks."""
+
+    parallel: Parallel
+    compile_first: bool = False
+    checkpoint: bool = False
+
+    @property
+    def order(self) -> str:
+        return "compile-then-wrap" if self.compile_first else "wrap-then-compile"
 
 
 @dataclass
@@ -50,6 +66,9 @@ class Instance:
     # Which code built the model: "torchvision.models.resnet18" on a GPU box that has torchvision,
     # "workloads.suite.resnet" where it falls back to our own module. Recorded with each result.
     implementation: str = ""
+    # The training loss from ``modules[0]``'s output and the named inputs: what a distributed case
+    # (runner.engine.distributed) differentiates around its wrapped model. None: not trainable there.
+    loss: Callable[[Any, dict], torch.Tensor] | None = None
 
 
 class Workload(abc.ABC):
@@ -62,6 +81,8 @@ class Workload(abc.ABC):
     dynamic_dims: tuple[DynamicDim, ...] = ()
     # dtypes this workload supports; the first is its default.
     dtypes: tuple[str, ...] = ("float32",)
+    # Set (on the instance) when the name asks for a distributed training step (``@train+ddp``).
+    distributed: Distributed | None = None
 
     @abc.abstractmethod
     def build(self, *, size: Size, device: str, dtype: torch.dtype, seed: int = 0) -> Instance:

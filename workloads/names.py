@@ -5,6 +5,10 @@
     hf:BertForMaskedLM@train          options after ``@``, joined by ``+``: ``train`` (a training step
     hf:BertForMaskedLM@batch          instead of inference), ``batch`` / ``sequence`` (only the dims on
     hf:BertForMaskedLM@train+batch    that axis are dynamic; without one, every dynamic dim is)
+    dist:gpt@train+ddp                a training step under DDP or FSDP (``ddp`` / ``fsdp``, with
+    dist:gpt@train+fsdp+compile_first   ``train``), compiled then wrapped (``compile_first``; else
+    dist:mlp@train+ddp+checkpoint       wrapped then compiled), blocks checkpointed (``checkpoint``):
+                                        docs/distributed.md
     tests.runner.sample:MyWorkload    ``package.module:Class`` (the local command line only)
 
 A name whose part before ``:`` is a registered family prefix is a family name and is resolved by the
@@ -18,7 +22,10 @@ from typing import Collection
 
 TRAIN = "train"
 AXES: tuple[str, ...] = ("batch", "sequence")
-OPTIONS: tuple[str, ...] = (TRAIN, *AXES)
+PARALLEL: tuple[str, ...] = ("ddp", "fsdp")
+COMPILE_FIRST = "compile_first"
+CHECKPOINT = "checkpoint"
+OPTIONS: tuple[str, ...] = (TRAIN, *AXES, *PARALLEL, COMPILE_FIRST, CHECKPOINT)
 OPTION_MARK = "@"
 OPTION_JOIN = "+"
 
@@ -33,6 +40,9 @@ class FamilyName:
     model: str  # the family's own name: "BertForMaskedLM", "convnextv2_nano.fcmae_ft_in22k_in1k"
     train: bool = False
     axes: tuple[str, ...] = ()  # empty: every dynamic dim
+    parallel: str = ""  # "ddp" or "fsdp": a distributed training step (docs/distributed.md); "" for one process
+    compile_first: bool = False  # compiled then wrapped (else wrapped then compiled)
+    checkpoint: bool = False  # activation checkpointing of the model's blocks
 
     @property
     def base(self) -> str:
@@ -40,7 +50,8 @@ class FamilyName:
         return f"{self.family}:{self.model}"
 
     def __str__(self) -> str:
-        options = ([TRAIN] if self.train else []) + list(self.axes)
+        options = ([TRAIN] if self.train else []) + list(self.axes) + ([self.parallel] if self.parallel else [])
+        options += [word for word, on in ((COMPILE_FIRST, self.compile_first), (CHECKPOINT, self.checkpoint)) if on]
         return self.base + (OPTION_MARK + OPTION_JOIN.join(options) if options else "")
 
 
@@ -53,8 +64,10 @@ def family_prefix(name: str) -> str:
 def parse(name: str, *, families: Collection[str]) -> FamilyName | None:
     """The family name ``name`` spells, or None when its prefix is no family in ``families``.
 
-    Raises ``BadName`` for an unknown or repeated option, or an empty model. Options are kept in
-    their canonical order (train first, then the axes in ``AXES`` order), so each case has one name.
+    Raises ``BadName`` for an unknown or repeated option, or an empty model, and for distributed
+    options that do not go together (both ``ddp`` and ``fsdp``; either without ``train``;
+    ``compile_first`` or ``checkpoint`` without either). Options are kept in their canonical order
+    (train, the axes in ``AXES`` order, the wrapper, compile_first, checkpoint), so each case has one name.
     """
     prefix = family_prefix(name)
     if not prefix or prefix not in families:
@@ -68,7 +81,23 @@ def parse(name: str, *, families: Collection[str]) -> FamilyName | None:
     if unknown or len(set(options)) != len(options) or (mark and not options):
         raise BadName(f"{name!r}: options after {OPTION_MARK} are {OPTION_JOIN}-joined words from "
                       f"{', '.join(OPTIONS)}, each at most once (got {options_text!r})")
-    return FamilyName(family=prefix, model=model, train=TRAIN in options, axes=tuple(a for a in AXES if a in options))
+    parallel = [o for o in PARALLEL if o in options]
+    problem = _distributed_problem(parallel, options)
+    if problem:
+        raise BadName(f"{name!r}: {problem}")
+    return FamilyName(family=prefix, model=model, train=TRAIN in options, axes=tuple(a for a in AXES if a in options),
+                      parallel=parallel[0] if parallel else "", compile_first=COMPILE_FIRST in options,
+                      checkpoint=CHECKPOINT in options)
+
+
+def _distributed_problem(parallel: list[str], options: list[str]) -> str:
+    if len(parallel) > 1:
+        return f"one of {' or '.join(PARALLEL)}, not both"
+    if parallel and TRAIN not in options:
+        return f"{parallel[0]} runs a training step: add {TRAIN}"
+    if not parallel and (COMPILE_FIRST in options or CHECKPOINT in options):
+        return f"{COMPILE_FIRST} and {CHECKPOINT} apply to a distributed step: add {' or '.join(PARALLEL)}"
+    return ""
 
 
 def is_import_name(name: str, *, families: Collection[str]) -> bool:

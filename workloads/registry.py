@@ -13,7 +13,7 @@ import importlib
 import os
 
 from workloads import names
-from workloads.base import Workload
+from workloads.base import Distributed, Workload
 
 _REGISTRY: dict[str, type[Workload]] = {}
 _FAMILIES: dict[str, object] = {}  # prefix -> workloads.families._api.Family
@@ -74,9 +74,13 @@ def _family_workload(name: str) -> Workload | None:
     if why:
         raise UnknownWorkload(f"workload {name!r} cannot be built here: {why}")
     try:
-        return model.factory(name=str(parsed), train=parsed.train, axes=parsed.axes, **model.args)
+        workload = model.factory(name=str(parsed), train=parsed.train, axes=parsed.axes, **model.args)
     except ValueError as exc:
         raise UnknownWorkload(f"workload {name!r}: {exc}") from None
+    if parsed.parallel:
+        workload.distributed = Distributed(parallel=parsed.parallel, compile_first=parsed.compile_first,
+                                           checkpoint=parsed.checkpoint)
+    return workload
 
 
 def _load_suite() -> None:

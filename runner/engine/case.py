@@ -290,7 +290,11 @@ def run_case(spec: CaseSpec, out: ResultFile) -> CaseRecord:
     record = CaseRecord()
     out.write(record, "start")
     try:
-        (run_warm if spec.phase == "warm" else run_cold)(spec, record, out)
+        from runner.engine.distributed import launch  # a case whose name asks for DDP / FSDP: docs/distributed.md
+
+        with failing_as("eager_error"):
+            distributed = launch.options(spec) is not None
+        (launch.run if distributed else run_warm if spec.phase == "warm" else run_cold)(spec, record, out)
     except CaseFailure as failure:
         record.status = status_for(failure.status, failure.cause)
         record.error = error_excerpt(failure.cause, failure.context)

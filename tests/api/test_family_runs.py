@@ -65,7 +65,10 @@ def test_a_suite_name_stands_for_its_workloads(writer, sent, django_capture_on_c
 def test_the_suites_expand_to_the_catalog_and_the_listed_models():
     assert len(suite_workloads("core")) == 9
     assert (len(suite_workloads("hf")), len(suite_workloads("timm")), len(suite_workloads("torchvision"))) == (48, 19, 22)
-    assert len(suite_workloads("all")) == 9 + 48 + 19 + 22
+    assert len(suite_workloads("all")) == 9 + 48 + 19 + 22  # the dist suite's cases need several devices: not in all
+    # dist stands for its two models' distributed cases: DDP / FSDP x both orders x checkpointing or not.
+    assert len(suite_workloads("dist")) == 16 and "dist:gpt@train+fsdp+compile_first+checkpoint" in suite_workloads("dist")
+    assert not any(name.startswith("dist:") for name in suite_workloads("all"))
 
 
 def test_a_schedule_or_a_variant_run_takes_family_names_through_the_same_service(sent, django_capture_on_commit_callbacks):

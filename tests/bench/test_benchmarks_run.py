@@ -42,6 +42,7 @@ RUNS = [
     (["families_table.py", *(f"{RESULTS}/families/spread/spread-{i}.json" for i in (1, 2, 3))], "per case", 60),
     (["case_lifetime.py", "--repeats", "1"], "SIGTERM  runner (cpu)", 120),
     (["artifact_overhead.py", "--workloads", "mlp_loop", "--repeats", "1", "--backend", "eager"], "cold compile off/on", 240),
+    (["distributed_table.py", "--from", f"{RESULTS}/distributed/cpu-tiny-eager-2026-11-25.json"], "graph breaks (per collective)", 60),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
 ]
@@ -49,6 +50,8 @@ SLOW_RUNS = [
     (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--concurrent", "2", "--per-client", "1", "--workers", "1"],
      "p95", 400),  # dashboard_concurrent.py: gunicorn and N clients
     (["dispatch_overhead.py", "--cases", "1", "--warmup", "0"], "end to end: request -> visible", 400),
+    (["distributed_table.py", "--run", "{tmp}/distributed.json", "--device", "cpu", "--backend", "eager", "--workloads",
+      "dist:mlp@train+ddp"], "1 distributed cases", 400),  # two gloo ranks; the GPU run's command at tiny size
     (["worker_suite.py", "--out", "{tmp}/suite", "--machine-class", "cpu", "--suite", "tiny", "--workloads", "mlp_loop",
       "--modes", "default", "--regimes", "static", "--timeout", "300"], "results stored twice: 0", 400),
 ]

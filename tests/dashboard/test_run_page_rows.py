@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 # The loop of _results_table.html before the rows moved into result_rows.
 TEMPLATE_LOOP = """  {% for r in results %}
     <tr class="status-{{ r.status }}">
-      <td><a href="{% url 'web:workload' r.workload.name %}?machine={{ run.machine.machine_class|urlencode }}&amp;mode={{ r.config.case_config.compile_mode|urlencode }}&amp;regime={{ r.config.case_config.shape_regime }}&amp;dtype={{ r.config.case_config.dtype }}">{{ r.workload.name }}</a><div class="implementation">{{ r.implementation|model_name }}</div></td><td>{{ r.config.case_config.compile_mode }}</td><td>{{ r.config.case_config.shape_regime }}</td><td>{{ r.config.case_config.dtype }}</td>
+      <td><a href="{% url 'web:workload' r.workload.name %}?machine={{ run.machine.machine_class|urlencode }}&amp;mode={{ r.config.case_config.compile_mode|urlencode }}&amp;regime={{ r.config.case_config.shape_regime }}&amp;dtype={{ r.config.case_config.dtype }}">{{ r.workload.name }}</a><div class="implementation">{{ r.implementation|model_name }}</div>{% if r.world_size %}<div class="distributed">{{ r.parallel }} · world size {{ r.world_size }} · {{ r.order }}{% if r.checkpoint == "true" %} · checkpointed{% endif %}</div>{% endif %}</td><td>{{ r.config.case_config.compile_mode }}</td><td>{{ r.config.case_config.shape_regime }}</td><td>{{ r.config.case_config.dtype }}</td>
       <td>{{ r.status }}</td>
       <td class="num">{% if r.speedup %}{{ r.speedup|floatformat:3 }}×{% if r.speedup_noise %} <span class="noise">±{% widthratio r.speedup_noise 1 100 %}%</span>{% endif %}{% if r.compiled_host_share >= host_bound_share %} <span class="host-bound" title="The compiled side kept the GPU waiting for the host: enqueueing took {% widthratio r.compiled_host_share 1 100 %}% of its device time. Its speedup follows the host CPU's speed (compare on one machine), and mode reduce-overhead (CUDA graphs) removes most of this launch overhead.">host-bound</span>{% if r.host_speed is not None and r.host_speed < host_slowed_below %} <span class="host-bound host-slowed" title="While this case was timed the host ran a fixed piece of Python work in {{ r.host_probe_ms|floatformat:2 }} ms, at {% widthratio r.host_speed 1 100 %}% of the speed of this series' fastest run: this speedup is low because the host was slow, not because of the build. Compare runs whose host ran at full speed.">host at {% widthratio r.host_speed 1 100 %}%</span>{% endif %}{% endif %}{% else %}–{% endif %}</td>
       <td class="num">{{ r.compile_time_cold_s|floatformat:2|default:"–" }} / {{ r.compile_time_warm_s|floatformat:2|default:"–" }}</td>
@@ -60,6 +60,9 @@ def tricky_runs() -> list[Run]:
     # The model that ran (the runner's environment.implementation): ours, a library's, one to escape, none.
     slow["results"][0].setdefault("environment", {})["implementation"] = "transformers.<Bert>Model & co"
     slow["results"][2].setdefault("environment", {})["implementation"] = "workloads.suite.mlp_loop.MLPLoop"
+    # A distributed case (docs/distributed.md): its wrapper, world size, order and checkpointing under the name.
+    slow["results"][3].setdefault("environment", {})["distributed"] = {"parallel": "fsdp", "world_size": 2,
+                                                                      "order": "compile-then-wrap", "checkpoint": True}
     for document in (fast, slow):
         run_ingest_and_detect(document=document)
     return [Run.objects.select_related("machine").get(pk=d["run"]["id"]) for d in (fast, slow)]
@@ -80,6 +83,8 @@ def test_the_rows_are_the_template_loops_to_the_byte():
     assert '<code title="transformers.&lt;Bert&gt;Model &amp; co">transformers.<wbr>&lt;Bert&gt;Model &amp; co</code>' in slow
     assert '<code title="workloads.suite.mlp_loop.MLPLoop">MLPLoop</code> <span class="meta">ours</span>' in slow
     assert "<code>–</code>" in slow
+    assert '<div class="distributed">fsdp · world size 2 · compile-then-wrap · checkpointed</div>' in slow
+    assert slow.count('class="distributed"') == 1  # single-process cases say nothing of it
     assert "host at 50%" in slow and "2.001×" in slow and "0.999×" in slow and "10.01 / 1.50" in slow  # half up, as floatformat
 
 

@@ -62,4 +62,4 @@ def instance(model: torch.nn.Module, make_inputs: Callable[[int], Sequence[torch
         return value.detach(), tuple([p.grad for p in params])  # a list: Dynamo breaks the graph on a generator
 
     return Instance(fn=infer if loss is None else train_step, make_inputs=make_inputs, input_names=names,
-                    modules=(model,), implementation=implementation)
+                    modules=(model,), implementation=implementation, loss=loss)

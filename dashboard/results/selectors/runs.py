@@ -118,13 +118,17 @@ def run_results(*, run: Run, only: str = "all"):
     """A run's cases, failed ones first when ``only`` is "failed" (then only those); each with the
     compiled side's host share and the median host probe where the runner measured them
     (``compiled_host_share``, ``host_probe_ms``), and the model that ran (``implementation``: ours,
-    ``workloads.…``, or a library's class, as the workload page shows it)."""
+    ``workloads.…``, or a library's class, as the workload page shows it), and for a distributed case
+    its wrapper, world size, order and checkpointing (``parallel``, ``world_size``, ``order``,
+    ``checkpoint``: docs/distributed.md)."""
     rows = (
         Result.objects.filter(run=run)
         .select_related("workload", "config")
         .defer("samples", "environment")
         .annotate(compiled_host_share=COMPILED_HOST_SHARE, host_probe_ms=HOST_PROBE_MS,
-                  implementation=KT("environment__implementation"))
+                  implementation=KT("environment__implementation"), parallel=KT("environment__distributed__parallel"),
+                  world_size=KT("environment__distributed__world_size"), order=KT("environment__distributed__order"),
+                  checkpoint=KT("environment__distributed__checkpoint"))
         .order_by("workload__name", *config_fields(*SHOWN_AXES))
     )
     if only == "failed":

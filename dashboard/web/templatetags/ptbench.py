@@ -282,7 +282,7 @@ def result_rows(results, machine_class: str, host_bound_share: float, host_slowe
             f'\n    <tr class="status-{_text(r.status)}">\n'
             f'      <td><a href="{_text(urls[name])}?machine={machine}'
             f'{"".join(f"&amp;{word}={urlencode_filter(value)}" for word, value in shown)}">{_text(name)}</a>'
-            f'<div class="implementation">{model_name(r.implementation)}</div></td>'
+            f'<div class="implementation">{model_name(r.implementation)}</div>{_distributed(r)}</td>'
             f'{"".join(f"<td>{_text(value)}</td>" for _, value in shown)}\n'
             f'      <td>{_text(r.status)}</td>\n'
             f'      <td class="num">{_speedup_cell(r, host_bound_share, host_slowed_below)}</td>\n'
@@ -296,6 +296,15 @@ def result_rows(results, machine_class: str, host_bound_share: float, host_slowe
             f'    {_error_row(r)}\n  '
         )
     return mark_safe("".join(out))
+
+
+def _distributed(r) -> str:
+    """How a distributed case ran (docs/distributed.md): its wrapper, world size, order, checkpointing."""
+    if not r.world_size:
+        return ""
+    checkpointed = " · checkpointed" if r.checkpoint == "true" else ""
+    return (f'<div class="distributed">{_text(r.parallel)} · world size {_text(r.world_size)} · '
+            f'{_text(r.order)}{checkpointed}</div>')
 
 
 def _text(value) -> str:
