@@ -224,6 +224,8 @@ def _result_from(cold: PhaseOutcome, spec: CaseSpec, workload_name: str, repro: 
     }
     if record.get("samples"):
         result["samples"] = record["samples"]
+    if record.get("path_phases"):
+        result["path_phases"] = record["path_phases"]
     return result
 
 
@@ -235,6 +237,8 @@ def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
     host_speed = (warm.record.get("environment") or {}).get("compile_warm")
     if host_speed is not None:
         environment["compile_warm"] = host_speed
+    if warm.record.get("path_phases"):
+        environment["warm_path_phases"] = warm.record["path_phases"]
     if warm.status == "pass":
         result["metrics"]["compile_time_warm_s"] = warm.record["metrics"]["compile_time_warm_s"]
     else:
