@@ -22,6 +22,7 @@ from typing import Callable
 from runner.engine import lifetime
 from runner.engine.failures import process_excerpt
 from runner.engine.result_file import METRIC_KEYS, ResultFile
+from contract.modes import EXPORTING_MODES
 from contract.spec import CaseSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -190,7 +191,10 @@ class CaseExecutor:
             result = _result_from(cold, spec, workload_name, repro)
             result["environment"]["process_wall_s"] = {"cold": round(cold.wall_s, 3)}
             duration = cold.wall_s
-            if self.compile_pairs is not None and cold.status in ("pass", "fail_accuracy"):
+            if self.compile_pairs is not None and spec.compile_mode in EXPORTING_MODES:
+                # A pair starts its count at the first call; an exporting path's work is before it.
+                result["environment"]["compile_pairs_skipped"] = f"mode {spec.compile_mode} exports before its first call"
+            elif self.compile_pairs is not None and cold.status in ("pass", "fail_accuracy"):
                 started = time.monotonic()
                 pairs = self.compile_pairs.measure(spec, self.python, timeout_s=self.timeout_s, should_stop=self.should_stop)
                 duration += time.monotonic() - started

@@ -15,7 +15,8 @@ from contract.document import validate_document
 from contract.spec import CaseSpec
 from runner.engine import data_dependent
 from runner.engine.case import run_case
-from runner.engine.executor import REPO_ROOT
+from runner.engine.compile_pairs import CompilePairs, CompileReference
+from runner.engine.executor import REPO_ROOT, CaseExecutor
 from runner.engine.prepare import compile_kwargs
 from runner.engine.result_file import ResultFile
 from tests.runner import sample_workloads
@@ -70,6 +71,23 @@ def test_a_data_dependent_export_is_its_own_status_with_the_expression_and_line(
     assert record["error"]["type"].endswith("GuardOnDataDependentSymNode")
     assert record["error"]["message"].startswith(
         f"data-dependent guard Eq(u0, 1) at tests/runner/sample_workloads.py:{line} in branch_and_item: Could not guard")
+
+
+def test_an_exporting_path_skips_compile_pairs_and_says_why(tmp_path):
+    """A pair counts from the first call; an export's work is before it. Were the pair run, this
+    reference (which cannot start) would leave its error in environment.compile_pairs."""
+    broken = tmp_path / "python"
+    broken.write_text("#!/bin/sh\nexit 3\n")
+    broken.chmod(0o755)
+    spec = CaseSpec(workload="tests.runner.sample_workloads:TinyMLP", compile_mode="export", shape_regime="backed",
+                    dtype="float32", device="cpu", backend="eager", import_allowed=True, timing=QUICK)
+    executor = CaseExecutor(python=sys.executable, timeout_s=300, warm=False,
+                            compile_pairs=CompilePairs(reference=CompileReference(python=str(broken)), pairs=1))
+    result = executor.run(spec, workload_name="test_tiny_mlp", repro="")
+    assert result["status"] == "pass", result["error"]
+    assert result["environment"]["compile_pairs_skipped"] == "mode export exports before its first call"
+    assert "compile_pairs" not in result["environment"] and result["metrics"]["compile_cpu_ratio"] is None
+    assert result["path_phases"]["export_s"] > 0
 
 
 def test_the_data_dependent_message_is_read_where_it_says_less():
