@@ -70,16 +70,18 @@ def _failure(result: dict) -> str:
 
 
 def case_rows(results: list[dict]) -> list[str]:
-    header = (f"{'workload':34} {'mode':13} {'regime':9} {'status':21} {'speedup':>8} {'cold s':>8} {'warm s':>7} "
+    header = (f"{'workload':34} {'mode':13} {'regime':9} {'status':21} {'speedup':>14} {'cold s':>8} {'warm s':>7} "
               f"{'export':>7} {'package':>8} {'load':>6} {'1st call':>8} {'unbacked':>8} {'guards':>6}  dynamic shapes / failure")
     lines = [header, "-" * len(header)]
     for r in results:
         m, phases, path = r["metrics"], r.get("path_phases") or {}, (r.get("environment") or {}).get("compile_path") or {}
         speedup = "-" if m.get("speedup") is None else f"{m['speedup']:.3f}x"
+        if m.get("speedup") is not None and m.get("speedup_noise") is not None:
+            speedup += f" ±{m['speedup_noise']:.0%}"
         guards = path.get("guards") if path.get("guards") is not None else path.get("export_guards")
         note = _failure(r) if r["status"] != "pass" else path.get("dynamic_shapes", "")
         lines.append(f"{r['workload'][:34]:34} {r['config']['compile_mode']:13} {r['config']['shape_regime']:9} {r['status']:21} "
-                     f"{speedup:>8} {_s(m.get('compile_time_cold_s')):>8} {_s(m.get('compile_time_warm_s')):>7} "
+                     f"{speedup:>14} {_s(m.get('compile_time_cold_s')):>8} {_s(m.get('compile_time_warm_s')):>7} "
                      + " ".join(f"{_s(phases.get(p)):>{w}}" for p, w in zip(PHASES, (7, 8, 6, 8)))
                      + f" {str(path.get('unbacked_symbols', '-')):>8} {str(guards if guards is not None else '-'):>6}  {note}")
     return lines
@@ -115,7 +117,7 @@ def table(document: dict) -> str:
     head = [f"compile paths: torch {build['torch_version']} ({build['git_sha'][:12]}), {machine.get('gpu_name') or machine.get('cpu_model')}, "
             f"machine class {machine['machine_class']}", f"command: {document['run'].get('command', '')}", ""]
     results = document["results"]
-    return "\n".join(head + ["per mode and regime (dde: data_dependent_error)"] + mode_rows(results) + ["", "per case"]
+    return "\n".join(head + ["per mode and regime (dde: data_dependent_error)"] + mode_rows(results) + ["", "per case (speedup ± its 95 % half-width from the samples; seconds)"]
                      + case_rows(results)) + "\n"
 
 

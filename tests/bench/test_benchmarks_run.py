@@ -41,6 +41,7 @@ RUNS = [
       "--verdicts", "1", "--detect-builds", "1", "--workers", "1"], "verdict of", 240),
     (["families_table.py", *(f"{RESULTS}/families/spread/spread-{i}.json" for i in (1, 2, 3))], "per case", 60),
     (["case_lifetime.py", "--repeats", "1"], "SIGTERM  runner (cpu)", 120),
+    (["compile_paths.py", "--from", f"{RESULTS}/compile-paths-cpu-2026-11-25.json"], "aot_inductor  backed", 60),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
 ]
