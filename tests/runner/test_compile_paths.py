@@ -17,6 +17,7 @@ from runner.engine import data_dependent
 from runner.engine.case import run_case
 from runner.engine.compile_pairs import CompilePairs, CompileReference
 from runner.engine.executor import REPO_ROOT, CaseExecutor
+from runner.engine.paths import export_shapes
 from runner.engine.prepare import compile_kwargs
 from runner.engine.result_file import ResultFile
 from tests.runner import sample_workloads
@@ -88,6 +89,21 @@ def test_an_exporting_path_skips_compile_pairs_and_says_why(tmp_path):
     assert result["environment"]["compile_pairs_skipped"] == "mode export exports before its first call"
     assert "compile_pairs" not in result["environment"] and result["metrics"]["compile_cpu_ratio"] is None
     assert result["path_phases"]["export_s"] > 0
+
+
+def test_unbacked_export_takes_the_first_way_the_build_offers(monkeypatch):
+    dims = sample_workloads.TinyMLP.dynamic_dims
+    # A build with Dim.UNBACKED (newer shape specs): non-strict, the hint on each dynamic dim.
+    monkeypatch.setattr(export_shapes.compat, "export_dim_hint", lambda name: f"<Dim.{name}>")
+    newer = export_shapes.export_shapes("unbacked", dims, ("x",))
+    assert (newer.how, newer.strict, newer.dynamic_shapes) == ("Dim.UNBACKED", False, ({0: "<Dim.UNBACKED>"},))
+    assert export_shapes.export_shapes("backed", dims, ("x",)).dynamic_shapes == ({0: "<Dim.DYNAMIC>"},)
+    # This build (2.13): no Dim.UNBACKED, and the probe finds non-strict export ignores mark_unbacked.
+    monkeypatch.undo()
+    assert export_shapes.compat.export_dim_hint("UNBACKED") is None
+    assert export_shapes.non_strict_honours_mark_unbacked() is False
+    assert export_shapes.export_shapes("unbacked", dims, ("x",)).strict is True
+    assert export_shapes.export_shapes("static", dims, ("x",)) == export_shapes.ExportShapes(None, strict=False, how="static")
 
 
 def test_the_data_dependent_message_is_read_where_it_says_less():
