@@ -10,6 +10,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
+from contract.modes import skip_reason
 from contract.spec import CaseSpec
 from contract.variants import Overrides
 
@@ -63,6 +64,8 @@ def plan_cases(
     overrides=None,
 ) -> Plan:
     """``workloads`` are (how the user named it, Workload). ``dtypes=None``: each workload's default.
+    A mode that cannot run a regime or phase (``contract.modes``: export runs inference only) leaves
+    the case out with its reason in ``skipped``.
     ``import_allowed``: the case process may import a ``module:Class`` name (the local CLI only);
     a family's model (``workload.family`` set: docs/families.md) imports nothing by name."""
     cases: list[PlannedCase] = []
@@ -84,6 +87,9 @@ def plan_cases(
                     skipped.append(f"{workload.name}: regime {regime} needs dynamic dims; this workload has none")
                     continue
                 for mode in modes:
+                    if why := skip_reason(mode, regime=regime, phase=getattr(workload, "phase", "infer")):
+                        skipped.append(f"{workload.name}: {why}")
+                        continue
                     spec = CaseSpec(
                         workload=requested_name,
                         compile_mode=mode,

@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run a suite and store (or write) its run document")
     run.add_argument("--suite", choices=SIZES, help="workload size: tiny (CPU, tests) or full (GPU); default tiny on cpu, full on cuda")
     run.add_argument("--workloads", type=_name_list, help="comma-separated names (or package.module:Class); default: the whole suite")
-    run.add_argument("--modes", type=_choices_list(COMPILE_MODES, "compile mode"), help="default: all four on cuda, 'default' on cpu")
+    run.add_argument("--modes", type=_choices_list(COMPILE_MODES, "compile mode"), help="default: the four torch.compile modes on cuda, 'default' on cpu; the compile paths (export, aot_inductor, cpp_wrapper, freezing) run when named (docs/compile-paths.md)")
     run.add_argument("--regimes", type=_choices_list(SHAPE_REGIMES, "shape regime"), default=list(SHAPE_REGIMES))
     run.add_argument("--dtypes", type=_choices_list(DTYPES, "dtype"), help="default: each workload's first dtype")
     run.add_argument("--device", choices=DEVICES, help="default: cuda when the build sees a GPU, else cpu")

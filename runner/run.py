@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from contract.vocabulary import COMPILE_MODES
+from contract.modes import TORCH_COMPILE_MODES
 from runner.arguments import DEFAULT_TIMEOUT_S
 from runner.listing import resolve_workloads
 from runner.output import deliver_document, save_unsent, write_atomically
@@ -74,7 +74,7 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
     if args.modes:
         modes = args.modes
     else:
-        modes = list(COMPILE_MODES) if device == "cuda" and args.backend == "inductor" else ["default"]
+        modes = list(TORCH_COMPILE_MODES) if device == "cuda" and args.backend == "inductor" else ["default"]
     if args.backend != "inductor" and modes != ["default"]:
         print(f"note: backend {args.backend} ignores compile modes; each mode runs the same compile", file=sys.stderr)
     gpu_class = machine_class_for(environment["machine"]["gpu_name"]) if device == "cuda" else "cpu"

@@ -356,6 +356,10 @@ class ResultSerializer(serializers.Serializer):
     graph_breaks = serializers.ListField(child=serializers.DictField())
     recompiles = serializers.ListField(child=serializers.DictField())
     error = serializers.DictField(allow_null=True)
+    path_phases = serializers.DictField(
+        child=serializers.FloatField(allow_null=True),
+        help_text="seconds of each compile-path phase before the first call (export_s, package_s, load_s, first_call_s); "
+                  "empty for a torch.compile mode")
     repro = StrictCharField(help_text="the command line that reruns this case")
     duration_s = serializers.FloatField(allow_null=True)
 

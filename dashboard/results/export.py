@@ -50,6 +50,7 @@ def run_document(*, run: Run) -> dict:
                 "graph_breaks": r.graph_breaks,
                 "recompiles": r.recompiles,
                 "error": r.error,
+                **({"path_phases": r.path_phases} if r.path_phases else {}),
                 "repro": r.repro,
                 "duration_s": r.duration_s,
                 "environment": r.environment,

@@ -208,7 +208,7 @@ class Result(models.Model):
     workload = models.ForeignKey(Workload, on_delete=models.PROTECT, related_name="results")
     config = models.ForeignKey(Config, on_delete=models.PROTECT, related_name="results")
     series = models.ForeignKey(Series, on_delete=models.PROTECT, related_name="results")
-    status = models.CharField(max_length=16, choices=Status.choices)
+    status = models.CharField(max_length=24, choices=Status.choices)
 
     speedup = models.FloatField(null=True, blank=True)
     speedup_noise = models.FloatField(null=True, blank=True, help_text="relative half-width of the 95% CI")
@@ -236,6 +236,10 @@ class Result(models.Model):
     graph_breaks = models.JSONField(default=list, blank=True)
     recompiles = models.JSONField(default=list, blank=True)
     error = models.JSONField(null=True, blank=True)
+    # Seconds of each phase of a compile path before the first call ({"export_s", "package_s",
+    # "load_s", "first_call_s"}: the document's ``path_phases``, docs/compile-paths.md); empty for
+    # a torch.compile mode.
+    path_phases = models.JSONField(default=dict, blank=True)
     repro = models.TextField(blank=True)
     duration_s = models.FloatField(null=True, blank=True)
     environment = models.JSONField(default=dict, blank=True)

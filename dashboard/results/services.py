@@ -414,6 +414,7 @@ def _result_from_document(item: dict, *, run: Run, workload: Workload, config: C
         graph_breaks=item.get("graph_breaks", []),
         recompiles=item.get("recompiles", []),
         error=item.get("error"),
+        path_phases=item.get("path_phases", {}),
         repro=item.get("repro", ""),
         duration_s=item.get("duration_s"),
         environment=item.get("environment", {}),

@@ -19,8 +19,9 @@ from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomea
 from dashboard.results.selectors.dynamic import DYNAMIC_REGIMES, dynamic_pair_key, pairs_geomeans, summary_pairs
 
 OPEN_RUN_STATUSES = ("pending", "running")
+EXPORT_S = "path_phases__export_s"
 DYNAMIC_SIDE = ("status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count",
-                "speedup_noise")  # DynamicSummary.pairs (results.selectors.dynamic.Side)
+                "speedup_noise", EXPORT_S)  # DynamicSummary.pairs (results.selectors.dynamic.Side)
 
 
 def _models():
@@ -29,12 +30,18 @@ def _models():
     return models
 
 
+def _export_column(m) -> tuple[str, ...]:
+    """An exporting path's export time (``Result.path_phases``), where the model has it (migrations
+    before 0013 pass models without it)."""
+    return (EXPORT_S,) if any(f.name == "path_phases" for f in m.Result._meta.get_fields()) else ()
+
+
 def _cases(m, *, build_id: int, machine_class: str) -> dict[int, dict]:
     """The build's cases on the class, one per series (the one stored last)."""
     rows = (
         m.Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
         .order_by("id")
-        .values("id", "series_id", "workload_id", "config_id", "status", "speedup_noise", *FIGURE_COLUMNS)
+        .values("id", "series_id", "workload_id", "config_id", "status", "speedup_noise", *FIGURE_COLUMNS, *_export_column(m))
     )
     return latest_per_series(rows)
 
@@ -135,7 +142,7 @@ def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, case
     names = dict(m.Workload.objects.filter(id__in={w for workloads in found.values() for w in workloads}).values_list("id", "name"))
 
     def side(row: dict | None) -> list | None:
-        return [row[f] for f in DYNAMIC_SIDE] if row else None
+        return [row.get(f) for f in DYNAMIC_SIDE] if row else None
 
     out = []
     for config_key, workloads in sorted(found.items()):

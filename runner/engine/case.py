@@ -36,17 +36,11 @@ from runner.engine.dynamo_stats import (
     locate_breaks,
     read_compile_counters,
 )
-from runner.engine.failures import CaseFailure, error_excerpt, status_for
+from runner.engine.failures import CaseFailure, classify
 from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
-from runner.engine.prepare import (
-    build_dtype,
-    clone_inputs,
-    compile_kwargs,
-    compiled_caller,
-    mark_dynamic_dims,
-    runnable,
-)
+from runner.engine.paths import deploy
+from runner.engine.prepare import build_dtype, clone_inputs, mark_dynamic_dims, runnable
 from runner.engine.result_file import CaseRecord, ResultFile
 from contract.spec import CaseSpec
 from runner.engine.stats import bootstrap_speedup, median
@@ -111,14 +105,16 @@ class CompiledSide:
         self.instance = build_instance(workload, spec)
         self.inputs = inputs
         mark_dynamic_dims(inputs, self.instance.input_names, workload.dynamic_dims, spec.shape_regime)
-        compiled = torch.compile(runnable(self.instance.fn, spec), **compile_kwargs(spec))
-        self.fn = compiled_caller(compiled, spec)
+        # torch.compile, or a compile path's export / package / load (runner.engine.paths)
+        self.deployed = deploy(spec, self.instance, inputs, workload.dynamic_dims)
+        self.fn = self.deployed.fn
         if before_first_call is not None:
             before_first_call()
         # On a GPU host, how fast the host ran during the compile (runner.engine.host_speed).
         sampler = HostSpeedSampler() if spec.timing_budget.host_probe else contextlib.nullcontext()
         with sampler:
-            self.first_output, self.compile_time_s = timed_first_call(self.fn, inputs, spec)
+            self.first_output, first_call_s = timed_first_call(self.fn, inputs, spec)
+        self.compile_time_s = self.deployed.finish(first_call_s)
         self.host_speed = getattr(sampler, "result", None)
         self._allocated_before_build = before
 
@@ -158,6 +154,7 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     record.metrics["unique_graphs"] = counts.unique_graphs
     record.graph_breaks = breaks_from_counters(counts)
     record.environment["compile_caches"] = cache_counters()
+    _record_path(compiled, record)
     out.write(record, "compile")
 
     rtol, atol = tolerances(spec.dtype, compiled.instance.rtol, compiled.instance.atol)
@@ -192,6 +189,25 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     with failing_as("compile_error", "while measuring memory: "):
         record.metrics["compiled_peak_memory_bytes"] = footprint(compiled_resident, probe.transient_peak(compiled_call))
 
+    if compiled.deployed.fixed_shapes:  # a static export or package takes only the shapes it was made for
+        record.environment["second_shape"] = f"not run: a static {spec.compile_mode} accepts only its example shapes"
+        out.write(record, "recompiles")
+    else:
+        _second_shape(spec, workload, compiled, record, out)
+
+    if counts.graph_break_count != 0:
+        _locate_graph_breaks(spec, workload, eager, record)
+
+
+def _record_path(compiled: CompiledSide, record: CaseRecord) -> None:
+    """A compile path's phases and findings (runner.engine.paths): ``path_phases``, ``environment.compile_path``."""
+    if compiled.deployed.phases:
+        record.path_phases = dict(compiled.deployed.phases)
+    if compiled.deployed.facts:
+        record.environment["compile_path"] = compiled.deployed.facts
+
+
+def _second_shape(spec: CaseSpec, workload, compiled: CompiledSide, record: CaseRecord, out: ResultFile) -> None:
     with failing_as("compile_error", "while running the second shape (variant 1): "):
         second_inputs = tuple(compiled.instance.make_inputs(1))
         mark_dynamic_dims(second_inputs, compiled.instance.input_names, workload.dynamic_dims, spec.shape_regime)
@@ -201,9 +217,6 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     record.metrics["recompile_count"] = watcher.count
     record.recompiles = watcher.reasons
     out.write(record, "recompiles")
-
-    if counts.graph_break_count != 0:
-        _locate_graph_breaks(spec, workload, eager, record)
 
 
 def _timing_environment(samples) -> dict:
@@ -281,6 +294,7 @@ def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     with failing_as("compile_error"):
         compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
     record.metrics["compile_time_warm_s"] = compiled.compile_time_s
+    _record_path(compiled, record)
     if compiled.host_speed is not None:
         record.environment["compile_warm"] = compiled.host_speed.as_environment()
     record.environment["compile_caches"] = cache_counters()
@@ -296,7 +310,8 @@ def run_case(spec: CaseSpec, out: ResultFile) -> CaseRecord:
             distributed = launch.options(spec) is not None
         (launch.run if distributed else run_warm if spec.phase == "warm" else run_cold)(spec, record, out)
     except CaseFailure as failure:
-        record.status = status_for(failure.status, failure.cause)
-        record.error = error_excerpt(failure.cause, failure.context)
+        record.status, record.error, detail = classify(failure)
+        if detail is not None:
+            record.environment["data_dependent"] = detail
     out.write(record, "done")
     return record

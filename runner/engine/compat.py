@@ -22,6 +22,15 @@ _MARK_DYNAMIC_PLACES = (
     ("torch._dynamo.decorators", "mark_dynamic"),
     ("torch._dynamo", "mark_dynamic"),
 )
+# AOTInductor's package API (torch 2.6+: torch._inductor; later builds may publish it elsewhere).
+_AOTI_COMPILE_PLACES = (
+    ("torch.export.aoti", "aoti_compile_and_package"),
+    ("torch._inductor", "aoti_compile_and_package"),
+)
+_AOTI_LOAD_PLACES = (
+    ("torch.export.aoti", "aoti_load_package"),
+    ("torch._inductor", "aoti_load_package"),
+)
 _MARK_STEP_PLACES = (
     ("torch.compiler", "cudagraph_mark_step_begin"),
     ("torch._inductor.cudagraph_trees", "mark_step_begin"),
@@ -58,6 +67,20 @@ def mark_dynamic() -> Callable[..., Any]:
 
 def mark_unbacked() -> Callable[..., Any]:
     return _require(_MARK_UNBACKED_PLACES, "mark_unbacked")
+
+
+def aoti_compile_and_package() -> Callable[..., Any]:
+    return _require(_AOTI_COMPILE_PLACES, "aoti_compile_and_package")
+
+
+def aoti_load_package() -> Callable[..., Any]:
+    return _require(_AOTI_LOAD_PLACES, "aoti_load_package")
+
+
+def export_dim_hint(name: str) -> Any | None:
+    """``torch.export.Dim.<name>`` (AUTO, DYNAMIC, STATIC; UNBACKED in builds that have it), or None."""
+    dim = getattr(getattr(torch, "export", None), "Dim", None)
+    return getattr(dim, name, None) if dim is not None else None
 
 
 def cudagraph_mark_step_begin() -> Callable[[], None] | None:

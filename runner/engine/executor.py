@@ -22,6 +22,7 @@ from typing import Callable
 from runner.engine import lifetime
 from runner.engine.failures import process_excerpt
 from runner.engine.result_file import METRIC_KEYS, ResultFile
+from contract.modes import EXPORTING_MODES
 from contract.spec import CaseSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -204,7 +205,10 @@ class CaseExecutor:
                 result["artifact"] = artifact
             result["environment"]["process_wall_s"] = {"cold": round(cold.wall_s, 3)}
             duration = cold.wall_s
-            if self.compile_pairs is not None and cold.status in ("pass", "fail_accuracy"):
+            if self.compile_pairs is not None and spec.compile_mode in EXPORTING_MODES:
+                # A pair starts its count at the first call; an exporting path's work is before it.
+                result["environment"]["compile_pairs_skipped"] = f"mode {spec.compile_mode} exports before its first call"
+            elif self.compile_pairs is not None and cold.status in ("pass", "fail_accuracy"):
                 started = time.monotonic()
                 pairs = self.compile_pairs.measure(spec, self.python, timeout_s=self.timeout_s, should_stop=self.should_stop)
                 duration += time.monotonic() - started
@@ -242,6 +246,8 @@ def _result_from(cold: PhaseOutcome, spec: CaseSpec, workload_name: str, repro: 
     }
     if record.get("samples"):
         result["samples"] = record["samples"]
+    if record.get("path_phases"):
+        result["path_phases"] = record["path_phases"]
     return result
 
 
@@ -253,6 +259,8 @@ def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
     host_speed = (warm.record.get("environment") or {}).get("compile_warm")
     if host_speed is not None:
         environment["compile_warm"] = host_speed
+    if warm.record.get("path_phases"):
+        environment["warm_path_phases"] = warm.record["path_phases"]
     if warm.status == "pass":
         result["metrics"]["compile_time_warm_s"] = warm.record["metrics"]["compile_time_warm_s"]
     else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import traceback
 from typing import Iterator
 
+from runner.engine import data_dependent
 
 MESSAGE_LIMIT = 4000
 TRACEBACK_LIMIT = 8000
@@ -48,8 +49,25 @@ def is_out_of_memory(exc: BaseException) -> bool:
 
 
 def status_for(phase_status: str, exc: BaseException) -> str:
-    """``oom`` whatever the phase when memory ran out, else the phase's own failure status."""
-    return "oom" if is_out_of_memory(exc) else phase_status
+    """``oom`` whatever the phase when memory ran out; ``data_dependent_error`` for a compile that
+    guarded on a data-dependent expression (``data_dependent``); else the phase's own status."""
+    if is_out_of_memory(exc):
+        return "oom"
+    if phase_status == "compile_error" and data_dependent.is_data_dependent(_chain(exc)):
+        return data_dependent.STATUS
+    return phase_status
+
+
+def classify(failure: CaseFailure) -> tuple[str, dict, dict | None]:
+    """(status, error excerpt, data-dependent detail or None) of a failed case. A data-dependent
+    error's message starts with the expression and the source line that asked for it."""
+    status = status_for(failure.status, failure.cause)
+    if status != data_dependent.STATUS:
+        return status, error_excerpt(failure.cause, failure.context), None
+    texts = "\n".join(str(link) for link in _chain(failure.cause))
+    detail = data_dependent.describe(texts)
+    context = f"{failure.context}{data_dependent.headline(detail)}: "
+    return status, error_excerpt(failure.cause, context), detail
 
 
 def _clip_tail(text: str, limit: int) -> str:

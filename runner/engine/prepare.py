@@ -25,17 +25,35 @@ def build_dtype(dtype: str) -> torch.dtype:
     return _TORCH_DTYPES[dtype]
 
 
-def runnable(fn: Callable[..., Any], spec: CaseSpec) -> Callable[..., Any]:
-    """``fn`` as the case runs it: under autocast for ``amp``, as it is otherwise."""
-    if spec.dtype != "amp":
-        return fn
+# Modes that deploy an inference graph run both sides under no_grad (freezing folds weights only
+# there; an exported program is exported from it), so eager is timed as it would be deployed.
+NO_GRAD_MODES = ("export", "aot_inductor", "freezing")
+# Inductor settings of the compile paths that are torch.compile (docs/compile-paths.md): on a GPU
+# freezing runs with CUDA graphs, as the HUD's freezing_cudagraphs configuration does.
+PATH_OPTIONS = {"cpp_wrapper": {"cpp_wrapper": True}, "freezing": {"freezing": True}}
 
+
+def runnable(fn: Callable[..., Any], spec: CaseSpec, *, grad_mode: bool = True) -> Callable[..., Any]:
+    """``fn`` as the case runs it: under autocast for ``amp``, under no_grad for ``NO_GRAD_MODES``
+    (``grad_mode=False``: not here, the caller sets it, as export does around the whole export)."""
+    if spec.dtype == "amp":
+        fn = _under(fn, lambda: torch.autocast(device_type=spec.device, dtype=AMP_DTYPE))
+    if grad_mode and spec.compile_mode in NO_GRAD_MODES:
+        fn = without_grad(fn)
+    return fn
+
+
+def without_grad(fn: Callable[..., Any]) -> Callable[..., Any]:
+    return _under(fn, torch.no_grad)
+
+
+def _under(fn: Callable[..., Any], context: Callable[[], Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
-    def under_autocast(*args: Any) -> Any:
-        with torch.autocast(device_type=spec.device, dtype=AMP_DTYPE):
+    def call(*args: Any) -> Any:
+        with context():
             return fn(*args)
 
-    return under_autocast
+    return call
 
 
 def clone_inputs(inputs: Sequence[Any]) -> tuple:
@@ -59,9 +77,15 @@ def mark_dynamic_dims(inputs: Sequence[Any], input_names: Sequence[str], dynamic
 
 
 def compile_kwargs(spec: CaseSpec) -> dict:
-    """``torch.compile`` arguments: ``mode`` only means something to inductor; static is dynamic=False."""
+    """``torch.compile`` arguments: ``mode`` (or a path's inductor ``options``) only means something
+    to inductor; static is dynamic=False. export compiles its exported module with these (no mode)."""
     kwargs: dict[str, Any] = {"backend": spec.backend}
-    if spec.backend == "inductor" and spec.compile_mode != "default":
+    if spec.backend == "inductor" and spec.compile_mode in PATH_OPTIONS:
+        options = dict(PATH_OPTIONS[spec.compile_mode])
+        if spec.compile_mode == "freezing" and spec.device == "cuda":
+            options["triton.cudagraphs"] = True
+        kwargs["options"] = options
+    elif spec.backend == "inductor" and spec.compile_mode not in ("default", "export", "aot_inductor"):
         kwargs["mode"] = spec.compile_mode
     if spec.shape_regime == "static":
         kwargs["dynamic"] = False
@@ -69,7 +93,7 @@ def compile_kwargs(spec: CaseSpec) -> dict:
 
 
 def uses_cuda_graphs(spec: CaseSpec) -> bool:
-    return spec.device == "cuda" and spec.backend == "inductor" and spec.compile_mode in ("reduce-overhead", "max-autotune")
+    return spec.device == "cuda" and spec.backend == "inductor" and spec.compile_mode in ("reduce-overhead", "max-autotune", "freezing")
 
 
 def compiled_caller(compiled: Callable[..., Any], spec: CaseSpec) -> Callable[..., Any]:

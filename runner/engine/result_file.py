@@ -36,6 +36,7 @@ class CaseRecord:
     recompiles: list = field(default_factory=list)
     error: dict | None = None
     environment: dict = field(default_factory=dict)
+    path_phases: dict = field(default_factory=dict)  # a compile path's seconds per phase (runner.engine.paths)
     phase_reached: str = "start"  # the last phase whose results are in this record
 
     def as_dict(self) -> dict:
@@ -47,6 +48,7 @@ class CaseRecord:
             "recompiles": self.recompiles,
             "error": self.error,
             "environment": self.environment,
+            "path_phases": self.path_phases,
             "phase_reached": self.phase_reached,
         }
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from contract.catalog import resolve_entries
 from contract.planning import Plan, plan_cases
 from contract.suites import expand_suites
+from contract.modes import TORCH_COMPILE_MODES
 from contract.vocabulary import BACKENDS, COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
 
 
@@ -57,8 +58,9 @@ def matrix_resolve(*, suite: str, machine_class: str, workloads=None, modes=None
     return Matrix(
         # A suite name (core, hf, timm, torchvision, all: docs/families.md) stands for its workloads.
         workloads=expand_suites(workloads) if workloads else None,
-        # On a CPU the other modes are CUDA-graph and autotuning variants: the default mode only.
-        modes=_subset("modes", modes, COMPILE_MODES) or (list(COMPILE_MODES) if device == "cuda" else ["default"]),
+        # On a CPU the other modes are CUDA-graph and autotuning variants: the default mode only. The
+        # compile paths (export, aot_inductor, ...) run when named (docs/compile-paths.md).
+        modes=_subset("modes", modes, COMPILE_MODES) or (list(TORCH_COMPILE_MODES) if device == "cuda" else ["default"]),
         regimes=_subset("regimes", regimes, SHAPE_REGIMES) or list(SHAPE_REGIMES),
         dtypes=_subset("dtypes", dtypes, DTYPES),
         device=device,

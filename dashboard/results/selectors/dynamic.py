@@ -38,6 +38,7 @@ class Side:
     graph_break_count: int | None
     recompile_count: int | None
     speedup_noise: float | None = None  # its stated 95 % half-width (absent from summaries stored before it)
+    export_s: float | None = None  # an exporting path's export time (path_phases.export_s; docs/compile-paths.md)
 
 
 @dataclass
@@ -54,12 +55,23 @@ class Pair:
             return u.speedup / b.speedup
         return None
 
+    def _ratio(self, field: str) -> float | None:
+        """Unbacked / backed of a side's ``field``, when both have it."""
+        b, u = getattr(self.backed, field, None), getattr(self.unbacked, field, None)
+        return u / b if b and u else None
+
     @property
     def compile_ratio(self) -> float | None:
-        b, u = self.backed, self.unbacked
-        if b and u and b.compile_time_cold_s and u.compile_time_cold_s:
-            return u.compile_time_cold_s / b.compile_time_cold_s
-        return None
+        return self._ratio("compile_time_cold_s")
+
+    @property
+    def export_ratio(self) -> float | None:
+        """Unbacked / backed export time (export and aot_inductor)."""
+        return self._ratio("export_s")
+
+    @property
+    def export_tone(self) -> str:
+        return _tone(self.export_ratio, higher_is_better=False)
 
     @property
     def gap_sd(self) -> float | None:

@@ -24,6 +24,7 @@ DATA_DEPENDENT = re.compile(
     r"|OrderedSet\(\[u\d+[^\]]*\]\)|Cannot convert symbols to int|could not guard on",
     re.IGNORECASE,
 )
+DATA_DEPENDENT_STATUS = "data_dependent_error"  # the runner classified it (runner.engine.data_dependent)
 FIRST_LINE = 200  # characters of an error's first line shown in the table
 
 
@@ -85,7 +86,7 @@ def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int
                 first = (message.strip().splitlines() or [""])[0]
                 text = f"{error_type.rsplit('.', 1)[-1]}: {first}" if error_type else first
                 out[workload] = Blocker(regime=regime, status=status, text=text[:FIRST_LINE], full=f"{error_type}: {message}"[:4000],
-                                        data_dependent=is_data_dependent(f"{error_type} {message}"))
+                                        data_dependent=status == DATA_DEPENDENT_STATUS or is_data_dependent(f"{error_type} {message}"))
                 break
     return out
 

@@ -34,6 +34,30 @@ CHANGE_COMPACT_FROM = 1e6  # a change shown in percent (or a count) this large i
 _TONES = {WORSE: "worse", BETTER: "better", WITHIN_NOISE: "same", TOO_NOISY: "same too-noisy"}
 
 
+_PATH_PHASES = ("export_s", "package_s", "load_s", "first_call_s")  # in the order they run (run document schema)
+
+
+@register.filter
+def path_phases(phases) -> list[tuple[str, object]]:
+    """A result's ``path_phases`` in the order they run, each as (word, seconds): ``first_call_s``
+    -> ``first call`` (docs/compile-paths.md). The stored JSON keeps no order."""
+    phases = phases if isinstance(phases, dict) else {}
+    return [(name.removesuffix("_s").replace("_", " "), phases[name]) for name in _PATH_PHASES if name in phases]
+
+
+@register.filter
+def path_facts(environment) -> list[str]:
+    """What a compile path found (a result's ``environment.compile_path``, docs/compile-paths.md), as
+    phrases: its dynamic shapes, unbacked symbols and guards, each where recorded."""
+    path = environment.get("compile_path") if isinstance(environment, dict) else None
+    if not isinstance(path, dict):
+        return []
+    guards = path.get("guards") if path.get("guards") is not None else path.get("export_guards")
+    facts = [(label, value) for label, value in (("dynamic shapes", path.get("dynamic_shapes")),
+                                                  ("unbacked symbols", path.get("unbacked_symbols")), ("guards", guards))]
+    return [f"{label} {value}" for label, value in facts if value is not None]
+
+
 @register.filter
 def tone(direction: str) -> str:
     """The CSS classes of a change's word (``contract.findings.judge``): red, green, or grey for a

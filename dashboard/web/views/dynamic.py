@@ -1,5 +1,7 @@
 from django.shortcuts import render
 
+from contract.modes import EXPORTING_MODES
+
 from dashboard.results.selectors.builds import build_list_for_class, build_summary_get, builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, build_ref, range_since
 from dashboard.results.selectors.dynamic import GAP_HIGHLIGHT, dynamic_gaps, dynamic_options, dynamic_pairs, gap_summary, pair_failure
@@ -24,7 +26,8 @@ def dynamic(request):
     if build is not None and build_summary_get(build_id=build.id, machine_class=machine_class) is None:
         raise params.BadParameter("build", f"build {build_ref(build)} has no results on machine class {machine_class!r}")
     context = {"classes": classes, "machine_class": machine_class, "modes": modes, "mode": mode, "dtypes": dtypes,
-               "dtype": dtype, "range_key": range_key, "ranges": list(RANGES), "highlight": GAP_HIGHLIGHT}
+               "dtype": dtype, "range_key": range_key, "ranges": list(RANGES), "highlight": GAP_HIGHLIGHT,
+               "exporting": mode in EXPORTING_MODES}
     if not options:
         return render(request, "web/dynamic.html", context)
 
