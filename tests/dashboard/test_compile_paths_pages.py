@@ -52,7 +52,7 @@ def dynamic_rows(html: str) -> dict[str, str]:
 @pytest.mark.django_db
 def test_an_aot_inductor_result_is_stored_shown_compared_and_detected(client):
     day2 = two_builds()
-    stored = Result.objects.get(build__git_sha__startswith=ref_for_day(2), config__compile_mode="aot_inductor", config__shape_regime="backed")
+    stored = Result.objects.get(build__git_sha__startswith=ref_for_day(2), config__tags__compile_mode="aot_inductor", config__tags__shape_regime="backed")
     assert stored.path_phases == PHASES
 
     page = client.get("/workloads/mlp_loop/?mode=aot_inductor&regime=backed&dtype=float32").content.decode()
@@ -71,7 +71,7 @@ def test_an_aot_inductor_result_is_stored_shown_compared_and_detected(client):
 
     # The unbacked package's data-dependent error is a status finding like any other failure.
     detection_run(run_id=day2["run"]["id"])
-    finding = Regression.objects.get(series__config__compile_mode="aot_inductor", series__config__shape_regime="unbacked")
+    finding = Regression.objects.get(series__config__tags__compile_mode="aot_inductor", series__config__tags__shape_regime="unbacked")
     assert finding.finding == "started_failing" and finding.first_bad_build.git_sha.startswith(ref_for_day(2))
 
 
