@@ -36,6 +36,8 @@ class CaseRecord:
     recompiles: list = field(default_factory=list)
     error: dict | None = None
     environment: dict = field(default_factory=dict)
+    compile_phases: dict = field(default_factory=dict)  # "cold"/"warm" -> runner.engine.compile_records
+    kernel_profile: dict | None = None  # runner.engine.kernel_profile
     phase_reached: str = "start"  # the last phase whose results are in this record
 
     def as_dict(self) -> dict:
@@ -47,6 +49,8 @@ class CaseRecord:
             "recompiles": self.recompiles,
             "error": self.error,
             "environment": self.environment,
+            "compile_phases": self.compile_phases,
+            "kernel_profile": self.kernel_profile,
             "phase_reached": self.phase_reached,
         }
 
