@@ -239,6 +239,11 @@ class Result(models.Model):
     repro = models.TextField(blank=True)
     duration_s = models.FloatField(null=True, blank=True)
     environment = models.JSONField(default=dict, blank=True)
+    # Run document version 2 (docs/explain.md): the compiles by phase (keys from contract.phases),
+    # the kernel profile and the case's wall time split; empty for version-1 documents.
+    compile_phases = models.JSONField(default=dict, blank=True)
+    kernel_profile = models.JSONField(default=dict, blank=True)
+    cost = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [

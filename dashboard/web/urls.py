@@ -10,6 +10,7 @@ urlpatterns = [
     path("ab/", views.ab, name="ab"),
     path("dynamic/", views.dynamic, name="dynamic"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run"),
+    path("explain/<int:before_id>/<int:after_id>/", views.explain, name="explain"),
     path("docs/", views.doc, name="docs"),
     path("docs/<slug:page>/", views.doc, name="doc"),
 ]
