@@ -135,3 +135,27 @@ def test_compare_rows_link_the_view_and_a_version_1_pair_reads_without_records(b
     assert client.get(f"/api/v1/explain/{before.pk}/{after.pk}/?metric=nope").json()["errors"][0]["field"] == "metric"
     assert client.get(f"/api/v1/explain/{before.pk}/999999/").status_code == 404
     assert client.get(f"/explain/{before.pk}/999999/").status_code == 404
+
+
+def test_ab_rows_link_the_view_with_the_variants_settings_first(browser, live_server):
+    from contract.variants import Overrides, variant_label
+
+    base = make_document(results=[make_result("mlp_loop", "static")])
+    variant = make_document(results=[make_result("mlp_loop", "static", speedup=1.6)])
+    overrides = Overrides.build({"inductor.coordinate_descent_tuning": True})
+    variant["build"].update(overrides=overrides.as_document(), local_label=variant_label("", overrides))
+    run_ingest_and_detect(document=base)
+    run_ingest_and_detect(document=variant)
+    ref = f"{base['build']['git_sha'][:12]}+{variant['build']['local_label']}"
+
+    page, problems = open_page(browser, f"{live_server.url}/ab/")
+    page.click(f"#ab-variants a:has-text('{ref}')")
+    page.wait_for_selector("table.ab")
+    page.locator("table.ab tr.case a.explain-link").click()
+    page.wait_for_load_state("networkidle")
+    before, after = Result.objects.get(build__local_label=""), Result.objects.get(build__local_label=variant["build"]["local_label"])
+    assert page.url.endswith(f"/explain/{before.pk}/{after.pk}/")
+    first = page.locator("#explain-environment tbody tr").first
+    assert first.get_attribute("data-key") == "settings" and "coordinate_descent_tuning" in first.inner_text()
+    assert page.locator("#explain-metrics tr[data-metric='speedup'] td").all_inner_texts()[3] == "+28.0%"
+    assert problems == []
