@@ -236,6 +236,8 @@ FINDING_METRICS = {"graph_breaks": "graph_break_count", "recompiles": "recompile
 
 
 def finding_metric(metric: str) -> str | None:
+    if metric.startswith("compile_phase_"):  # a phase of the cold compile (contract.metrics): the compile's change
+        return "compile_time_cold_s"
     explained = FINDING_METRICS.get(metric, metric)
     return explained if explained in (*COMPILE_METRICS, *KERNEL_METRICS, *BREAK_METRICS) else None
 

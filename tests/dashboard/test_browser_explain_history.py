@@ -61,6 +61,11 @@ def history() -> list[Run]:
 
 def test_a_compile_regression_names_the_phase_first_everywhere(history, browser, live_server, client):
     regression = Regression.objects.get(metric="compile_time_cold_s", kind="regression")
+    # detection watches each phase too: the kernel phase regressed, no other phase did
+    phases = Regression.objects.filter(metric__startswith="compile_phase_", kind="regression")
+    assert [(r.metric, r.first_bad_build_id) for r in phases] == [("compile_phase_kernel_compile_s", regression.first_bad_build_id)]
+    assert phases[0].before_value == pytest.approx(1.0, rel=0.05) and phases[0].after_value == pytest.approx(4.0, rel=0.05)
+    assert phases[0].details["cause"]["name"] == "kernel_compile"
     cause = regression.details["cause"]
     assert (cause["kind"], cause["name"]) == ("phase", "kernel_compile") and cause["share"] > 0.9
     assert cause["text"].startswith("kernel compile wait and load (cold): ")
