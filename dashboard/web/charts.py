@@ -158,7 +158,7 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
                        "from_zero": unit in ("MB", "GB"),
                        "host": host if host_sensitive else []})
     index_compile = next((i for i, c in enumerate(charts) if c["id"] == "series-compile"), len(charts) - 1)
-    charts[index_compile + 1:index_compile + 1] = phase_charts(points, sig=sig)  # beside compile time (docs/explain.md)
+    charts[index_compile + 1:index_compile + 1] = phase_charts(points, sig=sig, markers=markers)  # beside compile time (docs/explain.md)
     spreads = [f"{c['title']}, {line['name']}: {line['spread']}" for c in charts for line in c["lines"] if line.get("spread")]
     return {
         "kind": "series",

@@ -104,6 +104,10 @@ def test_the_workload_page_draws_each_phase_and_the_run_page_its_cost(history, b
     assert all(n == 10 for _, n, _ in lines)
     assert 3.9 < lines[-1][2] < 4.1
     assert page.locator("#series-phases-warm").count() == 1
+    # the kernel phase's finding is marked at its first bad build (the 9th of 10)
+    marker = page.evaluate("() => document.getElementById('series-phases-cold').data.filter(t => t.name === 'detected change')"
+                           ".map(t => [t.x.length, t.text])")
+    assert len(marker) == 1 and marker[0][0] == 1 and marker[0][1][0].startswith("kernel compile wait and load: regression")
     assert problems == []
 
     page.goto(f"{live_server.url}/runs/{history[-1].id}/")
