@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contract.phases import PHASES
+
 HIGHER_IS_BETTER = "higher_is_better"  # detection's own words for a direction (detection.types)
 LOWER_IS_BETTER = "lower_is_better"
 
@@ -55,6 +57,9 @@ class Metric:
     band: str | None = None  # that line's band: "noise" (speedup_noise), "samples" (timing samples)
     summary: Summary | None = None
     compared_in_ab: bool = False  # a column of the A/B page
+    # Where a result keeps it when it is no column of its own: a path into a JSON field
+    # ("compile_phases.cold.phases.dynamo"); "" for a column (and a key of the document's metrics).
+    source: str = ""
 
     @property
     def higher_is_better(self) -> bool:
@@ -112,7 +117,14 @@ METRICS: tuple[Metric, ...] = (
     Metric("accuracy_max_abs_error", "", "accuracy, max abs error", bound=1e300, noisy=False),
     Metric("accuracy_max_rel_error", "", "accuracy, max rel error", bound=1e300, noisy=False),
 )
+# Each phase of the cold compile (contract.phases, docs/explain.md), watched by detection as compile time
+# is: host work, its noise default and floor compile time's. Kept in Result.compile_phases, not a column.
+METRICS += tuple(
+    Metric(f"compile_phase_{phase.name}_s", "s", f"compile cold: {phase.label}", phase.label, bound=None, tracked=True,
+           host_work=True, noise_default=0.15, floor=0.15, source=f"compile_phases.cold.phases.{phase.name}")
+    for phase in PHASES)
 BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
+SOURCED: dict[str, str] = {m.name: m.source for m in METRICS if m.source}  # metric -> its JSON path
 
 SHOWN: tuple[Metric, ...] = tuple(m for m in METRICS if m.shown)  # the pages' per-case metrics, in order
 TRACKED: tuple[Metric, ...] = tuple(m for m in METRICS if m.tracked)  # what detection watches

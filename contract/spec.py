@@ -29,6 +29,8 @@ class TimingBudget:
     max_budget_s: float | None = None
     # Time a fixed piece of host work before each pair (runner.engine.timing): how fast the host was.
     host_probe: bool = False
+    # One profiled call per side after timing (runner.engine.kernel_profile, docs/explain.md).
+    profile: bool = True
 
     @classmethod
     def for_device(cls, device: str) -> "TimingBudget":

@@ -1,6 +1,6 @@
 """Deterministic findings: a metric that changes or does not, reported exactly with its reason text.
 
-Inputs are plain dicts shaped like a run document's result (``contract/schema/run_document.v1.json``):
+Inputs are plain dicts shaped like a run document's result (``contract/schema/run_document.v2.json``):
 ``status`` (str), ``graph_breaks`` (list of {reason, location, count}), ``recompile_count`` (int, or
 ``metrics.recompile_count``), ``recompiles`` (list of {reason, count}) and ``error``
 ({type, message} or None). Every worsening is a finding; fixes are findings of kind 'fixed' with

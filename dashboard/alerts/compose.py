@@ -41,6 +41,7 @@ class Item:
     message: str
     change: str  # "1.249× → 1.099× (-12.0 % worse, noise ± 0.4 %), confidence 0.999" (contract.findings), or ""
     reason: str  # the first new reason's first line, unless the message says it already
+    cause: str  # the likeliest cause (docs/explain.md), or ""
     workload_url: str
     compare_url: str | None = None  # only when its builds differ from the run's
     commits_url: str | None = None
@@ -120,6 +121,7 @@ def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
         workload=series.workload.name, config=str(config), metric=regression.metric,
         finding=regression.get_finding_display(), severity=severity_of(regression.finding), message=regression.message,
         change=regression_numbers(regression).text, reason="" if reason in regression.message else reason,
+        cause=(regression.details.get("cause") or {}).get("text", ""),
         workload_url=absolute(reverse("web:workload", args=[series.workload.name]), {
             "machine": series.machine_class, **config.case_config.page_parameters()}),
         compare_url=compare_url(good, bad, series.machine_class) if own_range else None,
@@ -137,7 +139,8 @@ def _run_text(alert: RunAlert, subscription: Subscription) -> str:
         ("Suspect commits", alert.commits_url), ("All findings of this build", alert.regressions_url))), ""]
     for item in alert.items:
         lines.append(f"- [{item.severity}] {item.workload} {item.config}: {item.metric}, {item.finding}")
-        lines += [f"    {detail}" for detail in (item.change, item.message, item.reason and f"reason: {item.reason}") if detail]
+        lines += [f"    {detail}" for detail in (item.cause and f"likeliest cause: {item.cause}", item.change, item.message,
+                                                     item.reason and f"reason: {item.reason}") if detail]
         lines += _labelled((("workload", item.workload_url), ("compare", item.compare_url), ("commits", item.commits_url)), indent="    ")
     if alert.more:
         lines.append(f"... and {alert.more} more: {alert.regressions_url}")

@@ -1,4 +1,4 @@
-"""The run document's JSON schema (``contract/schema/run_document.v1.json``, draft 2020-12) as an
+"""The run document's JSON schema (``contract/schema/run_document.v2.json``, draft 2020-12) as an
 OpenAPI 3.0 schema object, for the submit operation: the docs page shows the real format and the
 schema-driven fuzz test generates documents from it. One source of truth, converted, not copied."""
 from __future__ import annotations

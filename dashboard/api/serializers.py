@@ -3,6 +3,8 @@ outputs are plain serializers over models and selector results (the schema is ge
 from __future__ import annotations
 
 from rest_framework import serializers
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 
 from contract.case_config import AXIS_NAMES
 from contract.variants import InvalidOverride, Overrides
@@ -510,6 +512,10 @@ class RegressionSerializer(FindingNumbersFields):
     metric = StrictCharField()
     finding = serializers.ChoiceField(choices=REGRESSION_FINDINGS)
     kind = serializers.ChoiceField(choices=["regression", "improvement"])
+    cause = serializers.SerializerMethodField(help_text="the likeliest cause: the compile phase, kernel or graph break that "
+                                              "accounts for most of the change (kind, name, share, text, before_result, "
+                                              "after_result; GET /api/v1/explain/<before_result>/<after_result>/ for the rest), "
+                                              "or null (docs/explain.md)")
     first_bad_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     last_good_build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     magnitude = serializers.FloatField(allow_null=True, help_text="as detection stored it: signed by goodness (-0.05: 5 % "
@@ -532,6 +538,11 @@ class RegressionSerializer(FindingNumbersFields):
 
     def get_last_good_build(self, r) -> str | None:
         return build_ref(r.last_good_build) if r.last_good_build_id else None
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_cause(self, r) -> dict | None:
+        details = r.details if isinstance(r.details, dict) else {}
+        return details.get("cause") or None
 
     def get_message(self, r) -> str:
         details = r.details if isinstance(r.details, dict) else {}

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from django.db.models import QuerySet
 
 from contract.findings import GAP_METRIC, FindingNumbers, finding_numbers
+from contract.explain import finding_metric
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Result
 
@@ -64,6 +65,12 @@ class BoardRow:
     numbers: FindingNumbers  # before, after, change, worse/better, noise, confidence: one computation
     baseline_state: bool  # no earlier build with this case: the state the series started in
     repro: str
+    # (last good result id, first bad result id): the "what changed" view's pair (docs/explain.md)
+    explain_ids: tuple[int, int] | None = None
+
+    @property
+    def explain_metric(self) -> str | None:
+        return finding_metric(self.regression.metric)
 
 
 @dataclass
@@ -79,9 +86,21 @@ class BoardGroup:
         return max(builds, key=builds.count) if builds else None
 
 
-def _row(regression: Regression, repro: str) -> BoardRow:
+def _row(regression: Regression, repro: str, result_ids: dict[tuple, int]) -> BoardRow:
+    good = result_ids.get((regression.series_id, regression.last_good_build_id))
+    bad = result_ids.get((regression.series_id, regression.first_bad_build_id))
     return BoardRow(regression=regression, numbers=regression_numbers(regression),
-                    baseline_state=regression.last_good_build_id is None, repro=repro)
+                    baseline_state=regression.last_good_build_id is None, repro=repro,
+                    explain_ids=(good, bad) if good and bad else None)
+
+
+def case_result_ids(pairs: set[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """(series id, build id) -> the id of that build's result stored last in that series."""
+    if not pairs:
+        return {}
+    rows = (Result.objects.filter(series_id__in={s for s, _ in pairs}, build_id__in={b for _, b in pairs})
+            .order_by("id").values_list("series_id", "build_id", "id"))
+    return {(s, b): i for s, b, i in rows}
 
 
 def board_table(groups: list[BoardGroup]) -> list[dict]:
@@ -113,9 +132,10 @@ def board_groups(regressions) -> list[BoardGroup]:
             .exclude(repro="").order_by("id").values_list("series_id", "build_id", "repro")
         )
         repros = {(s, b): repro for s, b, repro in rows}  # the one stored last
+    result_ids = case_result_ids(wanted | {(r.series_id, r.last_good_build_id) for r in regressions if r.last_good_build_id})
     groups: dict[tuple, BoardGroup] = {}
     for regression in regressions:
         key = (regression.first_bad_build_id, regression.series.machine_class)
         group = groups.setdefault(key, BoardGroup(build=regression.first_bad_build, machine_class=key[1]))
-        group.rows.append(_row(regression, repros.get((regression.series_id, regression.first_bad_build_id), "")))
+        group.rows.append(_row(regression, repros.get((regression.series_id, regression.first_bad_build_id), ""), result_ids))
     return list(groups.values())

@@ -18,6 +18,7 @@ from dashboard.results.host import (
 )
 from dashboard.results.compile_reference import REFERENCED_METRICS
 from dashboard.results.models import Result
+from dashboard.results.sourced_metrics import with_sourced_metrics
 from dashboard.results.variants import PLAIN_BUILD, SERIES_RUNS
 
 # The noisy metrics detection watches, with their direction (higher or lower is better): contract.metrics.
@@ -107,7 +108,7 @@ _NOISE_ROW_FIELDS = (*_ROW_FIELDS[:-len(_CASE_FIELDS)], "status")
 
 
 def _with_host(rows):
-    return rows.annotate(host_probe=HOST_PROBE_MS, host_share=COMPILED_HOST_SHARE)
+    return with_sourced_metrics(rows.annotate(host_probe=HOST_PROBE_MS, host_share=COMPILED_HOST_SHARE))
 
 
 def points_from_rows(rows) -> list[Point]:
@@ -131,7 +132,7 @@ def points_from_rows(rows) -> list[Point]:
         if row.get("speedup_noise") is not None:
             point.speedup_noises.append(float(row["speedup_noise"]))
         for metric in TRACKED_METRICS:
-            value = row[metric]
+            value = row.get(metric)  # a row made without the sourced metrics (contract.metrics) has none
             if value is not None and value > 0:
                 passing[metric].append(float(value))
                 point.run_values.setdefault(metric, []).append(float(value))

@@ -15,6 +15,7 @@ from detection import MIN_SERIES_DOF, NoiseEstimate, class_prior, noise_estimate
 from dashboard.regressions.history import TRACKED_METRICS, Point, class_series_points, reference_breaks
 from dashboard.results.compile_reference import REFERENCED_METRICS
 from dashboard.results.models import BuildSummary, Result
+from dashboard.results.sourced_metrics import with_sourced_metrics
 
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
@@ -43,8 +44,9 @@ def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -
     """``class_priors`` over these builds (newest first). A series' compile_cpu_ratio measured against
     each compile reference is an estimate of its own: no difference across a change of reference."""
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
-    rows = Result.objects.filter(series__machine_class=machine_class, build_id__in=builds, status=Result.Status.PASS
-                                 ).values_list("series_id", "build_id", "compile_reference", *TRACKED_METRICS)
+    rows = with_sourced_metrics(Result.objects.filter(series__machine_class=machine_class, build_id__in=builds,
+                                                      status=Result.Status.PASS)
+                                ).values_list("series_id", "build_id", "compile_reference", *TRACKED_METRICS)
     runs: dict[tuple[str, int, str], dict[int, list[float]]] = {}
     for series_id, build_id, reference, *metrics in rows:
         for metric, value in zip(TRACKED_METRICS, metrics):

@@ -24,6 +24,7 @@ from dashboard.regressions.noise import class_priors, stated_sd
 from dashboard.results.compile_reference import NOT_COMPARABLE, REFERENCED_METRICS, reference_changed
 from dashboard.results.host import HOST_SENSITIVE_METRICS
 from dashboard.results.models import Build, BuildSummary, Result, Series
+from dashboard.results.sourced_metrics import with_sourced_metrics
 
 MIN_CHANGE = 0.03  # a change smaller than 3% never fails a build on its own
 NOISE_BUILDS = 30  # builds up to the baseline that estimate each series' build-to-build noise
@@ -116,7 +117,7 @@ def _noise_by_series(*, baseline: Build, machine_class: str, series_ids: list[in
         .order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)[:NOISE_BUILDS]
     )
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
-    rows = Result.objects.filter(series_id__in=series_ids, build_id__in=builds, status=Result.Status.PASS).values_list(
+    rows = with_sourced_metrics(Result.objects.filter(series_id__in=series_ids, build_id__in=builds, status=Result.Status.PASS)).values_list(
         "series_id", "build_id", "compile_reference", *TRACKED_METRICS)
     values: dict[tuple[int, str], dict[tuple[int, str], list[float]]] = {}
     for series_id, build_id, reference, *metrics in rows:

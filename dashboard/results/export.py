@@ -3,7 +3,7 @@ out, so a run measured through the workers can be kept as a file, shared, or loa
 from __future__ import annotations
 
 from dashboard.results.models import Result, Run
-from contract.document import METRIC_NAMES, SCHEMA_VERSION, check_document
+from contract.document import METRIC_NAMES, SCHEMA_VERSION, V2_RESULT_FIELDS, check_document
 
 
 def _iso(value) -> str | None:
@@ -55,6 +55,7 @@ def run_document(*, run: Run) -> dict:
                 "duration_s": r.duration_s,
                 "environment": r.environment,
                 **({"artifact": r.artifact} if r.artifact else {}),  # its file stays in the store (docs/artifacts.md)
+                **{name: getattr(r, name) for name in V2_RESULT_FIELDS if getattr(r, name)},
             }
             for r in results
         ],

@@ -246,6 +246,11 @@ class Result(models.Model):
     # The case's kept artifact as the run document referenced it (kind, name, sha256, size_bytes,
     # dropped...; no path): its file is an ``Artifact`` when it was uploaded and not pruned since.
     artifact = models.JSONField(null=True, blank=True)
+    # Run document version 2 (docs/explain.md): the compiles by phase (keys from contract.phases),
+    # the kernel profile and the case's wall time split; empty for version-1 documents.
+    compile_phases = models.JSONField(default=dict, blank=True)
+    kernel_profile = models.JSONField(default=dict, blank=True)
+    cost = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [

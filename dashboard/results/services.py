@@ -418,6 +418,9 @@ def _result_from_document(item: dict, *, run: Run, workload: Workload, config: C
         repro=item.get("repro", ""),
         duration_s=item.get("duration_s"),
         environment=item.get("environment", {}),
+        compile_phases=item.get("compile_phases", {}),
+        kernel_profile=item.get("kernel_profile", {}),
+        cost=item.get("cost", {}),
         compile_reference=compile_reference_of(item.get("environment")),
         # The file is found by sha256 (dashboard.results.artifacts); a path beside a document means nothing here.
         artifact={k: v for k, v in item["artifact"].items() if k != "path"} if item.get("artifact") else None,

@@ -9,6 +9,7 @@ from contract.findings import ratio_interval, sd_of_halfwidth, too_noisy
 from contract.metrics import chart_lines
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
 from dashboard.results.selectors.workloads import run_spread
+from dashboard.web.phase_charts import phase_charts
 
 
 def sig(value, digits: int = 4):
@@ -156,6 +157,8 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
         charts.append({"id": f"series-{chart_id}", "title": title, "unit": axis_title(unit), "lines": out_lines, "markers": chart_markers,
                        "from_zero": unit in ("MB", "GB"),
                        "host": host if host_sensitive else []})
+    index_compile = next((i for i, c in enumerate(charts) if c["id"] == "series-compile"), len(charts) - 1)
+    charts[index_compile + 1:index_compile + 1] = phase_charts(points, sig=sig, markers=markers)  # beside compile time (docs/explain.md)
     spreads = [f"{c['title']}, {line['name']}: {line['spread']}" for c in charts for line in c["lines"] if line.get("spread")]
     return {
         "kind": "series",

@@ -11,6 +11,7 @@ urlpatterns = [
     path("dynamic/", views.dynamic, name="dynamic"),
     path("runs/<uuid:run_id>/", views.run_detail, name="run"),
     path("artifacts/<str:sha256>/", views.artifact_download, name="artifact"),
+    path("explain/<int:before_id>/<int:after_id>/", views.explain, name="explain"),
     path("docs/", views.doc, name="docs"),
     path("docs/<slug:page>/", views.doc, name="doc"),
 ]

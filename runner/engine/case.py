@@ -10,6 +10,8 @@ Cold phase, in order (the result file is rewritten after each step that adds num
 4. timing: warm-up, then interleaved blocks (``timing``), speedup and its bootstrap noise (``stats``).
 5. memory: resident + transient peak of one call, per side (``memory``; CUDA-graph pools counted).
 6. recompiles: B's variant-1 inputs, marked the same way, through the compiled function.
+6b. profile: one profiled call of each side (``kernel_profile``, docs/explain.md); the compile's
+   phases (``compile_records``) and generated kernels were read around and after step 2.
 7. graph-break locations: ``torch._dynamo.explain`` on A, only when the compile broke the graph.
 
 Warm phase: the same build, eager call and compile as the cold phase, in a new process whose
@@ -26,7 +28,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from runner.engine import compat
+from runner.engine import compat, kernel_profile
 from runner.engine.accuracy import LOW_PRECISION, compare_outputs, inputs_as_fp64, judge_against_fp64, to_host, tolerances
 from runner.engine.dynamo_stats import (
     RecompileWatcher,
@@ -36,6 +38,7 @@ from runner.engine.dynamo_stats import (
     locate_breaks,
     read_compile_counters,
 )
+from runner.engine.compile_records import CompileRecorder
 from runner.engine.failures import CaseFailure, classify
 from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
@@ -112,9 +115,10 @@ class CompiledSide:
             before_first_call()
         # On a GPU host, how fast the host ran during the compile (runner.engine.host_speed).
         sampler = HostSpeedSampler() if spec.timing_budget.host_probe else contextlib.nullcontext()
-        with sampler:
+        with sampler, CompileRecorder() as recorder:
             self.first_output, first_call_s = timed_first_call(self.fn, inputs, spec)
         self.compile_time_s = self.deployed.finish(first_call_s)
+        self.compile_record = recorder.record  # the compile by phase (runner.engine.compile_records)
         self.host_speed = getattr(sampler, "result", None)
         self._allocated_before_build = before
 
@@ -144,8 +148,13 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     record.environment.update(_case_environment(spec, workload, eager.instance))
     out.write(record, "eager")
 
+    code_mark = kernel_profile.code_mark()
     with failing_as("compile_error"):
         compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
+    started = time.perf_counter()
+    kernels = kernel_profile.generated_kernels(code_mark)
+    fingerprint_s = time.perf_counter() - started
+    record.compile_phases["cold"] = compiled.compile_record
     counts = read_compile_counters()
     record.metrics["compile_time_cold_s"] = compiled.compile_time_s
     if compiled.host_speed is not None:
@@ -188,12 +197,17 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         record.metrics["eager_peak_memory_bytes"] = footprint(eager.resident_bytes, probe.transient_peak(eager_call))
     with failing_as("compile_error", "while measuring memory: "):
         record.metrics["compiled_peak_memory_bytes"] = footprint(compiled_resident, probe.transient_peak(compiled_call))
+    out.write(record, "memory")
 
     if compiled.deployed.fixed_shapes:  # a static export or package takes only the shapes it was made for
         record.environment["second_shape"] = f"not run: a static {spec.compile_mode} accepts only its example shapes"
         out.write(record, "recompiles")
     else:
         _second_shape(spec, workload, compiled, record, out)
+
+    if spec.timing_budget.profile:  # one profiled call per side, after timing (docs/explain.md)
+        _profile(spec, record, eager_call, compiled_call, kernels, fingerprint_s)
+        out.write(record, "profile")
 
     if counts.graph_break_count != 0:
         _locate_graph_breaks(spec, workload, eager, record)
@@ -217,6 +231,15 @@ def _second_shape(spec: CaseSpec, workload, compiled: CompiledSide, record: Case
     record.metrics["recompile_count"] = watcher.count
     record.recompiles = watcher.reasons
     out.write(record, "recompiles")
+
+
+def _profile(spec: CaseSpec, record: CaseRecord, eager_call, compiled_call, kernels: list[dict], fingerprint_s: float) -> None:
+    try:
+        record.kernel_profile = kernel_profile.kernel_profile(
+            eager_call=eager_call, compiled_call=compiled_call, device=spec.device,
+            synchronize=functools.partial(compat.synchronize, spec.device), kernels=kernels, fingerprint_s=fingerprint_s)
+    except Exception as exc:  # noqa: BLE001 (the measurements stand; only the profile is missing)
+        record.environment["profile_error"] = f"{type(exc).__name__}: {exc}"[:1000]
 
 
 def _timing_environment(samples) -> dict:
@@ -295,6 +318,7 @@ def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
     record.metrics["compile_time_warm_s"] = compiled.compile_time_s
     _record_path(compiled, record)
+    record.compile_phases["warm"] = compiled.compile_record
     if compiled.host_speed is not None:
         record.environment["compile_warm"] = compiled.host_speed.as_environment()
     record.environment["compile_caches"] = cache_counters()

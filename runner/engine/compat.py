@@ -96,6 +96,16 @@ def dynamo_counters() -> dict | None:
     return getattr(dynamo_utils, "counters", None)
 
 
+def dynamo_attr(name: str) -> Any:
+    """An attribute of ``torch._dynamo.utils`` (compile records: ``calculate_time_spent``,
+    ``compilation_time_metrics``, ``get_compilation_metrics``), or None where this torch lacks it."""
+    try:
+        from torch._dynamo import utils as dynamo_utils
+    except ImportError:
+        return None
+    return getattr(dynamo_utils, name, None)
+
+
 def guard_failures() -> dict | None:
     """``torch._dynamo.utils.guard_failures``: code object -> guard-failure reasons, one per recompile."""
     try:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from runner.engine import lifetime
+from runner.engine.cost import case_cost
 from runner.engine.failures import process_excerpt
 from runner.engine.result_file import METRIC_KEYS, ResultFile
 from contract.modes import EXPORTING_MODES
@@ -205,21 +206,26 @@ class CaseExecutor:
                 result["artifact"] = artifact
             result["environment"]["process_wall_s"] = {"cold": round(cold.wall_s, 3)}
             duration = cold.wall_s
+            pairs_s = warm_s = None
             if self.compile_pairs is not None and spec.compile_mode in EXPORTING_MODES:
                 # A pair starts its count at the first call; an exporting path's work is before it.
                 result["environment"]["compile_pairs_skipped"] = f"mode {spec.compile_mode} exports before its first call"
             elif self.compile_pairs is not None and cold.status in ("pass", "fail_accuracy"):
                 started = time.monotonic()
                 pairs = self.compile_pairs.measure(spec, self.python, timeout_s=self.timeout_s, should_stop=self.should_stop)
-                duration += time.monotonic() - started
+                pairs_s = time.monotonic() - started
+                duration += pairs_s
                 result["environment"]["compile_pairs"] = pairs
                 result["metrics"]["compile_cpu_ratio"] = pairs["work_ratio"]
             if self.warm and cold.status in ("pass", "fail_accuracy"):
                 warm = self._run_phase(spec.with_phase("warm"), workdir, cache_dir)
                 duration += warm.wall_s
+                warm_s = warm.wall_s
                 result["environment"]["process_wall_s"]["warm"] = round(warm.wall_s, 3)
                 _merge_warm(result, warm)
             result["duration_s"] = round(duration, 3)
+            if cold.record:
+                result["cost"] = case_cost(cold.record, compile_pairs_s=pairs_s, warm_s=warm_s)
             return result
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -248,6 +254,11 @@ def _result_from(cold: PhaseOutcome, spec: CaseSpec, workload_name: str, repro: 
         result["samples"] = record["samples"]
     if record.get("path_phases"):
         result["path_phases"] = record["path_phases"]
+    phases = {side: r for side, r in (record.get("compile_phases") or {}).items() if r}
+    if phases:
+        result["compile_phases"] = phases
+    if record.get("kernel_profile"):
+        result["kernel_profile"] = record["kernel_profile"]
     return result
 
 
@@ -261,6 +272,9 @@ def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
         environment["compile_warm"] = host_speed
     if warm.record.get("path_phases"):
         environment["warm_path_phases"] = warm.record["path_phases"]
+    warm_phases = (warm.record.get("compile_phases") or {}).get("warm")
+    if warm_phases:
+        result.setdefault("compile_phases", {})["warm"] = warm_phases
     if warm.status == "pass":
         result["metrics"]["compile_time_warm_s"] = warm.record["metrics"]["compile_time_warm_s"]
     else:

@@ -37,6 +37,8 @@ class CaseRecord:
     error: dict | None = None
     environment: dict = field(default_factory=dict)
     path_phases: dict = field(default_factory=dict)  # a compile path's seconds per phase (runner.engine.paths)
+    compile_phases: dict = field(default_factory=dict)  # "cold"/"warm" -> runner.engine.compile_records
+    kernel_profile: dict | None = None  # runner.engine.kernel_profile
     phase_reached: str = "start"  # the last phase whose results are in this record
 
     def as_dict(self) -> dict:
@@ -49,6 +51,8 @@ class CaseRecord:
             "error": self.error,
             "environment": self.environment,
             "path_phases": self.path_phases,
+            "compile_phases": self.compile_phases,
+            "kernel_profile": self.kernel_profile,
             "phase_reached": self.phase_reached,
         }
 

@@ -46,8 +46,11 @@ RUNS = [
     (["compile_paths.py", "--from", f"{RESULTS}/compile-paths-cpu-2026-11-25.json"], "aot_inductor  backed", 60),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
+    (["explain_pair.py", f"{RESULTS}/explain/cpu-plain-2026-11-25.json", f"{RESULTS}/explain/cpu-simdlen1-2026-11-25.json"],
+     "kernel changed", 60),
 ]
 SLOW_RUNS = [
+    (["explain_overhead.py", "--workloads", "mlp_loop"], "added = (profile + records + fingerprint)", 600),
     (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--concurrent", "2", "--per-client", "1", "--workers", "1"],
      "p95", 400),  # dashboard_concurrent.py: gunicorn and N clients
     (["dispatch_overhead.py", "--cases", "1", "--warmup", "0"], "end to end: request -> visible", 400),

@@ -1,6 +1,7 @@
 from dashboard.api.views.artifacts import ArtifactUploadView
 from dashboard.api.views.builds import BuildDetailView, BuildListView
 from dashboard.api.views.compare import CompareView
+from dashboard.api.views.explain import ExplainView
 from dashboard.api.views.meta import ApiRootView, not_found
 from dashboard.api.views.regressions import RegressionDetailView, RegressionListView, RegressionTriageView, VerdictView
 from dashboard.api.views.results import ResultDetailView, ResultListView
@@ -8,7 +9,7 @@ from dashboard.api.views.runs import RunCancelView, RunDetailView, RunListView, 
 from dashboard.api.views.series import SeriesListView, SeriesPointsView
 
 __all__ = [
-    "ApiRootView", "ArtifactUploadView", "BuildDetailView", "BuildListView", "CompareView", "RegressionDetailView", "RegressionListView",
+    "ApiRootView", "ArtifactUploadView", "BuildDetailView", "BuildListView", "CompareView", "ExplainView", "RegressionDetailView", "RegressionListView",
     "RegressionTriageView", "ResultDetailView", "ResultListView", "RunCancelView", "RunDetailView", "RunListView",
     "RunSubmitView", "SeriesListView", "SeriesPointsView", "VerdictView", "not_found",
 ]

@@ -20,6 +20,7 @@ from django.db import DatabaseError, transaction
 from contract.findings import BLOCK_TIMED_METRICS, too_noisy
 from contract.metrics import BY_NAME
 from detection import K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
+from dashboard.regressions.explain import finding_cause
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.noise import class_priors, point_noise, stated_sd
@@ -156,6 +157,9 @@ def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summ
     twice (``results.same_build``: the quick start's local build and its imported sample)."""
     if same_build_ids(first_bad, last_good):
         return None
+    if kind == Regression.Kind.REGRESSION and (cause := finding_cause(series_id=series.id, metric=metric, last_good_id=last_good,
+                                                                      first_bad_id=first_bad)):
+        fields["details"] = {**fields.get("details", {}), "cause": cause}  # docs/explain.md
     regression, created = Regression.objects.get_or_create(
         series=series, metric=metric, finding=finding, first_bad_build_id=first_bad,
         defaults={"kind": kind, "last_good_build_id": last_good, "raised_build_id": raised, "summary": summary, **fields},

@@ -77,6 +77,7 @@ class Point:
     compiled_host_share: float | None = None  # host enqueue over device time, compiled side
     version: str = ""  # the build's torch version
     runs: list[dict] = field(default_factory=list)  # every run of the build: metric name -> value (oldest first)
+    compile_phases: dict = field(default_factory=dict)  # the result's compile by phase (contract.phases, docs/explain.md)
 
 
 @dataclass
@@ -118,7 +119,7 @@ def series_history(*, series: Series) -> SeriesHistory:
         .values(
             "id", "run_id", "build_id", "build__git_sha", "build__local_label", "build__ordered_at", "build__torch_version", "status",
             "speedup_noise", "eager_latency_ms", "samples", "graph_breaks", "recompiles", "host_probe",
-            "host_share", *metric_names,
+            "host_share", "compile_phases", *metric_names,
         )
     )
     per_build: dict[int, dict] = {}
@@ -143,7 +144,7 @@ def series_history(*, series: Series) -> SeriesHistory:
             at=row["build__ordered_at"], status=row["status"], values={m: row[m] for m in metric_names},
             speedup_noise=row["speedup_noise"], eager_latency_ms=row["eager_latency_ms"], bands=bands,
             host_probe_ms=row["host_probe"], compiled_host_share=row["host_share"], version=row["build__torch_version"],
-            runs=runs[row["build_id"]],
+            runs=runs[row["build_id"]], compile_phases=row["compile_phases"] or {},
         )
         history.points.append(point)
         _note_reasons(seen, point, row["graph_breaks"], row["recompiles"])

@@ -4,6 +4,7 @@ from dashboard.dispatch.selectors import run_case_progress, run_case_tasks
 from dashboard.results.host import HOST_BOUND_SHARE, HOST_SPEED_MARK_BELOW
 from dashboard.results.artifacts import results_with_artifacts
 from dashboard.results.models import Run
+from dashboard.results.selectors.run_cost import run_cost
 from dashboard.results.selectors.runs import (
     run_title,
     run_progress,
@@ -42,6 +43,7 @@ def run_detail(request, run_id):
             "pages": page.paginator.num_pages,
             "page_range": page.paginator.page_range,
             "chart": run_speedup_chart(run=run),
+            "cost": run_cost(run=run),
             "any_synthetic": False,  # the run page has its own banner
         },
     )

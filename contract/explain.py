@@ -1,0 +1,255 @@
+"""What changed between two measurements of one case, and its likeliest cause (issue #30;
+docs/explain.md). The dashboard's "what changed" page, its API and the regression alerts read this.
+
+A side is a plain dict: ``metrics``, ``compile_phases`` (contract.phases), ``kernel_profile``
+(runner.engine.kernel_profile), ``graph_breaks``, ``recompiles`` and ``environment`` (flat: name ->
+value, the build's and the machine's facts and the result's settings). ``explain(before, after)``:
+- ``phases``: each compile phase, cold and warm, before / after / delta, and its share of the
+  total's change;
+- ``kernels``: every generated kernel and profiled operator, matched by name: slower, faster, new,
+  gone, same name with different code (``changed``: the fingerprints differ; both normalised sources
+  where kept), renamed (same code under another name) or same;
+- ``graph_breaks`` / ``recompiles``: reasons added and removed; ``counts``: guards, graphs, kernels;
+- ``environment``: side by side, differences first;
+- ``cause``: the likeliest cause of the change of ``metric`` (compile time: the phase accounting for
+  most of it; latency or speedup: the kernels; breaks: the new reasons), with its share.
+
+Pure Python: no Django, no torch.
+"""
+from __future__ import annotations
+
+import difflib
+
+from contract.phases import BY_NAME as PHASES_BY_NAME
+from contract.phases import COMPILE_SIDES, COUNTS, PHASE_NAMES
+
+# A kernel or operator is slower / faster past both of these (one profiled call is noisy).
+KERNEL_RELATIVE = 0.10
+KERNEL_ABSOLUTE_MS = 0.005
+COMPILE_METRICS = {"compile_time_cold_s": "cold", "compile_time_warm_s": "warm"}
+KERNEL_METRICS = ("compiled_latency_ms", "speedup")
+BREAK_METRICS = ("graph_break_count", "recompile_count")
+
+
+def _delta(before: float | None, after: float | None) -> float | None:
+    return None if before is None or after is None else after - before
+
+
+def _relative(before: float | None, after: float | None) -> float | None:
+    return None if not before or after is None else after / before - 1
+
+
+def phase_rows(before: dict, after: dict) -> list[dict]:
+    """Per side (cold, warm): the total, then each phase either side recorded."""
+    rows = []
+    for side in COMPILE_SIDES:
+        a = (before.get("compile_phases") or {}).get(side) or {}
+        b = (after.get("compile_phases") or {}).get(side) or {}
+        if not a and not b:
+            continue
+        total_delta = _delta(a.get("total_s"), b.get("total_s"))
+        rows.append({"side": side, "name": "total", "label": f"{side} compile, total", "before": a.get("total_s"),
+                     "after": b.get("total_s"), "delta": total_delta, "relative": _relative(a.get("total_s"), b.get("total_s")),
+                     "share": 1.0 if total_delta else None})
+        pa, pb = a.get("phases") or {}, b.get("phases") or {}
+        both = bool(pa) and bool(pb)  # a phase one compile lacks took no time there; a compile one side lacks, unknown
+        for name in PHASE_NAMES:
+            if name not in pa and name not in pb:
+                continue
+            delta = _delta(pa.get(name, 0.0), pb.get(name, 0.0)) if both else None
+            rows.append({"side": side, "name": name, "label": PHASES_BY_NAME[name].label, "before": pa.get(name),
+                         "after": pb.get(name), "delta": delta, "relative": _relative(pa.get(name), pb.get(name)),
+                         "share": delta / total_delta if total_delta and delta is not None else None})
+    return rows
+
+
+def _profiled(side: dict) -> tuple[dict[str, dict], dict[str, dict]]:
+    """(name -> generated kernel, name -> profiled row) of the compiled side."""
+    profile = side.get("kernel_profile") or {}
+    return ({k["name"]: k for k in profile.get("kernels") or []},
+            {r["name"]: r for r in profile.get("compiled") or []})
+
+
+def _kernel_status(before_ms: float | None, after_ms: float | None, changed: bool) -> str:
+    if before_ms is not None and after_ms is not None:
+        delta = after_ms - before_ms
+        if abs(delta) >= KERNEL_ABSOLUTE_MS and abs(delta) >= KERNEL_RELATIVE * max(before_ms, 1e-9):
+            return "slower" if delta > 0 else "faster"
+    return "changed" if changed else "same"
+
+
+def kernel_rows(before: dict, after: dict) -> list[dict]:
+    """Kernels and profiled operators matched by name, biggest time change first; new and gone
+    kernels whose code the other side has under another name are ``renamed``."""
+    kernels_a, rows_a = _profiled(before)
+    kernels_b, rows_b = _profiled(after)
+    names = list(dict.fromkeys([*rows_b, *kernels_b, *rows_a, *kernels_a]))
+    by_fingerprint_a = {k["fingerprint"]: name for name, k in kernels_a.items()}
+    by_fingerprint_b = {k["fingerprint"]: name for name, k in kernels_b.items()}
+    out = []
+    for name in names:
+        ka, kb = kernels_a.get(name), kernels_b.get(name)
+        ra, rb = rows_a.get(name), rows_b.get(name)
+        ms_a = (ra or {}).get("self_ms", (ka or {}).get("self_ms"))
+        ms_b = (rb or {}).get("self_ms", (kb or {}).get("self_ms"))
+        row = {"name": name, "generated": bool(ka or kb), "before_ms": ms_a, "after_ms": ms_b, "delta_ms": _delta(ms_a, ms_b),
+               "before_count": (ra or ka or {}).get("count"), "after_count": (rb or kb or {}).get("count"),
+               "before_fingerprint": (ka or {}).get("fingerprint"), "after_fingerprint": (kb or {}).get("fingerprint"),
+               "renamed_from": None, "renamed_to": None}
+        present_a, present_b = bool(ka or ra), bool(kb or rb)
+        if present_a and not present_b:
+            row["status"] = "gone"
+            row["renamed_to"] = by_fingerprint_b.get((ka or {}).get("fingerprint"))
+        elif present_b and not present_a:
+            row["status"] = "new"
+            row["renamed_from"] = by_fingerprint_a.get((kb or {}).get("fingerprint"))
+        else:
+            changed = bool(ka and kb and ka["fingerprint"] != kb["fingerprint"])
+            row["status"] = _kernel_status(ms_a, ms_b, changed)
+            row["code_changed"] = changed
+            if changed and ka.get("source") and kb.get("source"):
+                row["diff"] = side_by_side(ka["source"], kb["source"])
+        if row["status"] in ("new", "gone") and (row["renamed_from"] or row["renamed_to"]):
+            row["status"] = "renamed"
+        out.append(row)
+    order = {"slower": 0, "changed": 1, "new": 2, "gone": 3, "faster": 4, "renamed": 5, "same": 6}
+    out.sort(key=lambda r: (order[r["status"]], -abs(r["delta_ms"] or 0.0), r["name"]))
+    return out
+
+
+def side_by_side(before: str, after: str, *, context: int = 3) -> list[dict]:
+    """Rows of a side-by-side diff of two sources: ``{"kind": same|changed|removed|added|gap,
+    "before", "after"}``, unchanged stretches cut to ``context`` lines around each change."""
+    a, b = before.splitlines(), after.splitlines()
+    rows: list[dict] = []
+    for group in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_grouped_opcodes(context):
+        if rows:
+            rows.append({"kind": "gap", "before": "", "after": ""})
+        for tag, i1, i2, j1, j2 in group:
+            left, right = a[i1:i2], b[j1:j2]
+            kind = {"equal": "same", "replace": "changed", "delete": "removed", "insert": "added"}[tag]
+            for index in range(max(len(left), len(right))):
+                rows.append({"kind": kind, "before": left[index] if index < len(left) else "",
+                             "after": right[index] if index < len(right) else ""})
+    return rows
+
+
+def _reasons(items: list[dict] | None) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for item in items or []:
+        key = item.get("reason", "")
+        if item.get("location"):
+            key += f" ({item['location']})"
+        found[key] = found.get(key, 0) + int(item.get("count") or 1)
+    return found
+
+
+def reason_changes(before: list[dict] | None, after: list[dict] | None) -> dict:
+    a, b = _reasons(before), _reasons(after)
+    return {"added": [{"reason": r, "count": n} for r, n in b.items() if r not in a],
+            "removed": [{"reason": r, "count": n} for r, n in a.items() if r not in b],
+            "before": sum(a.values()), "after": sum(b.values())}
+
+
+def count_rows(before: dict, after: dict) -> list[dict]:
+    rows = []
+    for side in COMPILE_SIDES:
+        ca = ((before.get("compile_phases") or {}).get(side) or {}).get("counts") or {}
+        cb = ((after.get("compile_phases") or {}).get(side) or {}).get("counts") or {}
+        rows += [{"side": side, "name": name, "before": ca.get(name), "after": cb.get(name),
+                  "differs": ca.get(name) != cb.get(name)} for name in COUNTS if name in ca or name in cb]
+    return rows
+
+
+def environment_rows(before: dict, after: dict) -> list[dict]:
+    """Both environments side by side, the differing keys first (then by name)."""
+    a, b = before.get("environment") or {}, after.get("environment") or {}
+    rows = [{"key": key, "before": a.get(key), "after": b.get(key), "differs": a.get(key) != b.get(key)}
+            for key in sorted(set(a) | set(b))]
+    rows.sort(key=lambda r: (not r["differs"], r["key"]))
+    return rows
+
+
+def _phase_cause(phases: list[dict], side: str) -> dict | None:
+    candidates = [r for r in phases if r["side"] == side and r["name"] != "total" and r["delta"]]
+    total = next((r for r in phases if r["side"] == side and r["name"] == "total"), None)
+    if not candidates or not total or not total["delta"]:
+        return None
+    sign = 1 if total["delta"] > 0 else -1
+    top = max(candidates, key=lambda r: sign * r["delta"])
+    if sign * top["delta"] <= 0:
+        return None
+    share = top["delta"] / total["delta"]
+    return {"kind": "phase", "name": top["name"], "side": side, "share": share,
+            "text": f"{top['label']} ({side}): {_seconds(top['before'])} -> {_seconds(top['after'])}, "
+                    f"{share:.0%} of the {side} compile's change of {total['delta']:+.3g} s"}
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g} s"
+
+
+def _kernel_cause(kernels: list[dict], slower: bool) -> dict | None:
+    moved = [k for k in kernels if k["delta_ms"] and (k["delta_ms"] > 0) == slower]
+    changed = [k for k in kernels if k["status"] in ("changed", "new", "gone")]
+    if moved:
+        total = sum(k["delta_ms"] for k in moved)
+        top = max(moved, key=lambda k: abs(k["delta_ms"]))
+        code = " (its code changed)" if top.get("code_changed") else ""
+        return {"kind": "kernel", "name": top["name"], "share": top["delta_ms"] / total if total else None,
+                "text": f"{top['name']}{code}: {top['before_ms']:.4g} -> {top['after_ms']:.4g} ms a call, "
+                        f"{top['delta_ms'] / total:.0%} of the profiled kernels' change"}
+    if changed:
+        names = ", ".join(k["name"] for k in changed[:3])
+        return {"kind": "kernel", "name": changed[0]["name"], "share": None,
+                "text": f"generated code differs: {names}" + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")}
+    return None
+
+
+def likeliest_cause(report: dict, metric: str | None, before: dict, after: dict) -> dict | None:
+    """The phase, kernels or graph breaks that account for most of ``metric``'s change."""
+    metrics_a, metrics_b = before.get("metrics") or {}, after.get("metrics") or {}
+    if metric is None:  # the metric that moved most, relatively
+        moved = {m: abs(_relative(metrics_a.get(m), metrics_b.get(m)) or 0.0)
+                 for m in (*COMPILE_METRICS, "compiled_latency_ms")}
+        metric = max(moved, key=moved.get) if any(moved.values()) else None
+    if metric in COMPILE_METRICS:
+        return _phase_cause(report["phases"], COMPILE_METRICS[metric])
+    if metric in KERNEL_METRICS:
+        slower = metric == "compiled_latency_ms"
+        if metric == "speedup" and (metrics_b.get("speedup") or 0) > (metrics_a.get("speedup") or 0):
+            slower = False
+        elif metric == "compiled_latency_ms" and (metrics_b.get(metric) or 0) < (metrics_a.get(metric) or 0):
+            slower = False
+        return _kernel_cause(report["kernels"], slower)
+    if metric in BREAK_METRICS:
+        changes = report["graph_breaks" if metric == "graph_break_count" else "recompiles"]
+        if changes["added"]:
+            first = changes["added"][0]
+            return {"kind": "graph_breaks", "name": metric, "share": None, "text": f"new: {first['reason']} (x{first['count']})"}
+    return None
+
+
+# A finding's metric (dashboard.regressions: a metric's name, or graph_breaks / recompiles / status /
+# dynamic_gap) as the metric this module explains; None where it explains none.
+FINDING_METRICS = {"graph_breaks": "graph_break_count", "recompiles": "recompile_count"}
+
+
+def finding_metric(metric: str) -> str | None:
+    if metric.startswith("compile_phase_"):  # a phase of the cold compile (contract.metrics): the compile's change
+        return "compile_time_cold_s"
+    explained = FINDING_METRICS.get(metric, metric)
+    return explained if explained in (*COMPILE_METRICS, *KERNEL_METRICS, *BREAK_METRICS) else None
+
+
+def explain(before: dict, after: dict, *, metric: str | None = None) -> dict:
+    report = {
+        "phases": phase_rows(before, after),
+        "counts": count_rows(before, after),
+        "kernels": kernel_rows(before, after),
+        "graph_breaks": reason_changes(before.get("graph_breaks"), after.get("graph_breaks")),
+        "recompiles": reason_changes(before.get("recompiles"), after.get("recompiles")),
+        "environment": environment_rows(before, after),
+    }
+    report["cause"] = likeliest_cause(report, metric, before, after)
+    return report

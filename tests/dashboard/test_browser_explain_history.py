@@ -1,0 +1,118 @@
+"""Compile phases over builds (issue #30): a history whose cold compile slows in one phase. Detection
+stores the finding's likeliest cause, and the regressions page, the API and the alert text show it
+first; the workload page draws each phase over builds; the run page shows where its time went."""
+from __future__ import annotations
+
+import os
+import random
+
+import pytest
+
+from dashboard.alerts.compose import run_message
+from dashboard.alerts.models import Subscription
+from dashboard.pipeline.services import run_ingest_and_detect
+from dashboard.regressions.models import Regression
+from dashboard.regressions.services import detection_run
+from dashboard.results.models import Run
+from tests.dashboard.conftest import open_page
+from tests.dashboard.page_history import sha_for
+from tests.documents import WORKLOADS, make_document, make_result
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+COST = {"build": 1.0, "compile": 8.0, "accuracy": 0.1, "eager_timing": 0.4, "compiled_timing": 0.3, "memory": 0.1,
+        "recompiles": 2.0, "profile": 0.05, "explain": 0.02, "warm": 4.0}
+
+
+def _shot(page, name: str) -> None:
+    if os.environ.get("PTBENCH_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(os.environ["PTBENCH_SCREENSHOTS"], name), full_page=True)
+
+
+def _phases(kernel_compile: float, rng: random.Random) -> dict:
+    noise = lambda: 1 + rng.gauss(0, 0.01)  # noqa: E731
+    phases = {"dynamo": 0.8 * noise(), "guards": 0.05, "aot_autograd": 1.0 * noise(), "lowering": 1.5 * noise(),
+              "codegen": 2.0 * noise(), "kernel_compile": kernel_compile * noise()}
+    return {"phases": {k: round(v, 4) for k, v in phases.items()}, "total_s": round(sum(phases.values()), 4),
+            "counts": {"guards": 12, "graphs": 1, "kernels": 4, "cache_hits": 0, "cache_misses": 2}}
+
+
+def _ingest(day: int, kernel_compile: float, rng: random.Random) -> Run:
+    cold = _phases(kernel_compile, rng)
+    result = make_result("mlp_loop", "static", compile_time_cold_s=cold["total_s"] + 0.3, compile_time_warm_s=1.5)
+    result["compile_phases"] = {"cold": cold, "warm": _phases(0.5, rng)}
+    result["cost"] = COST
+    document = make_document(git_sha=sha_for(day), results=[result])
+    document["schema_version"] = 2
+    document["build"].update(commit_time=f"2026-11-{day:02d}T00:00:00+00:00", label=f"nightly {day}")
+    document["workloads"] = WORKLOADS
+    run_ingest_and_detect(document=document, detect=False)
+    return Run.objects.get(pk=document["run"]["id"])
+
+
+@pytest.fixture
+def history() -> list[Run]:
+    rng = random.Random(3)
+    runs = [_ingest(day, 1.0, rng) for day in range(1, 9)] + [_ingest(day, 4.0, rng) for day in (9, 10)]
+    for run in runs:
+        detection_run(run_id=run.id)
+    return runs
+
+
+def test_a_compile_regression_names_the_phase_first_everywhere(history, browser, live_server, client):
+    regression = Regression.objects.get(metric="compile_time_cold_s", kind="regression")
+    # detection watches each phase too: the kernel phase regressed, no other phase did
+    phases = Regression.objects.filter(metric__startswith="compile_phase_", kind="regression")
+    assert [(r.metric, r.first_bad_build_id) for r in phases] == [("compile_phase_kernel_compile_s", regression.first_bad_build_id)]
+    assert phases[0].before_value == pytest.approx(1.0, rel=0.05) and phases[0].after_value == pytest.approx(4.0, rel=0.05)
+    assert phases[0].details["cause"]["name"] == "kernel_compile"
+    cause = regression.details["cause"]
+    assert (cause["kind"], cause["name"]) == ("phase", "kernel_compile") and cause["share"] > 0.9
+    assert cause["text"].startswith("kernel compile wait and load (cold): ")
+
+    page, problems = open_page(browser, f"{live_server.url}/regressions/?status=all", viewport={"width": 1400, "height": 900})
+    _shot(page, "regressions-cause.png")
+    row = page.locator(f"tr.regression[data-id='{regression.id}']")
+    assert row.locator(".cause").inner_text() == f"likeliest cause: {cause['text']}"
+    row.locator("a.explain-link").click()
+    page.wait_for_load_state("networkidle")
+    assert "/explain/" in page.url and page.url.endswith("?metric=compile_time_cold_s")
+    assert page.locator("#explain-cause .cause-text").inner_text() == cause["text"]
+    cold = page.locator("#explain-phases tr[data-side='cold'][data-phase='kernel_compile'] td").all_inner_texts()
+    assert cold[0] == "kernel compile wait and load" and cold[3].endswith(" s") and cold[4].endswith("%")
+    assert 2.9 < float(cold[3][:-2]) < 3.1 and 90 <= int(cold[4][:-1]) <= 110  # 1 s -> 4 s of a ~3 s total change (others move by noise)
+    _shot(page, "explain-compile.png")
+    assert problems == []
+
+    listed = client.get(f"/api/v1/regressions/{regression.id}/").json()
+    assert listed["cause"]["name"] == "kernel_compile" and listed["cause"]["after_result"]
+    text = run_message(run=history[-2], regressions=[regression],
+                       subscription=Subscription.objects.create(name="s", channel="slack", target="http://127.0.0.1:9/")).text
+    assert f"    likeliest cause: {cause['text']}\n" in text
+
+
+def test_the_workload_page_draws_each_phase_and_the_run_page_its_cost(history, browser, live_server):
+    page, problems = open_page(browser, f"{live_server.url}/workloads/mlp_loop/?machine=cpu&regime=static",
+                               viewport={"width": 1400, "height": 900})
+    page.wait_for_selector("#series-phases-cold .main-svg")
+    _shot(page, "workload-phases.png")
+    lines = page.evaluate("() => document.getElementById('series-phases-cold').data.filter(t => t.mode && t.mode.includes('lines'))"
+                          ".map(t => [t.name, t.y.length, t.y[t.y.length - 1]])")
+    names = [name for name, _, _ in lines]
+    assert names == ["cold total", "Dynamo tracing", "guards", "AOTAutograd", "Inductor lowering", "code generation",
+                     "kernel compile wait and load"]
+    assert all(n == 10 for _, n, _ in lines)
+    assert 3.9 < lines[-1][2] < 4.1
+    assert page.locator("#series-phases-warm").count() == 1
+    # the kernel phase's finding is marked at its first bad build (the 9th of 10)
+    marker = page.evaluate("() => document.getElementById('series-phases-cold').data.filter(t => t.name === 'detected change')"
+                           ".map(t => [t.x.length, t.text])")
+    assert len(marker) == 1 and marker[0][0] == 1 and marker[0][1][0].startswith("kernel compile wait and load: regression")
+    assert problems == []
+
+    page.goto(f"{live_server.url}/runs/{history[-1].id}/")
+    _shot(page, "run-cost.png")
+    cells = dict(zip(page.locator("#run-cost thead th").evaluate_all("c => c.map(x => x.dataset.step)"),
+                     page.locator("#run-cost tr.total td").all_inner_texts()))
+    assert cells["compile"].startswith("8.0 s") and "50%" in cells["compile"]
+    assert list(cells)[:2] == ["build", "compile"] and cells["warm"].startswith("4.0 s")
