@@ -112,7 +112,7 @@ def band_window(*, machine_class: str, upto, without_build: int | None, metrics)
 
 
 def window_noise_bands(*, window: BandWindow, metrics) -> tuple[dict[int, dict[str, float]], dict[str, float]]:
-    """``series_noise_bands`` for every series of a machine class at once, from the window's builds
+    """The noise bands (``points_noise_bands``) of every series of a machine class at once, from the window's builds
     (the class prior from ``prior_builds``, each series' points from ``band_builds``): one read of
     them instead of a whole history per series (/compare/ at 1,000,000 results read 1,934
     histories: 111-140 s). Returns ``({series_id: bands}, the bands of a series without points)``."""
@@ -125,17 +125,6 @@ def window_noise_bands(*, window: BandWindow, metrics) -> tuple[dict[int, dict[s
 def points_noise_bands(points: list[Point], *, metrics, priors: dict[str, float]) -> dict[str, float]:
     """Per noisy metric, ``TWO_RUNS_95`` x the noise model of these points: the band of one series."""
     return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name)).sd for m in metrics if m.noisy}
-
-
-def series_noise_bands(*, series_id: int, metrics, priors: dict[str, float], without_build: int | None = None
-                       ) -> dict[str, float]:
-    """Per noisy metric of ``metrics``, the relative change two runs of one unchanged build stay
-    within 95 % of the time on this series (its history, less the build ``without_build`` being
-    judged): the one rule of the A/B page and /compare/."""
-    from dashboard.regressions.history import series_points  # noqa: PLC0415
-
-    points = [p for p in series_points(series_id=series_id) if p.build_id != without_build]
-    return points_noise_bands(points, metrics=metrics, priors=priors)
 
 
 def series_noise_get(*, series, metric: str) -> NoiseEstimate | None:
