@@ -57,6 +57,30 @@ def geomean(values: Iterable[float | None]) -> float | None:
     return math.exp(sum(logs) / len(logs)) if logs else None
 
 
+def mean(values: Iterable[float | None]) -> float | None:
+    """The mean; one that a plain sum would overflow (values near the float maximum) is summed divided first."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    total = sum(present)
+    return total / len(present) if math.isfinite(total) else sum(v / len(present) for v in present)
+
+
+def repeat_sd(groups: Iterable[Iterable[float | None]]) -> float | None:
+    """The run-to-run sd (of the log) that repeated runs show: each group is one build's runs of one
+    case, its values around their own mean, pooled over the groups; None without a repeated run.
+    Two runs of each of the two builds compared (the quick start's cpu class: compile time 27-74 %)
+    are evidence enough that a change is not to be read: it is a case's own stated noise."""
+    squares, dof = 0.0, 0
+    for group in groups:
+        logs = [math.log(v) for v in group if v is not None and v > 0]
+        if len(logs) > 1:
+            centre = sum(logs) / len(logs)
+            squares += sum((x - centre) ** 2 for x in logs)
+            dof += len(logs) - 1
+    return math.sqrt(squares / dof) if dof else None
+
+
 def case_sd(*, band: float | None, within_sd: float | None) -> float | None:
     """A case's run-to-run sd: the larger of its series' (the two-runs ``band`` over ``TWO_RUNS_95``)
     and ``within_sd`` (either side's own stated noise)."""
@@ -89,9 +113,9 @@ def judge(metric: Metric, old: float | None, new: float | None, *, threshold: fl
                   tone(metric, change, bar=max(threshold, noise or 0.0), noise=noise, within_sd=within_sd))
 
 
-def pooled(metric: Metric, cases: list[Judged], *, threshold: float = 0.0, floor: float = 0.0) -> Judged:
-    """The row over ``cases`` (each judged, both sides passing): the geomean of the old and of the
-    new values of a timed metric (a count: the totals) over the cases that have both, less those
+def pooled(metric: Metric, cases: list[Judged], *, threshold: float = 0.0, floor: float = 0.0, how: str = "geomean") -> Judged:
+    """The row over ``cases`` (each judged, both sides passing): the geomean (``how``: or the mean)
+    of the old and of the new values of a timed metric (a count: the totals) over the cases that have both, less those
     too noisy to track or not compared (every case is: the row says so, with no values), judged
     against the mean of the cases' noise bands (conservative: averaging cases would shrink it)."""
     present = [c for c in cases if c.old is not None and c.new is not None]
@@ -102,5 +126,6 @@ def pooled(metric: Metric, cases: list[Judged], *, threshold: float = 0.0, floor
         old, new = (float(sum(c.old for c in kept)), float(sum(c.new for c in kept))) if kept else (None, None)
         return judge(metric, old, new)
     noises = [c.noise for c in kept if c.noise is not None]
-    return judge(metric, geomean(c.old for c in kept), geomean(c.new for c in kept), threshold=threshold,
+    combine = geomean if how == "geomean" else mean
+    return judge(metric, combine(c.old for c in kept), combine(c.new for c in kept), threshold=threshold,
                  noise=sum(noises) / len(noises) if noises else None, floor=floor)

@@ -15,13 +15,12 @@ from dataclasses import dataclass, field
 
 from contract import comparison
 from contract.comparison import Judged
-from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth
 from detection.replicates import MIN_SD
 from dashboard.regressions.noise import TWO_RUNS_95
 from dashboard.regressions.services.noise_bands import noise_bands_for_compare
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS, Metric, build_ref, config_label
-from dashboard.results.selectors.pairs import case_pairs
+from dashboard.results.selectors.pairs import case_pairs, own_sd
 from dashboard.results.variants import is_variant_of, overrides_stored
 
 AB_METRICS: tuple[Metric, ...] = tuple(m for m in METRICS if m.compared_in_ab)  # contract.metrics
@@ -98,11 +97,9 @@ def _cell(metric: Metric, judged: Judged) -> Cell:
 
 def _row(base: dict, variant: dict, configs: dict[int, Config], noises: dict[str, float]) -> Row:
     both_pass = base["status"] == variant["status"] == "pass"
-    stated = max((sd for sd in map(sd_of_halfwidth, (base["speedup_noise"], variant["speedup_noise"])) if sd is not None),
-                 default=None)  # each side's own speedup interval
     cells = {
         m.name: judge(m, base[m.name] if both_pass else None, variant[m.name] if both_pass else None,
-                      noises.get(m.name), stated if m.name in BLOCK_TIMED_METRICS else None)
+                      noises.get(m.name), own_sd(base, variant, m.name))
         for m in AB_METRICS
     }
     return Row(variant["workload__name"], config_label(configs[variant["config_id"]]), variant["config_id"], base["status"],

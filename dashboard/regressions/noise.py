@@ -19,7 +19,8 @@ from dashboard.results.models import BuildSummary, Result
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
 # changes (here or in ``detection.replicates``), so the sets stored before are computed again.
-BANDS_MODEL_VERSION = 4  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %
+BANDS_MODEL_VERSION = 5  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %;
+# 5: a class with no series long enough for a prior takes it from its short series (``window_noise_bands``)
 
 
 def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF
@@ -118,8 +119,23 @@ def window_noise_bands(*, window: BandWindow, metrics) -> tuple[dict[int, dict[s
     histories: 111-140 s). Returns ``({series_id: bands}, the bands of a series without points)``."""
     priors = _priors_over(machine_class=window.machine_class, builds=window.prior_builds, min_residuals=MIN_SERIES_DOF)
     points = class_series_points(build_ids=window.band_builds, machine_class=window.machine_class)
+    priors = {**priors, **_short_priors(points, [m for m, p in priors.items() if not math.isfinite(p)])}
     return ({series_id: points_noise_bands(series_points, metrics=metrics, priors=priors) for series_id, series_points in points.items()},
             points_noise_bands([], metrics=metrics, priors=priors))
+
+
+def _short_priors(points: dict[int, list[Point]], metrics: list[str]) -> dict[str, float]:
+    """The prior of a metric no series of the class is long enough to give (the quick start's cpu
+    class: three release builds): the upper quartile of what its short series show between the
+    window's plain builds, the head left out (compile time: sd 1-67 % between two releases), rather
+    than the metric's default (15 %), which would colour a -85 % change of a class whose series move
+    by half between releases. nan where no two series have a residual. Detection keeps its own."""
+    out = {}
+    for metric in metrics:
+        estimates = [series_noise([p.values.get(metric) for p in series], [p.run_values.get(metric) or [] for p in series],
+                                  reference_breaks(series, metric)) for series in points.values()]
+        out[metric] = class_prior(estimates, min_dof=1)
+    return out
 
 
 def points_noise_bands(points: list[Point], *, metrics, priors: dict[str, float]) -> dict[str, float]:

@@ -46,3 +46,13 @@ def test_pooled_is_the_geomean_less_the_cases_not_tracked_judged_on_the_mean_ban
     totals = pooled(BREAKS, [judge(BREAKS, 1, 2), judge(BREAKS, 0, 0), judge(BREAKS, None, 3)])
     assert (totals.old, totals.new, totals.difference, totals.tone) == (1.0, 2.0, 1.0, "worse")
     assert pooled(SPEEDUP, []).tone == "" and pooled(BREAKS, []).old is None
+
+
+def test_repeated_runs_state_a_cases_own_noise():
+    from contract.comparison import repeat_sd  # noqa: PLC0415
+
+    assert repeat_sd([[10.0], [12.0]]) is None  # no build ran twice
+    # The quick start's cpu class: warm compile 24.9 / 14.0 s and 4.4 / 2.5 s in two runs of each build.
+    sd = repeat_sd([[24.9, 14.0], [4.4, 2.5]])
+    assert sd == pytest.approx(0.40, abs=0.01) and judge(COLD, 24.9, 4.4, noise=0.4, within_sd=sd).tone == TOO_NOISY
+    assert repeat_sd([[10.0, 10.1], [5.0, 5.05, None]]) == pytest.approx(0.00704, abs=1e-4)

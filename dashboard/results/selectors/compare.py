@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from contract import comparison
 from contract.comparison import REFERENCE_CHANGED, TOO_NOISY, Judged
 from contract.comparison import SAME as WITHIN_NOISE
-from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth
 from dashboard.results.compile_reference import REFERENCED_METRICS, reference_changed
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, config_label
-from dashboard.results.selectors.pairs import case_pairs
+from dashboard.results.selectors.pairs import case_pairs, own_sd
 
 FILTERS = ("all", "regressed", "improved", "new_failures", "new_graph_breaks")
 SORT_KEYS = ("workload", "config", "status") + tuple(m.name for m in METRICS)
@@ -100,12 +99,11 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
 def case_changes(o: dict, n: dict, *, bands: dict[str, float], threshold: float) -> dict[str, Change]:
     """Every metric of one case (``o`` base, ``n`` head: ``pairs`` rows) judged by the one engine
     (``contract.comparison.judge``): a timed change against its series' noise band and either
-    side's own stated noise (the block-timed metrics'); compile_cpu_ratio measured against two
+    side's own noise (``pairs.own_sd``: its builds' repeated runs, a block-timed metric's stated
+    interval; too noisy to track past the bound); compile_cpu_ratio measured against two
     compile references is not compared (REFERENCE_CHANGED)."""
-    within = max((sd for sd in (sd_of_halfwidth(o["speedup_noise"]), sd_of_halfwidth(n["speedup_noise"]))
-                  if sd is not None), default=None)  # each side's own stated noise
     changes = {m.name: _change(m, comparison.judge(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
-                                                   within_sd=within if m.name in BLOCK_TIMED_METRICS else None))
+                                                   within_sd=own_sd(o, n, m.name)))
                for m in METRICS}
     for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
         if name in changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from contract.comparison import repeat_sd
+from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth
 from dashboard.results.aggregates import latest_per_series
 from dashboard.results.models import Result
 from dashboard.results.selectors.common import METRICS
@@ -22,11 +24,34 @@ class CasePairs:
     only_head: list[dict] = field(default_factory=list)
 
 
+NOISY = tuple(m.name for m in METRICS if m.noisy)
+
+
 def build_results_by_series(*, build_id: int, machine_class: str) -> dict[int, dict]:
-    """A build's cases on the class, one per series (the result stored last)."""
-    rows = (Result.objects.filter(build_id=build_id, series__machine_class=machine_class).order_by("id")
-            .values(*ROW_FIELDS))
-    return latest_per_series(rows)
+    """A build's cases on the class, one per series (the result stored last), each with ``runs``:
+    per timed metric, the values of every passing run of the build (repeated runs: their spread is
+    the case's own noise, ``contract.comparison.repeat_sd``), from the same read."""
+    rows = list(Result.objects.filter(build_id=build_id, series__machine_class=machine_class).order_by("id")
+                .values(*ROW_FIELDS))
+    runs: dict[int, dict[str, list[float]]] = {}
+    for row in rows:
+        if row["status"] == "pass":
+            for name in NOISY:
+                runs.setdefault(row["series_id"], {}).setdefault(name, []).append(row[name])
+    latest = latest_per_series(rows)
+    for series_id, row in latest.items():
+        row["runs"] = runs.get(series_id, {})
+    return latest
+
+
+def own_sd(o: dict, n: dict, metric: str) -> float | None:
+    """A case's own run-to-run sd of ``metric`` (pairs rows ``o``, ``n``): the repeated runs of
+    both builds (``contract.comparison.repeat_sd``), and for a block-timed metric the larger of
+    that and either side's stated speedup interval (``speedup_noise`` as an sd)."""
+    sds = [repeat_sd([o.get("runs", {}).get(metric, []), n.get("runs", {}).get(metric, [])])]
+    if metric in BLOCK_TIMED_METRICS:
+        sds += [sd_of_halfwidth(o["speedup_noise"]), sd_of_halfwidth(n["speedup_noise"])]
+    return max((sd for sd in sds if sd is not None), default=None)
 
 
 def case_pairs(*, base_id: int, head_id: int, machine_class: str) -> CasePairs:

@@ -2,6 +2,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from dashboard.regressions.selectors import open_regression_counts
+from dashboard.regressions.services.noise_bands import noise_bands_for_compare
 from dashboard.results.models import COMPILE_MODES, DTYPES, SHAPE_REGIMES, Config, Workload
 from dashboard.results.selectors.builds import builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, range_since
@@ -25,7 +26,7 @@ def overview(request):
     wanted = {"compile_mode": mode, "shape_regime": regime, "dtype": dtype}
     config_ids = list(Config.objects.filter(**{k: v for k, v in wanted.items() if v}).values_list("id", flat=True))
 
-    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts)
+    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, noise_bands=noise_bands_for_compare)
     for block in blocks:
         block.suites = suite_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids)
     trends = None
