@@ -20,6 +20,7 @@ from dashboard.results.variants import PLAIN_BUILD
 
 
 FIGURES = OVERVIEW_FIGURES
+FIGURE_COLUMNS = tuple(f.column for f in FIGURES if f.column)  # what a row's cells read of the two builds' cases
 WITHIN_NOISE_TONE = "same"  # past the figure's threshold, not past its noise band: grey, "within noise"
 TOO_NOISY_TONE = "too_noisy"  # every case too noisy to track: grey, in words (/compare/'s tones)
 
@@ -165,7 +166,9 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
     by_config: dict[int, list[tuple[dict, dict]]] = {}
     bands: Callable[[int], dict] = lambda series_id: {}  # noqa: E731
     if previous is not None:
-        for _, o, n in case_pairs(base_id=previous.build_id, head_id=latest.build_id, machine_class=machine_class).both:
+        pairs = case_pairs(base_id=previous.build_id, head_id=latest.build_id, machine_class=machine_class,
+                           metrics=FIGURE_COLUMNS, config_ids=config_ids)
+        for _, o, n in pairs.both:
             by_config.setdefault(n["config_id"], []).append((o, n))
         if noise_bands is not None and by_config:
             bands = noise_bands(machine_class=machine_class, base=previous.build, head=latest.build)

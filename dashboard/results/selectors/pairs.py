@@ -11,8 +11,8 @@ from dashboard.results.aggregates import latest_per_series
 from dashboard.results.models import Result
 from dashboard.results.selectors.common import METRICS
 
-ROW_FIELDS = ("id", "series_id", "config_id", "workload__name", "status", "compile_reference", "speedup_noise",
-              *(m.name for m in METRICS))
+ROW_FIELDS = ("id", "series_id", "config_id", "workload__name", "status", "compile_reference", "speedup_noise")
+METRIC_NAMES = tuple(m.name for m in METRICS)
 
 
 @dataclass
@@ -24,23 +24,29 @@ class CasePairs:
     only_head: list[dict] = field(default_factory=list)
 
 
-NOISY = tuple(m.name for m in METRICS if m.noisy)
+NOISY = frozenset(m.name for m in METRICS if m.noisy)
 
 
-def build_results_by_series(*, build_id: int, machine_class: str) -> dict[int, dict]:
-    """A build's cases on the class, one per series (the result stored last), each with ``runs``:
-    per timed metric, the values of every passing run of the build (repeated runs: their spread is
-    the case's own noise, ``contract.comparison.repeat_sd``), from the same read."""
-    rows = list(Result.objects.filter(build_id=build_id, series__machine_class=machine_class).order_by("id")
-                .values(*ROW_FIELDS))
-    runs: dict[int, dict[str, list[float]]] = {}
-    for row in rows:
-        if row["status"] == "pass":
-            for name in NOISY:
-                runs.setdefault(row["series_id"], {}).setdefault(name, []).append(row[name])
+def build_results_by_series(*, build_id: int, machine_class: str, metrics: tuple[str, ...] = METRIC_NAMES,
+                            config_ids: list[int] | None = None) -> dict[int, dict]:
+    """A build's cases on the class (of ``config_ids``, where given), one per series (the result
+    stored last), with ``metrics`` (default: every shown metric) and ``runs``: per timed metric, the
+    values of every passing run of the build where it ran more than once (repeated runs: their
+    spread is the case's own noise, ``contract.comparison.repeat_sd``), from the same read."""
+    results = Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
+    if config_ids is not None:
+        results = results.filter(config_id__in=config_ids)
+    rows = list(results.order_by("id").values(*ROW_FIELDS, *metrics))
     latest = latest_per_series(rows)
+    repeated: dict[int, list[dict]] = {}
+    if len(rows) > len(latest):  # some case ran more than once
+        for row in rows:
+            if row["status"] == "pass":
+                repeated.setdefault(row["series_id"], []).append(row)
+    timed = [name for name in metrics if name in NOISY]
     for series_id, row in latest.items():
-        row["runs"] = runs.get(series_id, {})
+        runs = repeated.get(series_id, ())
+        row["runs"] = {name: [r[name] for r in runs] for name in timed} if len(runs) > 1 else {}
     return latest
 
 
@@ -54,10 +60,12 @@ def own_sd(o: dict, n: dict, metric: str) -> float | None:
     return max((sd for sd in sds if sd is not None), default=None)
 
 
-def case_pairs(*, base_id: int, head_id: int, machine_class: str) -> CasePairs:
-    """Two builds' cases on the class: two reads, one per build, paired by series."""
-    old = build_results_by_series(build_id=base_id, machine_class=machine_class)
-    new = build_results_by_series(build_id=head_id, machine_class=machine_class)
+def case_pairs(*, base_id: int, head_id: int, machine_class: str, metrics: tuple[str, ...] = METRIC_NAMES,
+               config_ids: list[int] | None = None) -> CasePairs:
+    """Two builds' cases on the class: two reads, one per build, paired by series (``metrics``,
+    ``config_ids``: as ``build_results_by_series``)."""
+    old = build_results_by_series(build_id=base_id, machine_class=machine_class, metrics=metrics, config_ids=config_ids)
+    new = build_results_by_series(build_id=head_id, machine_class=machine_class, metrics=metrics, config_ids=config_ids)
     return CasePairs(both=[(s, old[s], n) for s, n in new.items() if s in old],
                      only_base=[o for s, o in old.items() if s not in new],
                      only_head=[n for s, n in new.items() if s not in old])
