@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from contract.findings import BETTER as BETTER_WORD
 from contract.findings import TOO_NOISY as TOO_NOISY_WORD
-from contract.findings import TWO_RUNS_95, WORSE as WORSE_WORD, judge as judge_word
+from contract.findings import TWO_RUNS_95, WORSE as WORSE_WORD, judge as judge_word, too_noisy
 from contract.metrics import Metric
 
 WORSE, BETTER = "worse", "better"
@@ -111,6 +111,14 @@ def judge(metric: Metric, old: float | None, new: float | None, *, threshold: fl
         return Judged(old, new, None, difference, noise, "")
     return Judged(old, new, change, difference, noise,
                   tone(metric, change, bar=max(threshold, noise or 0.0), noise=noise, within_sd=within_sd))
+
+
+def pooling(old: float | None, new: float | None, *, noise: float | None, within_sd: float | None = None) -> Judged:
+    """A case as ``pooled`` reads it, when only the row is shown (the home page's cells): its values,
+    its band, and TOO_NOISY where ``case_sd`` is past the bound (no tone of its own: cheaper than
+    ``judge`` over a build's 1,920 cases x 4 figures)."""
+    sd = case_sd(band=noise, within_sd=within_sd)
+    return Judged(old, new, None, None, noise, TOO_NOISY if too_noisy(sd) else "")
 
 
 def pooled(metric: Metric, cases: list[Judged], *, threshold: float = 0.0, floor: float = 0.0, how: str = "geomean") -> Judged:

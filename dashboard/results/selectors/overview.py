@@ -15,7 +15,7 @@ from dashboard.results.models import BuildSummary, Config, ConfigSummary
 from dashboard.results.selectors.builds import (build_summary_copy, build_summary_elsewhere, build_summary_latest,
                                                 build_summary_previous, machine_class_list)
 from dashboard.results.selectors.common import config_label, ref_for
-from dashboard.results.selectors.pairs import case_pairs, own_sd
+from dashboard.results.selectors.pairs import CASE_FIELDS, case_pairs, own_sd
 from dashboard.results.variants import PLAIN_BUILD
 
 
@@ -122,7 +122,7 @@ def figure_cell(figure: Figure, value: float | None, cases: list[tuple[dict, dic
             own = own_sd(o, n, figure.column)
             if figure.column in BLOCK_TIMED_METRICS and own is not None:  # its cases' stated intervals
                 band = max(band or 0.0, TWO_RUNS_95 * own)
-            judged.append(comparison.judge(metric, o[figure.column], n[figure.column], noise=band, within_sd=own))
+            judged.append(comparison.pooling(o[figure.column], n[figure.column], noise=band, within_sd=own))
         row = comparison.pooled(metric, judged, threshold=figure.thresholds[0], how=figure.how)
         if row.tone == TOO_NOISY:  # every case is: the figure over them all, in words, uncoloured
             combine = comparison.geomean if figure.how == "geomean" else comparison.mean
@@ -167,7 +167,7 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
     bands: Callable[[int], dict] = lambda series_id: {}  # noqa: E731
     if previous is not None:
         pairs = case_pairs(base_id=previous.build_id, head_id=latest.build_id, machine_class=machine_class,
-                           metrics=FIGURE_COLUMNS, config_ids=config_ids)
+                           metrics=FIGURE_COLUMNS, config_ids=config_ids, fields=CASE_FIELDS)
         for _, o, n in pairs.both:
             by_config.setdefault(n["config_id"], []).append((o, n))
         if noise_bands is not None and by_config:

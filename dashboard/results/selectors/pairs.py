@@ -12,6 +12,7 @@ from dashboard.results.models import Result
 from dashboard.results.selectors.common import METRICS
 
 ROW_FIELDS = ("id", "series_id", "config_id", "workload__name", "status", "compile_reference", "speedup_noise")
+CASE_FIELDS = ("id", "series_id", "config_id", "status", "speedup_noise")  # enough to judge a case (no join)
 METRIC_NAMES = tuple(m.name for m in METRICS)
 
 
@@ -28,15 +29,16 @@ NOISY = frozenset(m.name for m in METRICS if m.noisy)
 
 
 def build_results_by_series(*, build_id: int, machine_class: str, metrics: tuple[str, ...] = METRIC_NAMES,
-                            config_ids: list[int] | None = None) -> dict[int, dict]:
+                            config_ids: list[int] | None = None, fields: tuple[str, ...] = ROW_FIELDS) -> dict[int, dict]:
     """A build's cases on the class (of ``config_ids``, where given), one per series (the result
-    stored last), with ``metrics`` (default: every shown metric) and ``runs``: per timed metric, the
+    stored last), with ``fields`` and ``metrics`` (default: every shown metric) and ``runs``: per timed metric, the
     values of every passing run of the build where it ran more than once (repeated runs: their
     spread is the case's own noise, ``contract.comparison.repeat_sd``), from the same read."""
     results = Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
     if config_ids is not None:
         results = results.filter(config_id__in=config_ids)
-    rows = list(results.order_by("id").values(*ROW_FIELDS, *metrics))
+    names = (*fields, *metrics)
+    rows = [dict(zip(names, row)) for row in results.order_by("id").values_list(*names)]  # tuples: a third of values()' cost
     latest = latest_per_series(rows)
     repeated: dict[int, list[dict]] = {}
     if len(rows) > len(latest):  # some case ran more than once
@@ -54,18 +56,19 @@ def own_sd(o: dict, n: dict, metric: str) -> float | None:
     """A case's own run-to-run sd of ``metric`` (pairs rows ``o``, ``n``): the repeated runs of
     both builds (``contract.comparison.repeat_sd``), and for a block-timed metric the larger of
     that and either side's stated speedup interval (``speedup_noise`` as an sd)."""
-    sds = [repeat_sd([o.get("runs", {}).get(metric, []), n.get("runs", {}).get(metric, [])])]
+    sds = [repeat_sd([o["runs"].get(metric, []), n["runs"].get(metric, [])]) if o["runs"] or n["runs"] else None]
     if metric in BLOCK_TIMED_METRICS:
         sds += [sd_of_halfwidth(o["speedup_noise"]), sd_of_halfwidth(n["speedup_noise"])]
     return max((sd for sd in sds if sd is not None), default=None)
 
 
 def case_pairs(*, base_id: int, head_id: int, machine_class: str, metrics: tuple[str, ...] = METRIC_NAMES,
-               config_ids: list[int] | None = None) -> CasePairs:
+               config_ids: list[int] | None = None, fields: tuple[str, ...] = ROW_FIELDS) -> CasePairs:
     """Two builds' cases on the class: two reads, one per build, paired by series (``metrics``,
-    ``config_ids``: as ``build_results_by_series``)."""
-    old = build_results_by_series(build_id=base_id, machine_class=machine_class, metrics=metrics, config_ids=config_ids)
-    new = build_results_by_series(build_id=head_id, machine_class=machine_class, metrics=metrics, config_ids=config_ids)
+    ``config_ids``, ``fields``: as ``build_results_by_series``)."""
+    read = {"machine_class": machine_class, "metrics": metrics, "config_ids": config_ids, "fields": fields}
+    old = build_results_by_series(build_id=base_id, **read)
+    new = build_results_by_series(build_id=head_id, **read)
     return CasePairs(both=[(s, old[s], n) for s, n in new.items() if s in old],
                      only_base=[o for s, o in old.items() if s not in new],
                      only_head=[n for s, n in new.items() if s not in old])
