@@ -3,20 +3,24 @@
 Each change is judged against its noise: within noise it is "no change" (grey), past it "better"
 or "worse". A timed figure's noise is where two runs of one unchanged build differ 95 % of the time
 (1.96 x sqrt(2) x the series' run-to-run sd from the noise model, ``dashboard.regressions.noise``:
-its own history, else its machine class's prior, else the metric's default); counts (graph breaks,
+its newest builds up to the base, else its machine class's prior, else the metric's default: the
+bands /compare/ reads, stored once per base, ``services.noise_bands``); counts (graph breaks,
 recompiles) have no noise: any difference is a change. No band is narrower than ``NOISE_FLOOR``.
+Rows are selected by ``results.selectors.pairs`` and judged by ``contract.comparison``, as on
+/compare/ (issue #34: one comparison engine).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth
+from contract import comparison
+from contract.comparison import Judged
 from detection.replicates import MIN_SD
-from dashboard.regressions.noise import TWO_RUNS_95, class_priors, series_noise_bands
-from dashboard.results.aggregates import geomean, relative_change
+from dashboard.regressions.noise import TWO_RUNS_95
+from dashboard.regressions.services.noise_bands import noise_bands_for_compare
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS, Metric, build_ref, config_label
-from dashboard.results.selectors.compare import TOO_NOISY, build_results_by_series, noise_tone
+from dashboard.results.selectors.pairs import case_pairs, own_sd
 from dashboard.results.variants import is_variant_of, overrides_stored
 
 AB_METRICS: tuple[Metric, ...] = tuple(m for m in METRICS if m.compared_in_ab)  # contract.metrics
@@ -74,28 +78,28 @@ class VariantAB:
 
 def judge(metric: Metric, base: float | None, variant: float | None, noise: float | None,
           within_sd: float | None = None) -> Cell:
-    """One figure of the base and the variant, its change and whether it is past the noise, by
-    /compare/'s rule (``noise_tone``: grey "no change" within it, grey TOO_NOISY past the bound;
-    docs/noise-and-findings.md)."""
+    """One figure of the base and the variant, judged by the one engine (``contract.comparison.judge``,
+    /compare/'s rule with no threshold and the band floored at ``NOISE_FLOOR``: grey "no change"
+    within it, grey TOO_NOISY past the bound; docs/noise-and-findings.md)."""
     if base is None or variant is None:
         return Cell(base, variant, None, noise)
+    return _cell(metric, comparison.judge(metric, base, variant, noise=noise, floor=NOISE_FLOOR, within_sd=within_sd))
+
+
+def _cell(metric: Metric, judged: Judged) -> Cell:
+    """The A/B page's cell of a judged change: a count's change is its difference."""
     if not metric.noisy:
-        change = variant - base
-        return Cell(base, variant, change, None, noise_tone(metric, change, bar=0.0, noise=None) or NO_CHANGE)
-    change = relative_change(base, variant)
-    noise = max(noise or 0.0, NOISE_FLOOR)
-    if change is None:
-        return Cell(base, variant, None, noise)
-    return Cell(base, variant, change, noise, noise_tone(metric, change, bar=noise, noise=noise, within_sd=within_sd))
+        return Cell(judged.old, judged.new, judged.difference, None, judged.tone)
+    if judged.old is None or judged.new is None:  # a pooled row with no case (or every case too noisy)
+        return Cell(judged.old, judged.new, None, None, judged.tone)
+    return Cell(judged.old, judged.new, judged.change, judged.noise, judged.tone)
 
 
 def _row(base: dict, variant: dict, configs: dict[int, Config], noises: dict[str, float]) -> Row:
     both_pass = base["status"] == variant["status"] == "pass"
-    stated = max((sd for sd in map(sd_of_halfwidth, (base["speedup_noise"], variant["speedup_noise"])) if sd is not None),
-                 default=None)  # each side's own speedup interval
     cells = {
         m.name: judge(m, base[m.name] if both_pass else None, variant[m.name] if both_pass else None,
-                      noises.get(m.name), stated if m.name in BLOCK_TIMED_METRICS else None)
+                      noises.get(m.name), own_sd(base, variant, m.name))
         for m in AB_METRICS
     }
     return Row(variant["workload__name"], config_label(configs[variant["config_id"]]), variant["config_id"], base["status"],
@@ -103,23 +107,14 @@ def _row(base: dict, variant: dict, configs: dict[int, Config], noises: dict[str
 
 
 def _geomean(config: str, rows: list[Row]) -> Geomean:
-    """Per figure, the geomean of the base's and of the variant's values over the cases passing in
-    both (totals for counts); its noise is the mean of the cases' noise (conservative: averaging
-    cases would shrink it)."""
+    """Per figure, ``contract.comparison.pooled`` over the cases passing in both: the geomeans of the
+    base's and of the variant's values (totals for counts), less the cases too noisy to track,
+    judged against the mean of the cases' noise."""
     passing = [r for r in rows if r.base_status == r.variant_status == "pass"]
     cells = {}
     for m in AB_METRICS:
-        changed = [r.cells[m.name] for r in passing if r.cells[m.name].change is not None]
-        present = [c for c in changed if c.tone != TOO_NOISY]  # too noisy to track: not in the geomean
-        if changed and not present:  # every case is: so is the geomean (shown in words, not "–")
-            cells[m.name] = Cell(None, None, None, None, TOO_NOISY)
-        elif m.noisy:
-            noises = [c.noise for c in present if c.noise is not None]
-            cells[m.name] = judge(m, geomean(c.base for c in present), geomean(c.variant for c in present),
-                                  sum(noises) / len(noises) if noises else None)
-        else:
-            cells[m.name] = judge(m, sum(c.base for c in present), sum(c.variant for c in present), None) if present \
-                else Cell(None, None, None, None)
+        cases = [Judged(c.base, c.variant, c.change, None, c.noise, c.tone) for c in (r.cells[m.name] for r in passing)]
+        cells[m.name] = _cell(m, comparison.pooled(m, cases, floor=NOISE_FLOOR))
     return Geomean(config, len(passing), cells)
 
 
@@ -127,13 +122,12 @@ def ab_compare(*, base: Build, variant: Build, machine_class: str) -> VariantAB:
     """Every case of ``variant`` that ``base`` also has on ``machine_class`` (its latest result
     there), sorted by workload and configuration, and a geomean row per configuration."""
     configs = {c.id: c for c in Config.objects.all()}
-    old = build_results_by_series(build_id=base.id, machine_class=machine_class)
-    new = build_results_by_series(build_id=variant.id, machine_class=machine_class)
+    pairs = case_pairs(base_id=base.id, head_id=variant.id, machine_class=machine_class)
     out = VariantAB(variant=variant, ref=build_ref(variant), overrides=overrides_stored(variant).summary())
-    priors = class_priors(machine_class=machine_class, upto=base)
-    out.rows = sorted((_row(old[s], new[s], configs, series_noise_bands(series_id=s, metrics=AB_METRICS, priors=priors)) for s in new if s in old),
+    bands = noise_bands_for_compare(machine_class=machine_class, base=base, head=variant)  # /compare/'s
+    out.rows = sorted((_row(o, n, configs, bands(s)) for s, o, n in pairs.both),
                       key=lambda r: (r.workload, r.config))
-    out.only_base, out.only_variant = len(old.keys() - new.keys()), len(new.keys() - old.keys())
+    out.only_base, out.only_variant = len(pairs.only_base), len(pairs.only_head)
     by_config: dict[str, list[Row]] = {}
     for row in out.rows:
         by_config.setdefault(row.config, []).append(row)

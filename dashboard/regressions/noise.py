@@ -20,7 +20,8 @@ from dashboard.results.sourced_metrics import with_sourced_metrics
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
 # changes (here or in ``detection.replicates``), so the sets stored before are computed again.
-BANDS_MODEL_VERSION = 4  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %
+BANDS_MODEL_VERSION = 5  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %;
+# 5: a class with no series long enough for a prior takes it from its short series (``window_noise_bands``)
 
 
 def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF
@@ -114,30 +115,34 @@ def band_window(*, machine_class: str, upto, without_build: int | None, metrics)
 
 
 def window_noise_bands(*, window: BandWindow, metrics) -> tuple[dict[int, dict[str, float]], dict[str, float]]:
-    """``series_noise_bands`` for every series of a machine class at once, from the window's builds
+    """The noise bands (``points_noise_bands``) of every series of a machine class at once, from the window's builds
     (the class prior from ``prior_builds``, each series' points from ``band_builds``): one read of
     them instead of a whole history per series (/compare/ at 1,000,000 results read 1,934
     histories: 111-140 s). Returns ``({series_id: bands}, the bands of a series without points)``."""
     priors = _priors_over(machine_class=window.machine_class, builds=window.prior_builds, min_residuals=MIN_SERIES_DOF)
     points = class_series_points(build_ids=window.band_builds, machine_class=window.machine_class)
+    priors = {**priors, **_short_priors(points, [m for m, p in priors.items() if not math.isfinite(p)])}
     return ({series_id: points_noise_bands(series_points, metrics=metrics, priors=priors) for series_id, series_points in points.items()},
             points_noise_bands([], metrics=metrics, priors=priors))
+
+
+def _short_priors(points: dict[int, list[Point]], metrics: list[str]) -> dict[str, float]:
+    """The prior of a metric no series of the class is long enough to give (the quick start's cpu
+    class: three release builds): the upper quartile of what its short series show between the
+    window's plain builds, the head left out (compile time: sd 1-67 % between two releases), rather
+    than the metric's default (15 %), which would colour a -85 % change of a class whose series move
+    by half between releases. nan where no two series have a residual. Detection keeps its own."""
+    out = {}
+    for metric in metrics:
+        estimates = [series_noise([p.values.get(metric) for p in series], [p.run_values.get(metric) or [] for p in series],
+                                  reference_breaks(series, metric)) for series in points.values()]
+        out[metric] = class_prior(estimates, min_dof=1)
+    return out
 
 
 def points_noise_bands(points: list[Point], *, metrics, priors: dict[str, float]) -> dict[str, float]:
     """Per noisy metric, ``TWO_RUNS_95`` x the noise model of these points: the band of one series."""
     return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name)).sd for m in metrics if m.noisy}
-
-
-def series_noise_bands(*, series_id: int, metrics, priors: dict[str, float], without_build: int | None = None
-                       ) -> dict[str, float]:
-    """Per noisy metric of ``metrics``, the relative change two runs of one unchanged build stay
-    within 95 % of the time on this series (its history, less the build ``without_build`` being
-    judged): the one rule of the A/B page and /compare/."""
-    from dashboard.regressions.history import series_points  # noqa: PLC0415
-
-    points = [p for p in series_points(series_id=series_id) if p.build_id != without_build]
-    return points_noise_bands(points, metrics=metrics, priors=priors)
 
 
 def series_noise_get(*, series, metric: str) -> NoiseEstimate | None:

@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from contract.comparison import geomean, mean, relative_change  # noqa: F401 (the pages' aggregates read them here)
 from contract.findings import BLOCK_TIMED_METRICS, TWO_RUNS_95, sd_of_halfwidth, too_noisy
 from contract.metrics import SUMMARIZED
 
@@ -18,24 +19,6 @@ PASS = "pass"
 FIGURES = tuple((m.name, m.summary.field, m.summary.how) for m in SUMMARIZED)
 FIGURE_COLUMNS = tuple(column for column, _, _ in FIGURES)
 TOTAL_MAX = 2**31 - 1  # a total's column (PositiveIntegerField) holds no more
-
-
-def geomean(values: Iterable[float | None]) -> float | None:
-    """Geometric mean of the positive values; None when there are none."""
-    logs = [math.log(v) for v in values if v is not None and v > 0]
-    return math.exp(sum(logs) / len(logs)) if logs else None
-
-
-def mean(values: Iterable[float | None]) -> float | None:
-    """The mean; one that a plain sum would overflow (values near the float maximum, which the
-    schema allows and past-bound documents stored before the bounds hold) is summed divided first."""
-    present = [v for v in values if v is not None]
-    if not present:
-        return None
-    total = sum(present)
-    if math.isfinite(total):
-        return total / len(present)
-    return sum(v / len(present) for v in present)
 
 
 def aggregate(rows: list[dict]) -> dict:
@@ -61,13 +44,6 @@ def latest_per_series(rows: Iterable[dict]) -> dict[int, dict]:
     for row in rows:
         out[row["series_id"]] = row
     return out
-
-
-def relative_change(old: float | None, new: float | None) -> float | None:
-    if old is None or new is None or old == 0:
-        return None
-    change = new / old - 1.0
-    return change if math.isfinite(change) else None  # a tiny old value: no relative change to show
 
 
 def median_interval(samples: list[float] | None) -> tuple[float, float] | None:

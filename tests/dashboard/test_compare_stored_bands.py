@@ -6,6 +6,7 @@ in its window) is computed again, never served; the pipeline stores the new buil
 ingest, so the next compare computes nothing."""
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -49,13 +50,16 @@ def wobbly_history(builds: int = 9, seed: int = 3) -> list[Build]:
 
 
 def full_bands(*, base: Build, head: Build, machine_class: str = "cpu"):
-    """The bands as /compare/ computed them before they were stored: the class prior up to the base,
-    then every series' points over the newest builds up to the base less the head."""
+    """The bands as /compare/ computed them before they were stored: the class prior up to the base
+    (a metric without one: its short series'), then every series' points over the newest builds up
+    to the base less the head."""
     priors = noise.class_priors(machine_class=machine_class, upto=base)
     builds = list(BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=base.ordered_at)
                   .exclude(build_id=head.id).order_by("-ordered_at", "-build_id")
                   .values_list("build_id", flat=True)[:noise.PRIOR_BUILDS])
     points = class_series_points(build_ids=builds, machine_class=machine_class)
+    # A metric no series is long enough for a prior of: the upper quartile of the short series' (model 5).
+    priors = {**priors, **noise._short_priors(points, [m for m, p in priors.items() if not math.isfinite(p)])}
     return lambda series_id: noise.points_noise_bands(points.get(series_id, []), metrics=METRICS, priors=priors)
 
 

@@ -95,3 +95,20 @@ def test_the_summary_table_says_what_the_results_say_a_rerun_and_a_late_build_in
         assert (shown.geomean_gap, shown.geomean_compile_ratio) == pairs_geomeans(list(direct.values()))
     latest = direct_pairs(Build.objects.get(id=gaps.builds[-1].build_id))
     assert latest["mlp_loop"].gap == pytest.approx(1.9 / 2.1) and latest["resnet_train"].unbacked is None
+
+
+def test_the_compile_time_ratio_is_judged_by_its_series_noise():
+    from contract.findings import TWO_RUNS_95  # noqa: PLC0415
+    from dashboard.results.selectors.dynamic import Pair, Side  # noqa: PLC0415
+
+    def pair(backed_s: float, unbacked_s: float, band: float | None) -> Pair:
+        return Pair("mlp_loop", Side("pass", 1.0, backed_s, 0, 0), Side("pass", 1.0, unbacked_s, 0, 0), compile_band=band)
+
+    # the quick start's cpu class: cold compile sd ~55 % between releases: 13.26 -> 23.09 s is not red
+    noisy = pair(13.26, 23.09, TWO_RUNS_95 * 0.55)
+    assert (noisy.compile_tone, noisy.compile_quiet, noisy.highlighted) == ("too_noisy", "too noisy to track", False)
+    assert pair(13.26, 23.09, TWO_RUNS_95 * 0.05).compile_tone == "worse"  # a quiet series: unbacked compiles slower
+    assert pair(20.0, 16.0, TWO_RUNS_95 * 0.05).compile_tone == "better"
+    within = pair(10.0, 11.5, TWO_RUNS_95 * 0.10)  # +15 % inside a ±28 % band
+    assert (within.compile_tone, within.compile_quiet, within.highlighted) == ("", "within noise", False)
+    assert pair(10.0, 11.5, None).compile_tone == "worse"  # no band known: the 5 % threshold alone, as before

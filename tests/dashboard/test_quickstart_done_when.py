@@ -49,7 +49,8 @@ def test_the_quick_starts_findings_verdict_and_surfaces(browser, live_server, ca
     assert "no earlier build to compare with" in local.inner_text()
     assert local.locator("td.cell.better, td.cell.worse, td.cell.better.strong, td.cell.worse.strong").count() == 0
     cpu = page.locator("#class-cpu")
-    assert cpu.locator("td.cell.too_noisy").count() + cpu.locator("td.cell.same").count() == 3  # geomean speedup: never green
+    # geomean speedup and both compile times (the class's series move by half between releases): never green
+    assert cpu.locator("td.cell.too_noisy").count() + cpu.locator("td.cell.same").count() == 9
     assert problems == []
 
     # The run page says which model ran.

@@ -37,6 +37,15 @@ def noise_bands_for_compare(*, machine_class: str, base: Build, head: Build) -> 
     return lambda series_id: bands.get(series_id, default)
 
 
+def noise_bands_of_build(*, machine_class: str, build_id: int) -> NoiseBands:
+    """Per series, its noise bands from its newest builds up to ``build_id`` (the window the pipeline
+    stores after the build's ingest: /dynamic/ judges one build's compile-time ratios by it)."""
+    build = Build.objects.only("id", "ordered_at").get(pk=build_id)
+    window = band_window(machine_class=machine_class, upto=build, without_build=None, metrics=METRICS)
+    bands, default = _stored(window) or _compute_and_store(window)
+    return lambda series_id: bands.get(series_id, default)
+
+
 def noise_bands_refresh(*, run_id) -> dict:
     """After a run of a build is stored and detected: the bands of the build's window on the run's
     machine class (the next build is compared against it) and of the window before it (the build is

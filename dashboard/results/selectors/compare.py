@@ -1,5 +1,6 @@
 """Compare two builds on a machine class, case by case: only the cases present in both are
-compared; the others are listed apart. Reads two builds' rows through ``result_build_series``.
+compared; the others are listed apart. Reads two builds' rows through ``pairs.case_pairs``
+and judges them by ``contract.comparison`` (the A/B page's and the home page's engine too).
 
 A timed change is judged against its series' noise band (``NoiseBands``: where two runs of one
 unchanged build differ 95 % of the time, the A/B page's rule); the noise model lives in
@@ -11,18 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from contract.findings import BETTER, BLOCK_TIMED_METRICS, TWO_RUNS_95, WORSE, judge, sd_of_halfwidth
-from contract.findings import TOO_NOISY as TOO_NOISY_WORD
-from dashboard.results.aggregates import geomean, latest_per_series, relative_change
+from contract import comparison
+from contract.comparison import REFERENCE_CHANGED, TOO_NOISY, Judged
+from contract.comparison import SAME as WITHIN_NOISE
 from dashboard.results.compile_reference import REFERENCED_METRICS, reference_changed
-from dashboard.results.models import Build, Config, Result
+from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, config_label
+from dashboard.results.selectors.pairs import case_pairs, own_sd
 
 FILTERS = ("all", "regressed", "improved", "new_failures", "new_graph_breaks")
 SORT_KEYS = ("workload", "config", "status") + tuple(m.name for m in METRICS)
-WITHIN_NOISE = "same"
-TOO_NOISY = "too_noisy"  # the series' noise is past contract.findings.TOO_NOISY_SD: no colour, no flag
-REFERENCE_CHANGED = "reference_changed"  # the tone of a compile_cpu_ratio measured against two references: no change shown
 NoiseBands = Callable[[int], dict[str, float]]  # series id -> per timed metric, its relative 95 % band
 
 
@@ -69,81 +68,54 @@ class Comparison:
     only_head: list[OneSided] = field(default_factory=list)
 
 
-def build_results_by_series(*, build_id: int, machine_class: str) -> dict[int, dict]:
-    rows = (
-        Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
-        .order_by("id")
-        .values("id", "series_id", "config_id", "workload__name", "status", "compile_reference", "speedup_noise",
-                *(m.name for m in METRICS))
-    )
-    return latest_per_series(rows)
-
-
 def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands: NoiseBands, metric: str = "speedup",
                    threshold: float = 0.05) -> Comparison:
     """``metric`` and ``threshold`` decide "regressed" and "improved": the metric moved the wrong
     (right) way by more than ``threshold`` (relative) and by more than the series' noise band
     (``noise_bands``). A pass turning into a failure is a regression, the reverse an improvement."""
     configs = {c.id: c for c in Config.objects.all()}
-    old = build_results_by_series(build_id=base.id, machine_class=machine_class)
-    new = build_results_by_series(build_id=head.id, machine_class=machine_class)
+    pairs = case_pairs(base_id=base.id, head_id=head.id, machine_class=machine_class)
     out = Comparison(base=base, head=head, machine_class=machine_class, metric=metric, threshold=threshold)
     chosen = METRICS_BY_NAME[metric]
-    for series_id, n in new.items():
-        o = old.get(series_id)
-        label = config_label(configs[n["config_id"]])
-        if o is None:
-            out.only_head.append(OneSided(n["workload__name"], label, n["status"], n["id"]))
-            continue
+    for series_id, o, n in pairs.both:
         row = CompareRow(
-            series_id=series_id, workload=n["workload__name"], config=label, base_status=o["status"],
-            head_status=n["status"], base_result_id=o["id"], head_result_id=n["id"], changes={},
+            series_id=series_id, workload=n["workload__name"], config=config_label(configs[n["config_id"]]),
+            base_status=o["status"], head_status=n["status"], base_result_id=o["id"], head_result_id=n["id"], changes={},
             cfg=configs[n["config_id"]],
         )
-        bands = noise_bands(series_id)
-        within = max((sd for sd in (sd_of_halfwidth(o["speedup_noise"]), sd_of_halfwidth(n["speedup_noise"]))
-                      if sd is not None), default=None)  # each side's own stated noise
-        row.changes = {m.name: judge_change(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
-                                            within_sd=within if m.name in BLOCK_TIMED_METRICS else None)
-                       for m in METRICS}
-        for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
-            if name in row.changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
-                    and o[name] is not None and n[name] is not None:
-                row.changes[name] = Change(o[name], n[name], None, REFERENCE_CHANGED, bands.get(name))
+        row.changes = case_changes(o, n, bands=noise_bands(series_id), threshold=threshold)
         _flag(row, chosen)
         out.rows.append(row)
-    for series_id, o in old.items():
-        if series_id not in new:
-            out.only_base.append(OneSided(o["workload__name"], config_label(configs[o["config_id"]]), o["status"], o["id"]))
+    out.only_base = [OneSided(o["workload__name"], config_label(configs[o["config_id"]]), o["status"], o["id"])
+                     for o in pairs.only_base]
+    out.only_head = [OneSided(n["workload__name"], config_label(configs[n["config_id"]]), n["status"], n["id"])
+                     for n in pairs.only_head]
     out.rows.sort(key=lambda r: (r.workload, r.config))
     out.only_base.sort(key=lambda r: (r.workload, r.config))
     out.only_head.sort(key=lambda r: (r.workload, r.config))
     return out
 
 
-def judge_change(metric, old: float | None, new: float | None, *, threshold: float, noise: float | None,
-                 within_sd: float | None = None) -> Change:
-    """The one rule for a cell's colour and the "regressed"/"improved" filters (``contract.findings.judge``,
-    docs/noise-and-findings.md): a timed change is past ``threshold`` and past its ``noise`` band
-    (else WITHIN_NOISE), unless the series is too noisy to track (TOO_NOISY: its run-to-run sd, the
-    band over ``TWO_RUNS_95``, or ``within_sd``, either side's own stated noise, past the bound); a
-    count changes by any difference."""
-    change = Change(old, new, relative_change(old, new), noise=noise if metric.noisy else None)
-    if change.change is None:
-        return change
-    change.tone = noise_tone(metric, change.change, bar=max(threshold, noise or 0.0), noise=noise, within_sd=within_sd)
-    return change
+def case_changes(o: dict, n: dict, *, bands: dict[str, float], threshold: float) -> dict[str, Change]:
+    """Every metric of one case (``o`` base, ``n`` head: ``pairs`` rows) judged by the one engine
+    (``contract.comparison.judge``): a timed change against its series' noise band and either
+    side's own noise (``pairs.own_sd``: its builds' repeated runs, a block-timed metric's stated
+    interval; too noisy to track past the bound); compile_cpu_ratio measured against two
+    compile references is not compared (REFERENCE_CHANGED)."""
+    changes = {m.name: _change(m, comparison.judge(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
+                                                   within_sd=own_sd(o, n, m.name)))
+               for m in METRICS}
+    for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
+        if name in changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
+                and o[name] is not None and n[name] is not None:
+            changes[name] = Change(o[name], n[name], None, REFERENCE_CHANGED, bands.get(name))
+    return changes
 
 
-def noise_tone(metric, change: float, *, bar: float, noise: float | None, within_sd: float | None = None) -> str:
-    """``contract.findings.judge`` as a cell's tone: "worse", "better", WITHIN_NOISE (a timed change
-    not past ``bar``) or TOO_NOISY (the run-to-run sd, the 95 % ``noise`` band over ``TWO_RUNS_95``,
-    or ``within_sd``, past the bound); a count: worse/better by any difference, else ""."""
-    if not metric.noisy:
-        return "" if change == 0 else ("worse" if metric.worse(change) else "better")
-    sd = max((x for x in (noise / TWO_RUNS_95 if noise is not None else None, within_sd) if x is not None), default=None)
-    word = judge(change=change, bar=bar, worse=metric.worse(change), sd=sd)
-    return {WORSE: "worse", BETTER: "better", TOO_NOISY_WORD: TOO_NOISY}.get(word, WITHIN_NOISE)
+def _change(metric, judged: Judged) -> Change:
+    """/compare/'s cell of a judged change: relative, an unchanged count uncoloured."""
+    return Change(judged.old, judged.new, judged.change, "" if not metric.noisy and judged.tone == WITHIN_NOISE
+                  else judged.tone, judged.noise)
 
 
 def _flag(row: CompareRow, metric) -> None:
@@ -184,25 +156,13 @@ def compare_summary_cases(*, rows: list[CompareRow]) -> tuple[int, int]:
 
 
 def compare_summary(*, rows: list[CompareRow], threshold: float = 0.05) -> dict[str, Change]:
-    """The geomean row: per metric, the geomean of old and of new over the rows where both sides
-    passed and have the value (totals for the counts), and the relative change between them, judged
-    against the mean of the rows' noise bands (conservative: averaging cases would shrink it). Rows
-    whose compile references differ are left out of compile_cpu_ratio's (all of them: not compared),
-    and rows too noisy to track out of that metric's (all of them: the geomean is too noisy too)."""
-    out = {}
+    """The geomean row: per metric, ``contract.comparison.pooled`` over the rows where both sides
+    passed (the geomeans, totals for the counts, judged against the mean of the rows' noise bands;
+    rows too noisy to track or whose compile references differ left out, all of them: the row
+    says so)."""
     both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
+    out = {}
     for m in METRICS:
-        present = [r.changes[m.name] for r in both if r.changes[m.name].old is not None and r.changes[m.name].new is not None]
-        kept = [c for c in present if c.tone not in (REFERENCE_CHANGED, TOO_NOISY)]  # not compared / too noisy
-        if present and not kept:  # every row is: so is the geomean
-            out[m.name] = Change(None, None, None, present[0].tone)
-            continue
-        present = kept
-        pairs = [(c.old, c.new) for c in present]
-        noises = [c.noise for c in present if c.noise is not None]
-        if m.noisy:
-            old, new = geomean(o for o, _ in pairs), geomean(n for _, n in pairs)
-        else:
-            old, new = (float(sum(o for o, _ in pairs)), float(sum(n for _, n in pairs))) if pairs else (None, None)
-        out[m.name] = judge_change(m, old, new, threshold=threshold, noise=sum(noises) / len(noises) if noises else None)
+        cases = [Judged(c.old, c.new, c.change, None, c.noise, c.tone) for c in (r.changes[m.name] for r in both)]
+        out[m.name] = _change(m, comparison.pooled(m, cases, threshold=threshold))
     return out

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from contract import comparison
 from contract.case_config import CaseConfig
 from contract.findings import BETTER, TOO_NOISY, WITHIN_NOISE, TWO_RUNS_95, WORSE, judge, sd_of_halfwidth, too_noisy
+from contract.metrics import BY_NAME
 from dashboard.results.aggregates import geomean
 from dashboard.results.models import BuildSummary, DynamicSummary, Series
 from dashboard.results.selectors.common import config_lookups, ref_for
@@ -46,6 +49,9 @@ class Pair:
     workload: str
     backed: Side | None = None
     unbacked: Side | None = None
+    # The 95 % band of cold compile time on this workload's series (the wider side's; /compare/'s
+    # bands, ``pairs_compile_noise``): what the compile-time ratio is judged against. None: the threshold.
+    compile_band: float | None = None
 
     @property
     def gap(self) -> float | None:
@@ -71,7 +77,13 @@ class Pair:
 
     @property
     def export_tone(self) -> str:
-        return _tone(self.export_ratio, higher_is_better=False)
+        """The export-time ratio by the one engine, against the series' cold-compile band (export
+        time is part of a path's cold compile: docs/compile-paths.md), as ``compile_tone``."""
+        if self.export_ratio is None:
+            return ""
+        judged = comparison.judge(BY_NAME["compile_time_cold_s"], 1.0, self.export_ratio, threshold=GAP_HIGHLIGHT,
+                                  noise=self.compile_band)
+        return judged.tone if judged.tone in (comparison.WORSE, comparison.BETTER, comparison.TOO_NOISY) else ""
 
     @property
     def gap_sd(self) -> float | None:
@@ -107,18 +119,43 @@ class Pair:
 
     @property
     def compile_tone(self) -> str:
-        return _tone(self.compile_ratio, higher_is_better=False)
+        """The compile-time ratio (unbacked / backed) by the one engine (``contract.comparison``): a
+        change from 1 past GAP_HIGHLIGHT and the series' band (two measurements, as two runs)
+        is worse (unbacked compiles slower) or better; too noisy to track past the bound; else ''."""
+        if self.compile_ratio is None:
+            return ""
+        judged = comparison.judge(BY_NAME["compile_time_cold_s"], 1.0, self.compile_ratio, threshold=GAP_HIGHLIGHT,
+                                  noise=self.compile_band)
+        return judged.tone if judged.tone in (comparison.WORSE, comparison.BETTER, comparison.TOO_NOISY) else ""
+
+    @property
+    def compile_quiet(self) -> str:
+        """What the compile-time ratio's cell says instead of a colour (as ``gap_quiet``)."""
+        if self.compile_tone == comparison.TOO_NOISY:
+            return TOO_NOISY
+        if not self.compile_tone and self.compile_ratio is not None and abs(self.compile_ratio - 1) > GAP_HIGHLIGHT:
+            return WITHIN_NOISE
+        return ""
 
     @property
     def highlighted(self) -> bool:
-        return self.gap_tone in ("worse", "better") or (
-            self.compile_ratio is not None and abs(self.compile_ratio - 1) > GAP_HIGHLIGHT)
+        return self.gap_tone in ("worse", "better") or self.compile_tone in ("worse", "better")
 
 
-def _tone(ratio: float | None, *, higher_is_better: bool) -> str:
-    if ratio is None or abs(ratio - 1) <= GAP_HIGHLIGHT:
-        return ""
-    return "better" if (ratio > 1) == higher_is_better else "worse"
+def pairs_compile_noise(*, pairs: list[Pair], machine_class: str, mode: str, dtype: str,
+                        bands: Callable[[int], dict[str, float]]) -> None:
+    """Sets each pair's ``compile_band``: the wider cold-compile band (``bands``: series id -> its
+    bands, /compare/'s) of the workload's backed and unbacked series on the class (one read)."""
+    series = Series.objects.filter(machine_class=machine_class,
+                                   **config_lookups(compile_mode=mode, dtype=dtype, shape_regime__in=DYNAMIC_REGIMES),
+                                   workload__name__in=[p.workload for p in pairs]).values_list("workload__name", "id")
+    widest: dict[str, float] = {}
+    for workload, series_id in series:
+        band = bands(series_id).get("compile_time_cold_s")
+        if band is not None:
+            widest[workload] = max(band, widest.get(workload, 0.0))
+    for p in pairs:
+        p.compile_band = widest.get(p.workload)
 
 
 def summary_pairs(pairs: list) -> list[Pair]:

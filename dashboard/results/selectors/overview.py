@@ -6,16 +6,21 @@ import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from contract.findings import WITHIN_NOISE, judge
-from dashboard.results.aggregates import OVERVIEW_FIGURES, Figure
+from contract import comparison
+from contract.comparison import BETTER, SAME, TOO_NOISY, WORSE
+from contract.findings import BLOCK_TIMED_METRICS, TWO_RUNS_95
+from contract.metrics import BY_NAME
+from dashboard.results.aggregates import OVERVIEW_FIGURES, PASS, Figure
 from dashboard.results.models import BuildSummary, Config, ConfigSummary
 from dashboard.results.selectors.builds import (build_summary_copy, build_summary_elsewhere, build_summary_latest,
                                                 build_summary_previous, machine_class_list)
 from dashboard.results.selectors.common import config_label, ref_for
+from dashboard.results.selectors.pairs import CASE_FIELDS, case_pairs, own_sd
 from dashboard.results.variants import PLAIN_BUILD
 
 
 FIGURES = OVERVIEW_FIGURES
+FIGURE_COLUMNS = tuple(f.column for f in FIGURES if f.column)  # what a row's cells read of the two builds' cases
 WITHIN_NOISE_TONE = "same"  # past the figure's threshold, not past its noise band: grey, "within noise"
 TOO_NOISY_TONE = "too_noisy"  # every case too noisy to track: grey, in words (/compare/'s tones)
 
@@ -28,6 +33,7 @@ class Cell:
     new: float | None = None  # latest build, cases present in both
     change: float | None = None  # relative; absolute for pass rate (points) and counts
     tone: str = ""  # "", "better", "worse", "better strong", "worse strong", WITHIN_NOISE_TONE, TOO_NOISY_TONE
+    noise: float | None = None  # the relative 95 % band a relative change was judged against
 
 
 @dataclass
@@ -60,42 +66,91 @@ def figure_value(summary: ConfigSummary | dict, figure: Figure) -> float | None:
 
 def cell_tone(figure: Figure, old: float | None, new: float | None, *, band: float | None = None,
               noisy: bool = False) -> tuple[float | None, str]:
-    """The change (relative, or absolute for rates and counts) and the colour it earns, by the one
-    noise rule (``contract.findings.judge``, docs/noise-and-findings.md): a relative change not past
-    the figure's threshold nor its noise ``band`` (``aggregates.figure_noise``) is within noise (no
-    colour); ``noisy``: every case is too noisy to track (TOO_NOISY_TONE, no colour)."""
+    """The change of a figure (relative, or absolute for rates and counts) and its colour: a count
+    or a rate by its thresholds; a relative change by the one noise rule (``contract.comparison``,
+    docs/noise-and-findings.md): not past the figure's threshold nor its noise ``band`` it is within
+    noise (grey "within noise" past the threshold, else no colour); ``noisy``: every case is too
+    noisy to track (TOO_NOISY_TONE). Strong past the second threshold and the band."""
     if old is None or new is None:
         return None, ""
     if figure.how in ("rate", "total"):
         change = new - old
-        strong = abs(change) >= (0.05 if figure.how == "rate" else 1) and change != 0
         if change == 0:
             return 0.0, ""
+        strong = abs(change) >= (0.05 if figure.how == "rate" else 1)
+        better = change > 0 if figure.higher_is_better else change < 0
+        return change, ("better" if better else "worse") + (" strong" if strong else "")
+    if noisy:
+        return comparison.relative_change(old, new), TOO_NOISY_TONE
+    judged = comparison.judge(BY_NAME[figure.column], old, new, threshold=figure.thresholds[0], noise=band)
+    return judged.change, _tone(figure, judged)
+
+
+def _tone(figure: Figure, judged: comparison.Judged) -> str:
+    if judged.tone == TOO_NOISY:
+        return TOO_NOISY_TONE
+    if judged.tone == SAME:
+        return WITHIN_NOISE_TONE if judged.change and abs(judged.change) > figure.thresholds[0] else ""
+    if judged.tone not in (BETTER, WORSE):
+        return ""
+    strong = abs(judged.change) >= max(figure.thresholds[1], judged.noise or 0.0)
+    return judged.tone + (" strong" if strong else "")
+
+
+def figure_cell(figure: Figure, value: float | None, cases: list[tuple[dict, dict]], bands: Callable[[int], dict]) -> Cell:
+    """One cell of a configuration's row: its figure over the latest build's cases (``value``) and
+    its change against the previous build over ``cases`` (base row, head row: ``pairs`` rows, paired
+    by series). Rates and counts over every case; a relative figure by ``contract.comparison``: each
+    case judged against its series' noise band (``bands``: /compare/'s, of its series; a
+    block-timed figure's at least its cases' own stated noise) and too noisy to track past the
+    bound in its own noise (``pairs.own_sd``: repeated runs, stated intervals), the geomean or mean over the cases
+    that passed in both less those too noisy to track, judged against their mean band."""
+    cell = Cell(figure=figure, value=value)
+    if not cases:
+        return cell
+    if figure.how == "rate":
+        cell.old, cell.new = (sum(r["status"] == PASS for r in side) / len(cases) for side in zip(*cases))
+    elif figure.how == "total":
+        cell.old, cell.new = (float(sum(r[figure.column] or 0 for r in side)) for side in zip(*cases))
     else:
-        if old == 0:
-            return None, ""
-        change = new / old - 1.0
-        if noisy:
-            return change, TOO_NOISY_TONE
-        bar = max(figure.thresholds[0], band or 0.0)
-        if judge(change=change, bar=bar, worse=False) == WITHIN_NOISE:
-            return change, WITHIN_NOISE_TONE if band is not None and abs(change) >= figure.thresholds[0] else ""
-        strong = abs(change) >= max(figure.thresholds[1], band or 0.0)
-    better = change > 0 if figure.higher_is_better else change < 0
-    return change, ("better" if better else "worse") + (" strong" if strong else "")
+        metric = BY_NAME[figure.column]
+        judged = []
+        for o, n in cases:
+            if o["status"] != PASS or n["status"] != PASS:
+                continue
+            band = bands(o["series_id"]).get(figure.column)
+            own = own_sd(o, n, figure.column)
+            if figure.column in BLOCK_TIMED_METRICS and own is not None:  # its cases' stated intervals
+                band = max(band or 0.0, TWO_RUNS_95 * own)
+            judged.append(comparison.pooling(o[figure.column], n[figure.column], noise=band, within_sd=own))
+        row = comparison.pooled(metric, judged, threshold=figure.thresholds[0], how=figure.how)
+        if row.tone == TOO_NOISY:  # every case is: the figure over them all, in words, uncoloured
+            combine = comparison.geomean if figure.how == "geomean" else comparison.mean
+            row = comparison.Judged(combine(j.old for j in judged), combine(j.new for j in judged), None, None, None, TOO_NOISY)
+        cell.old, cell.new, cell.noise = row.old, row.new, row.noise
+        cell.change = comparison.relative_change(row.old, row.new)
+        cell.tone = _tone(figure, row)
+        return cell
+    cell.change, cell.tone = cell_tone(figure, cell.old, cell.new)
+    return cell
 
 
 # Open regressions per config id of a machine class's build (``regressions.selectors.open_regression_counts``):
 # passed in by the page, results imports no app above it.
 RegressionCounts = Callable[..., dict[int, int]]
+# /compare/'s noise bands of a pair of builds (``regressions.services.noise_bands.noise_bands_for_compare``:
+# machine_class=, base=, head= -> series id -> per timed metric its 95 % band), passed in by the page.
+ClassBands = Callable[..., Callable[[int], dict[str, float]]]
 
 
 def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids: list[int] | None = None,
-                   open_regressions: RegressionCounts | None = None) -> ClassOverview | None:
+                   open_regressions: RegressionCounts | None = None, noise_bands: ClassBands | None = None) -> ClassOverview | None:
     """The latest build of a class: per configuration, its figures (``ConfigSummary``) and their
-    change against the previous build over the cases present in both (``versus_previous``, kept
-    by ingest), so this reads a few dozen summary rows however many results there are; each row's
-    open regressions from ``open_regressions`` (none without it)."""
+    change against the previous build over the cases present in both, judged on read
+    (``figure_cell``) from the two builds' cases (two reads, one per build, ``pairs.case_pairs``) and
+    their series' noise bands (``noise_bands``: /compare/'s for this pair, one stored row; none
+    without it: each case's own stated noise and the thresholds); each row's open regressions from
+    ``open_regressions`` (none without it)."""
     latest = build_summary_latest(machine_class=machine_class)
     if latest is None:
         return None
@@ -108,30 +163,34 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
                         copy=build_summary_copy(summary=latest) if previous is None else None)
     if previous is None and out.copy is None:
         out.elsewhere = build_summary_elsewhere(summary=latest)
+    by_config: dict[int, list[tuple[dict, dict]]] = {}
+    bands: Callable[[int], dict] = lambda series_id: {}  # noqa: E731
+    if previous is not None:
+        pairs = case_pairs(base_id=previous.build_id, head_id=latest.build_id, machine_class=machine_class,
+                           metrics=FIGURE_COLUMNS, config_ids=config_ids, fields=CASE_FIELDS)
+        for _, o, n in pairs.both:
+            by_config.setdefault(n["config_id"], []).append((o, n))
+        if noise_bands is not None and by_config:
+            bands = noise_bands(machine_class=machine_class, base=previous.build, head=latest.build)
     for summary in sorted(rows, key=lambda s: config_label(configs[s.config_id])):
-        against = summary.versus_previous if previous and summary.previous_build_id == previous.build_id else {}
-        cells = []
-        for figure in FIGURES:
-            cell = Cell(figure=figure, value=figure_value(summary, figure))
-            if against.get("common"):
-                cell.old, cell.new = against[figure.key]
-                cell.change, cell.tone = cell_tone(figure, cell.old, cell.new, band=against.get("noise", {}).get(figure.key),
-                                                   noisy=figure.key in against.get("too_noisy", ()))
-            cells.append(cell)
+        cases = by_config.get(summary.config_id, [])
+        cells = [figure_cell(figure, figure_value(summary, figure), cases, bands) for figure in FIGURES]
         out.rows.append(
             ConfigRow(
                 config=configs[summary.config_id], label=config_label(configs[summary.config_id]), cases=summary.cases,
-                common=against.get("common", 0), cells=cells, open_regressions=regressions.get(summary.config_id, 0),
+                common=len(cases), cells=cells, open_regressions=regressions.get(summary.config_id, 0),
             )
         )
     return out
 
 
-def overview_list(*, config_ids: list[int] | None = None, open_regressions: RegressionCounts | None = None) -> list[ClassOverview]:
+def overview_list(*, config_ids: list[int] | None = None, open_regressions: RegressionCounts | None = None,
+                  noise_bands: ClassBands | None = None) -> list[ClassOverview]:
     """One block per machine class, the class with the newest build first; ``config_ids``
     limits the rows to some configurations."""
     configs = {c.id: c for c in Config.objects.all()}
-    blocks = (overview_class(machine_class=mc, configs=configs, config_ids=config_ids, open_regressions=open_regressions)
+    blocks = (overview_class(machine_class=mc, configs=configs, config_ids=config_ids, open_regressions=open_regressions,
+                             noise_bands=noise_bands)
               for mc in machine_class_list())
     return [b for b in blocks if b is not None]
 

@@ -8,7 +8,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from contract.case_config import SHOWN_AXES
-from contract.findings import ratio_interval
+from contract.findings import ratio_interval, sd_of_halfwidth, too_noisy
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
     HOST_PROBE_MS,
@@ -17,6 +17,8 @@ from dashboard.results.host import (
 )
 from dashboard.results.models import Result, Run
 from dashboard.results.selectors.common import build_ref, config_fields
+
+TOO_NOISY_NOTE = "too noisy"  # a speedup bar without an error bar: its interval says nothing
 
 FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
 
@@ -95,7 +97,10 @@ def run_title(*, run: Run) -> str:
 
 
 def run_speedup_chart(*, run: Run) -> dict:
-    """Speedup per workload and shape regime for one run: the data behind the run page's chart."""
+    """Speedup per workload and shape regime for one run: the data behind the run page's chart. A
+    case's error bar is its 95 % interval as a ratio interval (never below 0); a case too noisy to
+    track (its interval's sd past ``contract.findings.TOO_NOISY_SD``) has none and its bar says
+    ``too noisy`` (``note``), as the other pages say it (docs/noise-and-findings.md)."""
     rows = (
         Result.objects.filter(run=run)
         .order_by("workload__name", *config_fields("compile_mode", "shape_regime"))
@@ -104,12 +109,15 @@ def run_speedup_chart(*, run: Run) -> dict:
     traces: dict[str, dict] = {}
     for status, speedup, speedup_noise, workload, regime, mode in rows:  # tuples: 1,920 cases at most
         name = f"{regime} ({mode})"
-        trace = traces.setdefault(name, {"name": name, "x": [], "y": [], "noise": [], "noise_below": [], "status": []})
+        trace = traces.setdefault(name, {"name": name, "x": [], "y": [], "noise": [], "noise_below": [], "status": [],
+                                         "note": []})
         trace["x"].append(workload)
         trace["y"].append(speedup if status == Result.Status.PASS else None)
-        low, high = ratio_interval(speedup, speedup_noise or 0)  # the 95 % interval on the log scale: never below 0
-        trace["noise"].append(0 if high is None else high - speedup)
-        trace["noise_below"].append(0 if low is None else speedup - low)
+        noisy = status == Result.Status.PASS and too_noisy(sd_of_halfwidth(speedup_noise))
+        low, high = (None, None) if noisy else ratio_interval(speedup, speedup_noise or 0)  # log scale: never below 0
+        trace["note"].append(TOO_NOISY_NOTE if noisy else "")
+        trace["noise"].append(None if noisy else 0 if high is None else high - speedup)  # None: no bar, not a cap at 0
+        trace["noise_below"].append(None if noisy else 0 if low is None else speedup - low)
         trace["status"].append(status)
     return {"run_id": str(run.id), "traces": list(traces.values())}
 

@@ -4,7 +4,9 @@ from contract.modes import EXPORTING_MODES
 
 from dashboard.results.selectors.builds import build_list_for_class, build_summary_get, builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, build_ref, range_since
-from dashboard.results.selectors.dynamic import GAP_HIGHLIGHT, dynamic_gaps, dynamic_options, dynamic_pairs, gap_summary, pair_failure
+from dashboard.regressions.services.noise_bands import noise_bands_of_build
+from dashboard.results.selectors.dynamic import (GAP_HIGHLIGHT, dynamic_gaps, dynamic_options, dynamic_pairs, gap_summary, pair_failure,
+                                                 pairs_compile_noise)
 from dashboard.results.selectors.dynamic_families import dynamic_blockers, dynamic_run_notes, family_gaps
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
@@ -42,6 +44,9 @@ def dynamic(request):
             alone = dynamic_gaps(machine_class=machine_class, mode=mode, dtype=dtype, since=None, build_ids=[build.id])
             chosen = alone.builds[0] if alone.builds else None
     pairs = dynamic_pairs(machine_class=machine_class, mode=mode, dtype=dtype, build_id=chosen.build_id) if chosen else []
+    if pairs:  # compile-time ratios judged by their series' noise (docs/noise-and-findings.md)
+        pairs_compile_noise(pairs=pairs, machine_class=machine_class, mode=mode, dtype=dtype,
+                            bands=noise_bands_of_build(machine_class=machine_class, build_id=chosen.build_id))
     builds = build_list_for_class(machine_class=machine_class)
     blockers = dynamic_blockers(machine_class=machine_class, mode=mode, dtype=dtype, build_id=chosen.build_id) if chosen else {}
     context.update(

@@ -5,12 +5,16 @@
   var source = document.getElementById("speedup-chart-data");
   if (!holder || !source || typeof Plotly === "undefined") return;
   var chart = JSON.parse(source.textContent);
+  // null: no error bar at all (a case too noisy to track); Plotly draws a cap at 0 for null, none for NaN.
+  function bars(values) { return values.map(function (v) { return v === null ? NaN : v; }); }
   var traces = chart.traces.map(function (t) {
     return {
       type: "bar", name: t.name, x: t.x, y: t.y,
-      error_y: { type: "data", symmetric: false, array: t.noise, arrayminus: t.noise_below, visible: true },
+      error_y: { type: "data", symmetric: false, array: bars(t.noise), arrayminus: bars(t.noise_below), visible: true },
       customdata: t.status,
-      hovertemplate: "%{x}<br>speedup %{y:.3f}x<br>status %{customdata}<extra>%{fullData.name}</extra>"
+      // A case too noisy to track has no error bar; its bar says so (contract.findings).
+      text: t.note, textposition: "outside", cliponaxis: false, textfont: { size: 10, color: "#6b7280" },
+      hovertemplate: "%{x}<br>speedup %{y:.3f}x<br>status %{customdata} %{text}<extra>%{fullData.name}</extra>"
     };
   });
   Plotly.newPlot(holder, traces, {

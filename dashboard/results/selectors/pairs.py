@@ -1,0 +1,74 @@
+"""The one selection of a comparison (issue #34): two builds' cases on a machine class, paired by
+series. /compare/ (page and API), the A/B page and the home page's class tables read their rows
+here; ``contract.comparison`` judges them."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from contract.comparison import repeat_sd
+from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth
+from dashboard.results.aggregates import latest_per_series
+from dashboard.results.models import Result
+from dashboard.results.selectors.common import METRICS
+
+ROW_FIELDS = ("id", "series_id", "config_id", "workload__name", "status", "compile_reference", "speedup_noise")
+CASE_FIELDS = ("id", "series_id", "config_id", "status", "speedup_noise")  # enough to judge a case (no join)
+METRIC_NAMES = tuple(m.name for m in METRICS)
+
+
+@dataclass
+class CasePairs:
+    """The cases of both builds (base row, head row, by series, in the head's order) and those of one only."""
+
+    both: list[tuple[int, dict, dict]] = field(default_factory=list)
+    only_base: list[dict] = field(default_factory=list)
+    only_head: list[dict] = field(default_factory=list)
+
+
+NOISY = frozenset(m.name for m in METRICS if m.noisy)
+
+
+def build_results_by_series(*, build_id: int, machine_class: str, metrics: tuple[str, ...] = METRIC_NAMES,
+                            config_ids: list[int] | None = None, fields: tuple[str, ...] = ROW_FIELDS) -> dict[int, dict]:
+    """A build's cases on the class (of ``config_ids``, where given), one per series (the result
+    stored last), with ``fields`` and ``metrics`` (default: every shown metric) and ``runs``: per timed metric, the
+    values of every passing run of the build where it ran more than once (repeated runs: their
+    spread is the case's own noise, ``contract.comparison.repeat_sd``), from the same read."""
+    results = Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
+    if config_ids is not None:
+        results = results.filter(config_id__in=config_ids)
+    names = (*fields, *metrics)
+    rows = [dict(zip(names, row)) for row in results.order_by("id").values_list(*names)]  # tuples: a third of values()' cost
+    latest = latest_per_series(rows)
+    repeated: dict[int, list[dict]] = {}
+    if len(rows) > len(latest):  # some case ran more than once
+        for row in rows:
+            if row["status"] == "pass":
+                repeated.setdefault(row["series_id"], []).append(row)
+    timed = [name for name in metrics if name in NOISY]
+    for series_id, row in latest.items():
+        runs = repeated.get(series_id, ())
+        row["runs"] = {name: [r[name] for r in runs] for name in timed} if len(runs) > 1 else {}
+    return latest
+
+
+def own_sd(o: dict, n: dict, metric: str) -> float | None:
+    """A case's own run-to-run sd of ``metric`` (pairs rows ``o``, ``n``): the repeated runs of
+    both builds (``contract.comparison.repeat_sd``), and for a block-timed metric the larger of
+    that and either side's stated speedup interval (``speedup_noise`` as an sd)."""
+    sds = [repeat_sd([o["runs"].get(metric, []), n["runs"].get(metric, [])]) if o["runs"] or n["runs"] else None]
+    if metric in BLOCK_TIMED_METRICS:
+        sds += [sd_of_halfwidth(o["speedup_noise"]), sd_of_halfwidth(n["speedup_noise"])]
+    return max((sd for sd in sds if sd is not None), default=None)
+
+
+def case_pairs(*, base_id: int, head_id: int, machine_class: str, metrics: tuple[str, ...] = METRIC_NAMES,
+               config_ids: list[int] | None = None, fields: tuple[str, ...] = ROW_FIELDS) -> CasePairs:
+    """Two builds' cases on the class: two reads, one per build, paired by series (``metrics``,
+    ``config_ids``, ``fields``: as ``build_results_by_series``)."""
+    read = {"machine_class": machine_class, "metrics": metrics, "config_ids": config_ids, "fields": fields}
+    old = build_results_by_series(build_id=base_id, **read)
+    new = build_results_by_series(build_id=head_id, **read)
+    return CasePairs(both=[(s, old[s], n) for s, n in new.items() if s in old],
+                     only_base=[o for s, o in old.items() if s not in new],
+                     only_head=[n for s, n in new.items() if s not in old])

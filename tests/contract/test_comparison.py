@@ -1,0 +1,58 @@
+"""The one comparison engine (issue #34), pure: a case's change and tone, and the pooled row."""
+from __future__ import annotations
+
+import pytest
+
+from contract.comparison import REFERENCE_CHANGED, TOO_NOISY, Judged, judge, pooled
+from contract.findings import TWO_RUNS_95
+from contract.metrics import BY_NAME
+
+SPEEDUP, COLD, BREAKS = BY_NAME["speedup"], BY_NAME["compile_time_cold_s"], BY_NAME["graph_break_count"]
+
+
+def test_a_timed_change_is_one_only_past_its_threshold_and_its_band():
+    assert judge(SPEEDUP, 1.0, 1.04, threshold=0.05, noise=0.01).tone == "same"  # under the threshold
+    assert judge(SPEEDUP, 1.0, 1.08, threshold=0.05, noise=0.1).tone == "same"  # under the band
+    assert judge(SPEEDUP, 1.0, 1.08, threshold=0.05, noise=0.01).tone == "better"
+    assert judge(COLD, 10.0, 10.8, threshold=0.05, noise=0.01).tone == "worse"  # lower is better
+    judged = judge(SPEEDUP, 2.0, 1.5, noise=0.01)
+    assert (judged.change, judged.difference, judged.noise, judged.tone) == (-0.25, -0.5, 0.01, "worse")
+
+
+def test_too_noisy_by_its_band_or_a_sides_own_stated_noise():
+    assert judge(COLD, 10.0, 3.0, noise=TWO_RUNS_95 * 0.27).tone == TOO_NOISY  # sd 27 %: a -70 % change is not green
+    assert judge(COLD, 10.0, 3.0, noise=TWO_RUNS_95 * 0.19).tone == "better"
+    assert judge(SPEEDUP, 1.3, 10.661, noise=0.05, within_sd=0.5).tone == TOO_NOISY
+
+
+def test_the_floor_widens_a_band_and_counts_change_by_any_difference():
+    assert judge(SPEEDUP, 1.0, 1.004, noise=0.0).tone == "better"
+    floored = judge(SPEEDUP, 1.0, 1.004, noise=0.0, floor=0.0055)
+    assert (floored.tone, floored.noise) == ("same", 0.0055)
+    assert judge(BREAKS, 0, 2).tone == "worse" and judge(BREAKS, 3, 1).tone == "better"
+    assert judge(BREAKS, 1, 1).tone == "same" and judge(BREAKS, None, 1).tone == ""
+    assert judge(BREAKS, 0, 2).noise is None and judge(BREAKS, 0, 2).difference == 2
+
+
+def test_pooled_is_the_geomean_less_the_cases_not_tracked_judged_on_the_mean_band():
+    cases = [judge(SPEEDUP, 1.0, 1.2, noise=0.02), judge(SPEEDUP, 4.0, 4.8, noise=0.04),
+             judge(SPEEDUP, 1.0, 9.0, noise=TWO_RUNS_95 * 0.5)]
+    assert cases[2].tone == TOO_NOISY
+    row = pooled(SPEEDUP, cases, threshold=0.05)
+    assert (row.old, row.new, row.noise, row.tone) == (pytest.approx(2.0), pytest.approx(2.4), pytest.approx(0.03), "better")
+    assert pooled(SPEEDUP, cases[2:]).tone == TOO_NOISY and pooled(SPEEDUP, cases[2:]).old is None
+    moved = Judged(1.0, 2.0, 1.0, 1.0, 0.01, REFERENCE_CHANGED)
+    assert pooled(SPEEDUP, [moved]).tone == REFERENCE_CHANGED
+    totals = pooled(BREAKS, [judge(BREAKS, 1, 2), judge(BREAKS, 0, 0), judge(BREAKS, None, 3)])
+    assert (totals.old, totals.new, totals.difference, totals.tone) == (1.0, 2.0, 1.0, "worse")
+    assert pooled(SPEEDUP, []).tone == "" and pooled(BREAKS, []).old is None
+
+
+def test_repeated_runs_state_a_cases_own_noise():
+    from contract.comparison import repeat_sd  # noqa: PLC0415
+
+    assert repeat_sd([[10.0], [12.0]]) is None  # no build ran twice
+    # The quick start's cpu class: warm compile 24.9 / 14.0 s and 4.4 / 2.5 s in two runs of each build.
+    sd = repeat_sd([[24.9, 14.0], [4.4, 2.5]])
+    assert sd == pytest.approx(0.40, abs=0.01) and judge(COLD, 24.9, 4.4, noise=0.4, within_sd=sd).tone == TOO_NOISY
+    assert repeat_sd([[10.0, 10.1], [5.0, 5.05, None]]) == pytest.approx(0.00704, abs=1e-4)

@@ -1,0 +1,65 @@
+"""One comparison engine (issue #34): /compare/ (page and API) and the A/B page select one pair of
+builds' cases and judge them alike: the same figure and the same tone for one pair."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from contract.variants import Overrides, variant_label
+from dashboard.regressions.ab import ab_compare
+from dashboard.regressions.compare import builds_compare_judged
+from dashboard.results.models import Build
+from dashboard.results.selectors.common import build_ref
+from dashboard.results.selectors.compare import compare_summary
+from dashboard.results.services import run_ingest
+from tests.documents import make_document, make_result
+
+pytestmark = pytest.mark.django_db
+CDT = Overrides.build({"inductor.coordinate_descent_tuning": True})
+
+
+def _pair() -> tuple[Build, Build]:
+    base = [make_result("mlp_loop", r, speedup=1.0, speedup_noise=0.005, compile_time_cold_s=10.0) for r in ("static", "backed")]
+    # speedup +30 %: past /compare/'s 5 % and every band; compile cold +2 %: within both; one more graph break.
+    variant = [make_result("mlp_loop", r, speedup=1.3, speedup_noise=0.005, compile_time_cold_s=10.2, graph_break_count=2)
+               for r in ("static", "backed")]
+    run_ingest(document=make_document(results=base))
+    document = make_document(results=variant)
+    document["build"].update(overrides=CDT.as_document(), local_label=variant_label("", CDT))
+    run_ingest(document=document)
+    return Build.objects.get(local_label=""), Build.objects.exclude(local_label="").get()
+
+
+def _cell(html: str, tag_class: str, metric: str) -> tuple[str, str]:
+    """(its tone class, its change as written) of the first cell of ``metric`` in the table of ``tag_class``."""
+    found = re.search(rf'<td class="num {tag_class}([^"]*)" data-metric="{metric}"[^>]*>(.*?)</td>', html, re.S)
+    assert found, metric
+    delta = re.search(r'class="delta">([^<]*)<', found.group(2))
+    return found.group(1).strip(), delta.group(1) if delta else ""
+
+
+def test_compare_and_ab_give_one_figure_and_tone_for_one_pair(client):
+    base, variant = _pair()
+    compared = builds_compare_judged(base=base, head=variant, machine_class="cpu")
+    ab = ab_compare(base=base, variant=variant, machine_class="cpu")
+    assert [(r.workload, r.config) for r in compared.rows] == [(r.workload, r.config) for r in ab.rows]
+    for row, ab_row in zip(compared.rows, ab.rows):
+        for metric in ("speedup", "compile_time_cold_s"):
+            c, a = row.changes[metric], ab_row.cells[metric]
+            assert (c.old, c.new, c.change, c.noise, c.tone) == (a.base, a.variant, a.change, a.noise, a.tone)
+        assert row.changes["speedup"].tone == "better" and row.changes["compile_time_cold_s"].tone == "same"
+        assert (row.changes["graph_break_count"].tone, ab_row.cells["graph_break_count"].tone) == ("worse", "worse")
+    geomean = compare_summary(rows=[r for r in compared.rows if r.config == ab.geomeans[0].config])
+    for metric in ("speedup", "compile_time_cold_s"):
+        c, a = geomean[metric], ab.geomeans[0].cells[metric]
+        assert (c.old, c.new, c.change, c.tone) == (pytest.approx(a.base), pytest.approx(a.variant), pytest.approx(a.change), a.tone)
+
+    # The pages and the API say the same.
+    compare_page = client.get(f"/compare/?machine=cpu&base={build_ref(base)}&head={build_ref(variant)}").content.decode()
+    ab_page = client.get(f"/ab/?base={build_ref(base)}&variant={build_ref(variant)}").content.decode()
+    api = client.get(f"/api/v1/compare/?machine_class=cpu&base={build_ref(base)}&head={build_ref(variant)}").json()
+    assert _cell(compare_page, "", "speedup") == ("better", "+30.0%") == _cell(ab_page, "ab ", "speedup")
+    assert _cell(compare_page, "", "compile_time_cold_s")[0] == "same" == _cell(ab_page, "ab ", "compile_time_cold_s")[0]
+    assert [(r["changes"]["speedup"]["change"], r["changes"]["speedup"]["tone"]) for r in api["results"]] == [
+        (pytest.approx(0.3), "better")] * 2
