@@ -12,6 +12,7 @@ from typing import Sequence
 
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import name_list as _name_list
+from contract.reasons import RUN_REASONS
 from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
 
 DEFAULT_TIMEOUT_S = 900.0
@@ -68,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-warm", action="store_true", help="skip the warm-compile subprocess")
     run.add_argument("--machine-class", type=_machine_class, help="series grouping, e.g. gpu-h100 (default: from the GPU model, or cpu)")
     run.add_argument("--build-label", type=_build_label, help="human name of the build, e.g. 'nightly 2026-11-21'")
+    run.add_argument("--reason", choices=RUN_REASONS,
+                     help="why the run is measured (default: nightly); a remeasurement or bisection run raises no "
+                          "finding and no alert, a bisection run is no point of its series (docs/architecture.md)")
     run.add_argument("--out", type=Path, help="write the run document here instead of storing it in the database")
     run.add_argument("--url", help="post the run document to the dashboard's API at this URL instead of manage.py ingest")
     run.add_argument("--token", default=os.environ.get("PTBENCH_API_TOKEN"), help="API token for --url (default $PTBENCH_API_TOKEN)")

@@ -28,6 +28,7 @@ import urllib.request
 from typing import Sequence
 
 from contract.findings import FindingNumbers
+from contract.reasons import RUN_REASONS
 
 API_PREFIX = "/api/v1"
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_SUSPECT = 0, 1, 2, 3, 4
@@ -280,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     request.add_argument("--cases", type=int, help="cases you will submit yourself (ci submit): the workers do not run it; without it the class's runner workers run the suite")
     request.add_argument("--torch-version", help="register the build first, with this torch version")
     request.add_argument("--label", help="with --torch-version: the build's name on pages")
-    request.add_argument("--reason", choices=["nightly", "requested", "remeasurement", "bisection"],
+    request.add_argument("--reason", choices=RUN_REASONS,
                          help="why (default requested): only nightly and requested runs raise findings; a bisection run "
                               "is never a point of a series")
 

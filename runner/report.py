@@ -30,6 +30,7 @@ def build_document(
     command: str,
     requested_by: str,
     notes: str = "",
+    reason: str | None = None,
 ) -> dict:
     """Assemble and check the document; raises ``contract.document.InvalidDocument`` naming bad fields."""
     run = {
@@ -43,6 +44,8 @@ def build_document(
     }
     if notes:
         run["notes"] = notes[:4000]
+    if reason is not None:  # absent: the dashboard stores a nightly (contract.reasons)
+        run["reason"] = reason
     declared: dict[str, dict] = {}
     for workload in workloads:
         declared.setdefault(workload.name, workload.describe())

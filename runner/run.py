@@ -182,6 +182,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
             finished_at=now_iso(),
             command=_command_line(argv),
             requested_by=_requested_by(),
+            reason=args.reason,
         )
 
     run_id = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from contract.reasons import REQUEST_DEFAULT, RUN_REASONS
 from contract.variants import InvalidOverride, Overrides
 from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES
 from dashboard.results.models import Result, Run
@@ -301,7 +302,7 @@ class RunRequestSerializer(OverridesInput):
                                    max_length=5, help_text="default: each workload's first dtype")
     timeout_s = serializers.FloatField(min_value=1, max_value=86400, required=False, allow_null=True, default=None,
                                        help_text="seconds per case phase (default: the server's DISPATCH_CASE_TIMEOUT_S)")
-    reason = serializers.ChoiceField(["nightly", "requested", "remeasurement", "bisection"], default="requested",
+    reason = serializers.ChoiceField(RUN_REASONS, default=REQUEST_DEFAULT,
                                      help_text="why: only nightly and requested runs raise findings; a bisection run "
                                                "is never a point of a series (docs/architecture.md, run reasons)")
 

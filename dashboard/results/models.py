@@ -5,6 +5,8 @@ import uuid
 
 from django.db import models
 
+from contract import reasons
+
 from contract.vocabulary import COMPILE_MODES, DEVICES, DTYPES, RESULT_STATUSES, SHAPE_REGIMES  # noqa: F401 (re-exported)
 
 
@@ -149,10 +151,10 @@ class Run(models.Model):
         """Why the run was measured (docs/architecture.md, run reasons): only nightly and requested
         runs raise findings; a re-measurement's results only decide the suspect it was asked for;
         a bisection run is never a point of a series."""
-        NIGHTLY = "nightly"
-        REQUESTED = "requested"
-        REMEASUREMENT = "remeasurement"
-        BISECTION = "bisection"
+        NIGHTLY = reasons.NIGHTLY  # the values are contract.reasons' (the document's schema)
+        REQUESTED = reasons.REQUESTED
+        REMEASUREMENT = reasons.REMEASUREMENT
+        BISECTION = reasons.BISECTION
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="runs")

@@ -22,6 +22,7 @@ from dashboard.results.models import Build, Config, Machine, Result, Run, Series
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
 from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, load_document
+from contract.reasons import DOCUMENT_DEFAULT
 from contract.values import printable, value_problems
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
@@ -319,6 +320,7 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: 
             "finished_at": _parse_time(data.get("finished_at")),
             "command": data.get("command", ""),
             "requested_by": data.get("requested_by", ""),
+            "reason": data.get("reason", DOCUMENT_DEFAULT),
             "synthetic": data.get("synthetic", False),
             "imported": imported,
             "notes": data.get("notes", ""),
@@ -331,10 +333,11 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: 
             ("build", run.build_id, build.id),
             ("machine", run.machine_id, machine.id),
             ("suite", run.suite, data["suite"]),
+            ("reason", run.reason, data.get("reason", run.reason)),  # a document without one takes the run's
         ):
             if stored != given:
                 raise InvalidDocument(
-                    [DocumentError(f"run.{field}" if field == "suite" else field, f"run {run.id} is stored with another {field}")]
+                    [DocumentError(f"run.{field}" if field in ("suite", "reason") else field, f"run {run.id} is stored with another {field}")]
                 )
     return run, created
 
