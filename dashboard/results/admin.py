@@ -1,6 +1,7 @@
 """A usable admin: searchable, filterable, results shown read-only (they come from ingest only)."""
 from django.contrib import admin
 
+from contract.metrics import ADMIN as ADMIN_METRICS
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.variants import overrides_stored
 
@@ -51,7 +52,7 @@ class SeriesAdmin(admin.ModelAdmin):
 
 class ResultInline(admin.TabularInline):
     model = Result
-    fields = ["workload", "config", "status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count"]
+    fields = ["workload", "config", "status", *ADMIN_METRICS]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -73,7 +74,7 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(Result)
 class ResultAdmin(admin.ModelAdmin):
-    list_display = ["workload", "config", "status", "speedup", "compile_time_cold_s", "graph_break_count", "run"]
+    list_display = ["workload", "config", "status", *ADMIN_METRICS, "run"]
     list_filter = ["status", "config__compile_mode", "config__shape_regime", "run__machine__machine_class"]
     search_fields = ["workload__name", "run__id", "build__git_sha"]
     list_select_related = ["workload", "config", "run"]

@@ -14,13 +14,12 @@ from types import SimpleNamespace
 
 from django.db import transaction
 
+from contract.metrics import DYNAMIC_SIDE  # DynamicSummary.pairs' sides (results.selectors.dynamic.Side)
 from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series, versus
 from dashboard.results.selectors.dynamic import pairs_geomeans, summary_pairs
 
 OPEN_RUN_STATUSES = ("pending", "running")
 DYNAMIC_REGIMES = ("backed", "unbacked")
-DYNAMIC_SIDE = ("status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count",
-                "speedup_noise")  # DynamicSummary.pairs (results.selectors.dynamic.Side)
 
 
 def _models():
