@@ -148,7 +148,7 @@ class History:
             status = fail[2]
         elif rng.random() < 0.004:
             status = rng.choice(("timeout", "oom"))
-        repro = f"python -m runner run --suite full --workloads {name} --modes {mode} --regimes {regime} --dtypes {dtype} --device cuda"
+        repro = f"python -m runner run --size full --workloads {name} --modes {mode} --regimes {regime} --dtypes {dtype} --device cuda"
         recompiles = json.dumps([{"reason": "tensor 'x' size mismatch at index 0. expected 64, actual 48", "count": 1}] * p["recompiles"])
         common = [*ids, status]
         if status != "pass":
@@ -233,7 +233,7 @@ class History:
                 n = min(left, self.per_class)
                 left -= n
                 at = build.ordered_at + dt.timedelta(hours=1)
-                run = Run(id=uuid.UUID(int=self.rng.getrandbits(128)), build=build, machine=machines[mc], suite="synthetic-full",
+                run = Run(id=uuid.UUID(int=self.rng.getrandbits(128)), build=build, machine=machines[mc], size="synthetic-full",
                           status=Run.Status.COMPLETED if n == self.per_class else Run.Status.RUNNING, started_at=at,
                           finished_at=at + dt.timedelta(hours=3) if n == self.per_class else None,
                           command="python bench/dashboard_load.py (synthetic history)", requested_by="bench", synthetic=True,

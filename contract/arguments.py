@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from contract.suites import suite_problem
 from contract.vocabulary import MACHINE_CLASS_HELP, is_machine_class
 
 
@@ -14,4 +15,11 @@ def name_list(text: str) -> list[str]:
 def machine_class(text: str) -> str:
     if not is_machine_class(text):
         raise argparse.ArgumentTypeError(MACHINE_CLASS_HELP)
+    return text
+
+
+def suite_name(text: str) -> str:
+    """``--suite``: a suite (core, hf, timm, torchvision, all); a size is named for ``--size``."""
+    if problem := suite_problem(text, size_field="--size"):
+        raise argparse.ArgumentTypeError(problem)
     return text

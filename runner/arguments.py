@@ -12,6 +12,7 @@ from typing import Sequence
 
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import name_list as _name_list
+from contract.arguments import suite_name as _suite_name
 from contract.reasons import RUN_REASONS
 from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
 
@@ -56,9 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m runner", description="ptbench: benchmark torch.compile cases")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="run a suite and store (or write) its run document")
-    run.add_argument("--suite", choices=SIZES, help="workload size: tiny (CPU, tests) or full (GPU); default tiny on cpu, full on cuda")
-    run.add_argument("--workloads", type=_name_list, help="comma-separated names (or package.module:Class); default: the whole suite")
+    run = commands.add_parser("run", help="run workloads (the core suite by default) and store (or write) the run document")
+    run.add_argument("--size", choices=SIZES, help="workload size: tiny (CPU, tests) or full (GPU); default tiny on cpu, full on cuda")
+    run.add_argument("--suite", type=_suite_name, help="a suite's workloads (core, hf, timm, torchvision, all: docs/families.md), "
+                                                      "with any --workloads; a size goes in --size")
+    run.add_argument("--workloads", type=_name_list, help="comma-separated names (or package.module:Class); default: the core suite")
     run.add_argument("--modes", type=_choices_list(COMPILE_MODES, "compile mode"), help="default: all four on cuda, 'default' on cpu")
     run.add_argument("--regimes", type=_choices_list(SHAPE_REGIMES, "shape regime"), default=list(SHAPE_REGIMES))
     run.add_argument("--dtypes", type=_choices_list(DTYPES, "dtype"), help="default: each workload's first dtype")

@@ -19,7 +19,7 @@ def machine_section(environment: dict, *, machine_class: str) -> dict:
 
 def build_document(
     *,
-    suite: str,
+    size: str,
     environment: dict,
     machine_class: str,
     build_label: str | None,
@@ -35,7 +35,7 @@ def build_document(
     """Assemble and check the document; raises ``contract.document.InvalidDocument`` naming bad fields."""
     run = {
         "id": str(uuid.uuid4()),
-        "suite": suite,
+        "suite": size,  # the document's name for the size (schema version 1)
         "started_at": started_at,
         "finished_at": finished_at,
         "command": command[:4000],

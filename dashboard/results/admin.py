@@ -64,8 +64,8 @@ class ResultInline(admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ["id", "suite", "build", "machine", "status", "synthetic", "started_at", "ingested_at"]
-    list_filter = ["status", "suite", "synthetic", "machine__machine_class"]
+    list_display = ["id", "size", "build", "machine", "status", "synthetic", "started_at", "ingested_at"]
+    list_filter = ["status", "size", "synthetic", "machine__machine_class"]
     search_fields = ["id", "build__git_sha", "build__label", "machine__hostname", "requested_by"]
     list_select_related = ["build", "machine"]
     readonly_fields = ["id", "ingested_at"]

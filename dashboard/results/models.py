@@ -138,7 +138,7 @@ class Series(models.Model):
 
 
 class Run(models.Model):
-    """One execution of a suite for a build on a machine. Its id comes from the run document."""
+    """One execution of workloads at a size for a build on a machine. Its id comes from the run document."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -159,7 +159,8 @@ class Run(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="runs")
     machine = models.ForeignKey(Machine, on_delete=models.PROTECT, related_name="runs")
-    suite = models.CharField(max_length=64)
+    # tiny or full (contract.vocabulary.SIZES); the run document's ``run.suite`` (schema version 1).
+    size = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETED)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -194,7 +195,7 @@ class Run(models.Model):
         ordering = ["-ingested_at"]
 
     def __str__(self) -> str:
-        return f"{self.suite} on {self.machine} for {self.build}"
+        return f"{self.size} on {self.machine} for {self.build}"
 
 
 class Result(models.Model):

@@ -314,7 +314,7 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: 
         defaults={
             "build": build,
             "machine": machine,
-            "suite": data["suite"],
+            "size": data["suite"],  # the document's name for the size (schema version 1)
             "status": Run.Status.COMPLETED,
             "started_at": _parse_time(data.get("started_at")),
             "finished_at": _parse_time(data.get("finished_at")),
@@ -332,12 +332,13 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: 
         for field, stored, given in (
             ("build", run.build_id, build.id),
             ("machine", run.machine_id, machine.id),
-            ("suite", run.suite, data["suite"]),
+            ("size", run.size, data["suite"]),
             ("reason", run.reason, data.get("reason", run.reason)),  # a document without one takes the run's
         ):
             if stored != given:
                 raise InvalidDocument(
-                    [DocumentError(f"run.{field}" if field in ("suite", "reason") else field, f"run {run.id} is stored with another {field}")]
+                    [DocumentError({"size": "run.suite", "reason": "run.reason"}.get(field, field),
+                                   f"run {run.id} is stored with another {field}")]
                 )
     return run, created
 

@@ -21,14 +21,16 @@ class _Workload:
         return self._description
 
 
-def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: dict, workload: dict, timeout_s: float,
-                 local: LocalBuilds, machine_class: str, worker: dict, notify_started, warm: bool = True, repro: str = "",
-                 requested_by: str = "", should_stop=None, compile_pairs=None, allow: Allowance = DATA_ONLY) -> dict:
+def measure_case(*, case_id: int, run_id: str, build: dict, spec: dict, workload: dict, timeout_s: float,
+                 local: LocalBuilds, machine_class: str, worker: dict, notify_started, size: str = "", suite: str = "",
+                 warm: bool = True, repro: str = "", requested_by: str = "", should_stop=None, compile_pairs=None,
+                 allow: Allowance = DATA_ONLY) -> dict:
     """Measure one case of a run; returns its one-result run document. Raises BuildUnavailable,
     CaseStopped, or an infrastructure error; a failing case is a result, not an exception.
     ``compile_pairs``: the worker's ``runner.engine.compile_pairs.CompilePairs``, or None.
     Raises ``SettingsRefused`` before anything runs when the message carries a setting that is not
-    data and that ``allow`` (the worker's PTBENCH_ALLOW_SETTINGS) does not admit (issue #33)."""
+    data and that ``allow`` (the worker's PTBENCH_ALLOW_SETTINGS) does not admit (issue #33).
+    ``size``: the run's size (``suite`` in messages queued before #34; the spec's own when neither)."""
     message_screen(spec=spec, build=build, allow=allow)
     interpreter = local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
     notify_started()
@@ -39,7 +41,7 @@ def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: di
     result = executor.run(CaseSpec(**{**spec, "import_allowed": False}), workload_name=workload["name"], repro=repro)
     result["environment"]["worker"] = worker
     document = build_document(
-        suite=suite,
+        size=size or suite or spec["size"],  # ``suite``: a message queued before #34 named the size so
         environment=interpreter.environment,
         machine_class=machine_class,
         build_label=build.get("label") or None,

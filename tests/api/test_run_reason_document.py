@@ -74,7 +74,7 @@ def test_a_later_document_of_a_run_keeps_its_reason_or_is_refused(writer):
 def test_the_runner_writes_the_reason_it_is_given_and_refuses_a_bad_one(capsys):
     environment = {"build": {"torch_version": "2.13.0", "git_sha": "a" * 40},
                    "machine": make_document()["machine"]}
-    kwargs = dict(suite="tiny", environment=environment, machine_class="cpu", build_label=None, workloads=[], results=[],
+    kwargs = dict(size="tiny", environment=environment, machine_class="cpu", build_label=None, workloads=[], results=[],
                   started_at="2026-11-25T00:00:00+00:00", finished_at="2026-11-25T00:00:01+00:00", command="c", requested_by="me")
     assert "reason" not in build_document(**kwargs)["run"]
     document = build_document(**kwargs, reason="remeasurement")

@@ -48,7 +48,7 @@ SLOW_RUNS = [
     (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--concurrent", "2", "--per-client", "1", "--workers", "1"],
      "p95", 400),  # dashboard_concurrent.py: gunicorn and N clients
     (["dispatch_overhead.py", "--cases", "1", "--warmup", "0"], "end to end: request -> visible", 400),
-    (["worker_suite.py", "--out", "{tmp}/suite", "--machine-class", "cpu", "--suite", "tiny", "--workloads", "mlp_loop",
+    (["worker_suite.py", "--out", "{tmp}/suite", "--machine-class", "cpu", "--size", "tiny", "--workloads", "mlp_loop",
       "--modes", "default", "--regimes", "static", "--timeout", "300"], "results stored twice: 0", 400),
 ]
 
