@@ -184,7 +184,7 @@ def main() -> None:
     documents = [load(p) for p in args.documents]
     for path, document in zip(args.documents, documents):
         run, build, machine = document["run"], document["build"], document["machine"]
-        print(f"== {path}: suite {run['suite']}, torch {build['torch_version']} ({build['git_sha'][:12]}), "
+        print(f"== {path}: size {run['suite']}, torch {build['torch_version']} ({build['git_sha'][:12]}), "
               f"{machine.get('gpu_name') or machine.get('cpu_model')}, {len(document['results'])} cases, "
               f"{run.get('started_at')} -> {run.get('finished_at')}")
         cases_table(document)
