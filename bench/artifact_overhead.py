@@ -28,7 +28,7 @@ DEFAULT_MAX_BYTES = 4 * 1024 * 1024
 def one_case(workload: str, *, keep_bytes: int, device: str, backend: str, folder: Path) -> dict:
     out = folder / f"run-{keep_bytes}-{len(list(folder.iterdir()))}.json"
     command = [sys.executable, "-m", "runner", "run", "--workloads", workload, "--regimes", "static", "--modes", "default",
-               "--no-warm", "--device", device, "--backend", backend, "--suite", "full" if device == "cuda" else "tiny",
+               "--no-warm", "--device", device, "--backend", backend, "--size", "full" if device == "cuda" else "tiny",
                "--artifact-max-bytes", str(keep_bytes), "--out", str(out)]
     done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     if done.returncode != 0:

@@ -41,7 +41,7 @@ PHASES = ("export_s", "package_s", "load_s", "first_call_s")
 
 def run(args: argparse.Namespace) -> dict:
     workloads = ",".join(expand_suites(args.workloads.split(",")))
-    command = [sys.executable, "-m", "runner", "run", "--device", args.device, "--suite", args.suite, "--workloads", workloads,
+    command = [sys.executable, "-m", "runner", "run", "--device", args.device, "--size", args.size, "--workloads", workloads,
                "--modes", args.modes, "--regimes", args.regimes, "--timeout", str(args.timeout), "--out", str(args.out)]
     if args.dtypes:
         command += ["--dtypes", args.dtypes]
@@ -125,7 +125,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--from", dest="source", type=Path, help="print the table of a stored run document; run nothing")
     parser.add_argument("--device", default="cuda", choices=("cpu", "cuda"))
-    parser.add_argument("--suite", help="tiny or full (default: full on cuda, tiny on cpu)")
+    parser.add_argument("--size", help="tiny or full (default: full on cuda, tiny on cpu)")
     parser.add_argument("--workloads", default="core," + ",".join(FAMILY_MODELS), help="names or suites (core, hf, ...), comma-separated")
     parser.add_argument("--modes", default=MODES)
     parser.add_argument("--regimes", default="static,backed,unbacked")
@@ -140,7 +140,7 @@ def main() -> None:
     else:
         if args.out is None:
             parser.error("--out: where the run document goes (or --from a stored one)")
-        args.suite = args.suite or ("full" if args.device == "cuda" else "tiny")
+        args.size = args.size or ("full" if args.device == "cuda" else "tiny")
         document = run(args)
         args.out.write_text(json.dumps(document, indent=1) + "\n")
     text = table(document)

@@ -20,6 +20,7 @@ import random
 import uuid
 
 from contract.case_config import CaseConfig
+from contract.metrics import COMPILE_TIMES, METRICS  # the caller puts the repository on sys.path
 
 FAMILIES = ["resnet_train", "llama_decode", "bert_encoder", "positional_graph_break", "unet_diffusion",
             "moe_layer", "masked_attention", "train_step", "mlp_loop", "vit_infer"]
@@ -41,13 +42,14 @@ ERRORS = {
     "timeout": ("TimeoutError", "the case did not finish within 240 s"),
     "oom": ("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB"),
 }
+# Every metric of the registry is a column of Result (contract.metrics); a row gives those it has.
+METRIC_COLUMNS = [m.name for m in METRICS]
 RESULT_COLUMNS = [
-    "run_id", "build_id", "workload_id", "config_id", "series_id", "status", "speedup", "speedup_noise",
-    "eager_latency_ms", "compiled_latency_ms", "compile_time_cold_s", "compile_time_warm_s", "eager_peak_memory_bytes",
-    "compiled_peak_memory_bytes", "memory_compression", "graph_break_count", "unique_graphs", "recompile_count",
-    "accuracy_max_abs_error", "accuracy_max_rel_error", "samples", "graph_breaks", "recompiles", "error", "repro",
+    "run_id", "build_id", "workload_id", "config_id", "series_id", "status", *METRIC_COLUMNS,
+    "samples", "graph_breaks", "recompiles", "error", "repro",
     "duration_s", "environment", "compile_reference",  # "" (no compile pairs): NOT NULL since results/0011
 ]
+COLD, WARM = (m.name for m in COMPILE_TIMES)
 
 
 def _csv(value) -> str:
@@ -147,15 +149,15 @@ class History:
             status = fail[2]
         elif rng.random() < 0.004:
             status = rng.choice(("timeout", "oom"))
-        repro = f"python -m runner run --suite full --workloads {name} --modes {mode} --regimes {regime} --dtypes {dtype} --device cuda"
+        repro = f"python -m runner run --size full --workloads {name} --modes {mode} --regimes {regime} --dtypes {dtype} --device cuda"
         recompiles = json.dumps([{"reason": "tensor 'x' size mismatch at index 0. expected 64, actual 48", "count": 1}] * p["recompiles"])
         common = [*ids, status]
         if status != "pass":
             kind, message = ERRORS[status]
-            values = [None] * 14 + ["{}", json.dumps(reasons), recompiles, json.dumps({"type": kind, "message": message}), repro,
-                                    round(rng.uniform(20, 240), 1), '{"synthetic": true}', ""]
-            values[9] = breaks if status == "compile_error" else None
-            return ",".join(_csv(v) for v in common + values)
+            metrics = {"graph_break_count": breaks if status == "compile_error" else None}
+            values = ["{}", json.dumps(reasons), recompiles, json.dumps({"type": kind, "message": message}), repro,
+                      round(rng.uniform(20, 240), 1), '{"synthetic": true}', ""]
+            return ",".join(_csv(v) for v in common + [metrics.get(c) for c in METRIC_COLUMNS] + values)
         noise = abs(rng.gauss(0.012, 0.004))
         speedup = p["speedup"] * speed_factor * (1 + rng.gauss(0, 0.012))
         eager = p["eager_ms"] * (1 + rng.gauss(0, 0.01))
@@ -166,10 +168,13 @@ class History:
         eager_samples = ",".join(f"{eager * (1 + rng.gauss(0, 0.015)):.4g}" for _ in range(8))
         compiled_samples = ",".join(f"{compiled * (1 + rng.gauss(0, 0.015)):.4g}" for _ in range(8))
         samples = f'{{"eager_ms": [{eager_samples}], "compiled_ms": [{compiled_samples}], "calls_per_block": 10}}'
-        values = [speedup, noise, eager, compiled, cold, cold * rng.uniform(0.15, 0.25), eager_peak, int(eager_peak / compression),
-                  compression, breaks, breaks + 1, p["recompiles"], 1e-6, 1e-4, samples, json.dumps(reasons), recompiles, None,
-                  repro, round(cold * 1.6 + 20, 1), '{"synthetic": true}', ""]
-        return ",".join(_csv(v) for v in common + values)
+        metrics = {"speedup": speedup, "speedup_noise": noise, "eager_latency_ms": eager, "compiled_latency_ms": compiled,
+                   COLD: cold, WARM: cold * rng.uniform(0.15, 0.25), "eager_peak_memory_bytes": eager_peak,
+                   "compiled_peak_memory_bytes": int(eager_peak / compression), "memory_compression": compression,
+                   "graph_break_count": breaks, "unique_graphs": breaks + 1, "recompile_count": p["recompiles"],
+                   "accuracy_max_abs_error": 1e-6, "accuracy_max_rel_error": 1e-4}
+        values = [samples, json.dumps(reasons), recompiles, None, repro, round(cold * 1.6 + 20, 1), '{"synthetic": true}', ""]
+        return ",".join(_csv(v) for v in common + [metrics.get(c) for c in METRIC_COLUMNS] + values)
 
     # --- loading ------------------------------------------------------------------------------
     def attach(self) -> bool:
@@ -227,7 +232,7 @@ class History:
                 n = min(left, self.per_class)
                 left -= n
                 at = build.ordered_at + dt.timedelta(hours=1)
-                run = Run(id=uuid.UUID(int=self.rng.getrandbits(128)), build=build, machine=machines[mc], suite="synthetic-full",
+                run = Run(id=uuid.UUID(int=self.rng.getrandbits(128)), build=build, machine=machines[mc], size="synthetic-full",
                           status=Run.Status.COMPLETED if n == self.per_class else Run.Status.RUNNING, started_at=at,
                           finished_at=at + dt.timedelta(hours=3) if n == self.per_class else None,
                           command="python bench/dashboard_load.py (synthetic history)", requested_by="bench", synthetic=True,

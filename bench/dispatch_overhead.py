@@ -77,7 +77,7 @@ def one_case(build, *, poll: float, timeout: float) -> dict:
     from dashboard.results.models import Result
 
     requested = time.time()
-    run = run_request(build=build, machine_class=MACHINE_CLASS, suite="tiny", requested_by="bench/dispatch_overhead.py",
+    run = run_request(build=build, machine_class=MACHINE_CLASS, size="tiny", requested_by="bench/dispatch_overhead.py",
                       workloads=[WORKLOAD], modes=["default"], regimes=["static"], dtypes=["float32"], backend="eager")
     done = CaseTask.objects.filter(run=run, state__in=("done", "failed"))
     case = wait_until(lambda: done.first(), timeout=timeout, what=f"the case of run {run.id}", poll=poll)

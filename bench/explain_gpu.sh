@@ -13,7 +13,7 @@ mkdir -p "$out"
 cd "$(dirname "$0")/.."
 run() {  # NAME [--config KEY=VALUE]
   name=$1; shift
-  python3 -m runner run --device "$device" --suite "$size" --workloads "$workloads" --modes default --regimes static \
+  python3 -m runner run --device "$device" --size "$size" --workloads "$workloads" --modes default --regimes static \
     --dtypes float32 --timeout 900 "$@" --out "$out/$name.json" >"$out/$name.log" 2>&1
 }
 run plain

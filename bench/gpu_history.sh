@@ -25,7 +25,7 @@ for step in $sequence; do
   if [ -z "${variant_args[$name]+set}" ]; then echo "== unknown variant $name"; exit 2; fi
   echo "== $step ($left s left) ${variant_args[$name]}"
   # shellcheck disable=SC2086
-  timeout "$left" "$PYTHON" -m runner run --suite full --device cuda --modes default --regimes static --no-warm \
+  timeout "$left" "$PYTHON" -m runner run --size full --device cuda --modes default --regimes static --no-warm \
     --workloads "${WORKLOADS:-masked_attention,bert_encoder,llama_decode}" \
     --build-label "history $step" ${variant_args[$name]} --out "$out/hist-$name-$index.json" \
     > "$out/hist-$name-$index.log" 2>&1 || echo "   $step: exit $? (see hist-$name-$index.log)"

@@ -15,7 +15,7 @@ for w in ${workloads//,/ }; do
   left=$(( deadline - $(date +%s) ))
   if [ "$left" -lt 60 ]; then echo "== deadline: skipping $w and the rest"; break; fi
   echo "== $w ($left s left)"
-  timeout "$left" "$PYTHON" -m runner run --suite full --device cuda --workloads "$w" --out "$out/w_$w.json" "$@" \
+  timeout "$left" "$PYTHON" -m runner run --size full --device cuda --workloads "$w" --out "$out/w_$w.json" "$@" \
     > "$out/w_$w.log" 2>&1 || echo "   $w: exit $? (see w_$w.log)"
   tail -n 8 "$out/w_$w.log" | grep -v '^\[' || true
 done

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue #4 on a GPU machine that has only torch: the whole distributed path (Redis, the dashboard on
 # SQLite, its Celery worker, one runner worker per GPU) through bench/worker_suite.py.
-#   bench/gpu_workers.sh OUTDIR --gpus 2 --machine-class gpu-h200 --suite full --workloads a,b --modes default
+#   bench/gpu_workers.sh OUTDIR --gpus 2 --machine-class gpu-h200 --size full --workloads a,b --modes default
 # Carries (git-ignored, made on the dev machine):
 #   .whl312/  pip download -r <dashboard requirements without torch/numpy/test tools> --python-version 3.12
 #             --only-binary=:all: --platform manylinux2014_x86_64 -d .whl312

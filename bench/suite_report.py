@@ -22,6 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from contract.metrics import COMPILE_TIMES  # noqa: E402 (pure Python: the registry's cold / warm compile times)
 from runner.engine.stats import speedup_ratio  # noqa: E402 (pure Python, no torch)
 
 
@@ -54,7 +55,7 @@ def cases_table(document: dict) -> None:
         rows.append([
             r["workload"], r["config"]["compile_mode"], r["config"]["shape_regime"], r["config"]["dtype"], r["status"],
             fmt(m.get("speedup")), fmt(m.get("speedup_noise"), ".2%"), fmt(m.get("compiled_latency_ms"), ".3f"),
-            fmt(m.get("compile_time_cold_s"), ".1f"), fmt(m.get("compile_time_warm_s"), ".1f"),
+            *(fmt(m.get(compile_time.name), ".1f") for compile_time in COMPILE_TIMES),
             fmt(m.get("eager_peak_memory_bytes") and m["eager_peak_memory_bytes"] / 2**20, ".0f"),
             fmt(m.get("compiled_peak_memory_bytes") and m["compiled_peak_memory_bytes"] / 2**20, ".0f"),
             fmt(m.get("graph_break_count"), "d"), fmt(m.get("recompile_count"), "d"), fmt(r.get("duration_s"), ".0f"),
@@ -183,7 +184,7 @@ def main() -> None:
     documents = [load(p) for p in args.documents]
     for path, document in zip(args.documents, documents):
         run, build, machine = document["run"], document["build"], document["machine"]
-        print(f"== {path}: suite {run['suite']}, torch {build['torch_version']} ({build['git_sha'][:12]}), "
+        print(f"== {path}: size {run['suite']}, torch {build['torch_version']} ({build['git_sha'][:12]}), "
               f"{machine.get('gpu_name') or machine.get('cpu_model')}, {len(document['results'])} cases, "
               f"{run.get('started_at')} -> {run.get('finished_at')}")
         cases_table(document)

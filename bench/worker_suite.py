@@ -4,10 +4,10 @@ It requests one run per build, waits, prints the wall time and who ran what, che
 ran or was stored twice, and exports each run's document into OUT.
 
     # the release history on this CPU machine (issue #4's sample dataset):
-    python bench/worker_suite.py --out bench/results/releases --workers 2 --machine-class cpu --suite tiny \\
+    python bench/worker_suite.py --out bench/results/releases --workers 2 --machine-class cpu --size tiny \\
         --builds /work/builds/torch-2.11.0/bin/python,/work/builds/torch-2.12.1/bin/python,...
     # the GPU machine, one worker per GPU:
-    python bench/worker_suite.py --out $OUT --gpus 2 --machine-class gpu-h200 --suite full --workloads ... --modes default
+    python bench/worker_suite.py --out $OUT --gpus 2 --machine-class gpu-h200 --size full --workloads ... --modes default
 
 Needs redis-server (``--redis-server PATH``) and the dashboard's packages in this interpreter; the
 builds need only torch (and numpy).
@@ -41,7 +41,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--gpus", type=int, default=0, help="one worker per GPU, pinned with CUDA_VISIBLE_DEVICES")
     parser.add_argument("--builds", type=names, default=[sys.executable], help="comma-separated interpreters, one run each")
     parser.add_argument("--machine-class", required=True)
-    parser.add_argument("--suite", default="tiny", choices=["tiny", "full"])
+    parser.add_argument("--size", default="tiny", choices=["tiny", "full"])
     parser.add_argument("--workloads", type=names)
     parser.add_argument("--modes", type=names)
     parser.add_argument("--regimes", type=names)
@@ -128,7 +128,7 @@ def measure(args: argparse.Namespace, work: Path, workers: int) -> int:
     started = time.time()
     for python in args.builds:
         build = by_python[os.path.realpath(python)] if os.path.realpath(python) in by_python else by_python[python]
-        run = run_request(build=build, machine_class=args.machine_class, suite=args.suite, requested_by="bench/worker_suite.py",
+        run = run_request(build=build, machine_class=args.machine_class, size=args.size, requested_by="bench/worker_suite.py",
                           workloads=args.workloads, modes=args.modes, regimes=args.regimes, timeout_s=args.timeout)
         runs.append(run)
         print(f"run {run.id}: {run.cases_expected} cases of {build}", flush=True)
@@ -151,7 +151,7 @@ def measure(args: argparse.Namespace, work: Path, workers: int) -> int:
               f"{dict(per_worker)} {dict(statuses)} -> {run.status}")
         durations = [(c.finished_at - c.started_at).total_seconds() for c in cases if c.finished_at and c.started_at]
         print(f"{'':38} case wall: sum {sum(durations):.0f} s, max {max(durations, default=0):.0f} s")
-        name = f"{args.label}{args.machine_class}-torch{run.build.torch_version.replace('+', '-')}-{args.suite}.json"
+        name = f"{args.label}{args.machine_class}-torch{run.build.torch_version.replace('+', '-')}-{args.size}.json"
         (args.out / name).write_text(json.dumps(run_document(run=run), indent=1) + "\n")
     print(f"results stored twice: {duplicates}")
     return 0 if duplicates == 0 else 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from contract.suites import suite_problem
 from contract.vocabulary import MACHINE_CLASS_HELP, is_machine_class
 
 
@@ -29,3 +30,10 @@ def non_negative(kind=int):
         return value
 
     return parse
+
+
+def suite_name(text: str) -> str:
+    """``--suite``: a suite (core, hf, timm, torchvision, all); a size is named for ``--size``."""
+    if problem := suite_problem(text, size_field="--size"):
+        raise argparse.ArgumentTypeError(problem)
+    return text

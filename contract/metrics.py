@@ -51,6 +51,12 @@ class Metric:
     noisy: bool = True  # False: a count, it changes or it doesn't
     block_timed: bool = False  # timed in the runner's interleaved blocks, whose scatter is speedup_noise
     host_work: bool = False  # host work in every case: follows the host CPU's speed
+    host_sensitive: bool = False  # follows the host's speed in a host-bound case (dashboard.results.host)
+    referenced: bool = False  # comparable only between results of one compile reference (results.compile_reference)
+    # Its place in a side of /dynamic/'s backed / unbacked pairs, after the status (DynamicSummary.pairs
+    # stores each side as a list in this order: a new one takes the next number, none is renumbered); 0: not there.
+    dynamic_side: int = 0
+    admin: bool = False  # a column of the admin's result lists
     noise_default: float = 0.02  # detection's run-to-run sd before anything is known of a series
     floor: float = 0.05  # the smallest relative change the short-history rule calls bad
     chart: str = ""  # the workload page's chart it is a line of (dashboard.web.charts.SERIES_CHARTS)
@@ -79,11 +85,11 @@ _COMPILE_OVERVIEW = (0.05, 0.10)  # compile time's noise: its overview cells col
 # Every metric, in the order the pages show them.
 METRICS: tuple[Metric, ...] = (
     Metric("speedup", "x", "speedup", direction=HIGHER_IS_BETTER, bound=1e6, shown=True, tracked=True,
-           block_timed=True, chart="speedup", band="noise", compared_in_ab=True,
+           block_timed=True, host_sensitive=True, chart="speedup", band="noise", compared_in_ab=True, dynamic_side=1, admin=True,
            summary=Summary("speedup_geomean", GEOMEAN, "geomean speedup")),
-    Metric("speedup_noise", "", "speedup's 95 % half-width", bound=1e6),
+    Metric("speedup_noise", "", "speedup's 95 % half-width", bound=1e6, dynamic_side=5),
     Metric("compiled_latency_ms", "ms", "latency", "compiled", bound=_MS, shown=True, tracked=True, block_timed=True,
-           chart="latency", band="samples", compared_in_ab=True),
+           host_sensitive=True, chart="latency", band="samples", compared_in_ab=True),
     Metric("eager_latency_ms", "ms", "eager latency", "eager", bound=_MS, chart="latency", band="samples"),
     # Cold compile time is host work measured once per run: on the lent GPU VMs, runs of one unchanged
     # build spread with an sd of 6-15 % per workload (ten runs of three workloads on one H100: 10.6, 12.8,
@@ -91,7 +97,7 @@ METRICS: tuple[Metric, ...] = (
     # bench/results/compile-noise), so its default is the noisiest measured, 15 %. (20 % hid a +94 %
     # compile-time change after four earlier builds: 2.97 sd.) Its floor is the HUD bot's 15 %.
     Metric("compile_time_cold_s", "s", "compile cold", "cold", bound=1e7, shown=True, tracked=True, host_work=True,
-           noise_default=0.15, floor=0.15, chart="compile", compared_in_ab=True,
+           noise_default=0.15, floor=0.15, chart="compile", compared_in_ab=True, dynamic_side=2, admin=True,
            summary=Summary("compile_time_cold_mean", MEAN, "mean compile time, cold", _COMPILE_OVERVIEW)),
     Metric("compile_time_warm_s", "s", "compile warm", "warm", bound=1e7, shown=True, tracked=True, host_work=True,
            noise_default=0.15, floor=0.15, chart="compile",
@@ -101,7 +107,7 @@ METRICS: tuple[Metric, ...] = (
     # of 3 0.2-0.8 %; the default covers a one-pair measurement, rounded up. Steady enough (sd <= 1.4 %)
     # that 5 % more compile work is real.
     Metric("compile_cpu_ratio", "x", "compile CPU vs reference", "CPU ratio", bound=1e6, shown=True, tracked=True,
-           noise_default=0.015, chart="compile-cpu"),
+           noise_default=0.015, chart="compile-cpu", referenced=True),
     Metric("compiled_peak_memory_bytes", "bytes", "peak memory", "compiled peak", bound=2**50, shown=True,
            tracked=True, chart="memory", compared_in_ab=True),
     Metric("eager_peak_memory_bytes", "bytes", "eager peak memory", bound=2**50),
@@ -110,10 +116,10 @@ METRICS: tuple[Metric, ...] = (
            chart="compression", summary=Summary("memory_compression_geomean", GEOMEAN, "memory compression")),
     # Counts: at most 10,000 each, so that x 100,000 results a summary's 32-bit total still holds.
     Metric("graph_break_count", "", "graph breaks", bound=10_000, shown=True, noisy=False, chart="breaks",
-           compared_in_ab=True, summary=Summary("graph_breaks", TOTAL, "graph breaks")),
+           compared_in_ab=True, dynamic_side=3, admin=True, summary=Summary("graph_breaks", TOTAL, "graph breaks")),
     Metric("unique_graphs", "", "unique graphs", bound=10_000, noisy=False),
     Metric("recompile_count", "", "recompiles", bound=10_000, shown=True, noisy=False, chart="breaks",
-           compared_in_ab=True, summary=Summary("recompiles", TOTAL)),
+           compared_in_ab=True, dynamic_side=4, admin=True, summary=Summary("recompiles", TOTAL)),
     Metric("accuracy_max_abs_error", "", "accuracy, max abs error", bound=1e300, noisy=False),
     Metric("accuracy_max_rel_error", "", "accuracy, max rel error", bound=1e300, noisy=False),
 )
@@ -131,6 +137,12 @@ TRACKED: tuple[Metric, ...] = tuple(m for m in METRICS if m.tracked)  # what det
 SUMMARIZED: tuple[Metric, ...] = tuple(m for m in METRICS if m.summary)  # a configuration's summary figures
 BLOCK_TIMED = frozenset(m.name for m in METRICS if m.block_timed)
 HOST_WORK = frozenset(m.name for m in METRICS if m.host_work)
+HOST_SENSITIVE: tuple[str, ...] = tuple(m.name for m in METRICS if m.host_sensitive)
+REFERENCED = frozenset(m.name for m in METRICS if m.referenced)
+# A side of /dynamic/'s pairs as DynamicSummary.pairs stores it: the status, then its metrics by place.
+DYNAMIC_SIDE: tuple[str, ...] = ("status", *(m.name for m in sorted((m for m in METRICS if m.dynamic_side),
+                                                                     key=lambda m: m.dynamic_side)))
+ADMIN: tuple[str, ...] = tuple(m.name for m in METRICS if m.admin)  # the admin's result columns, in order
 BOUNDS: dict[str, float] = {m.name: m.bound for m in METRICS if m.bound is not None}
 COMPILE_TIMES: tuple[Metric, ...] = tuple(m for m in METRICS if m.chart == "compile")  # one cell: "cold / warm"
 

@@ -32,7 +32,7 @@ def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float
     """``python -m runner run ...`` that reruns exactly this case, a build variant's overrides included."""
     argv = [
         "python", "-m", "runner", "run",
-        "--suite", spec.size,
+        "--size", spec.size,
         "--workloads", spec.workload,
         "--modes", spec.compile_mode,
         "--regimes", spec.shape_regime,

@@ -1,6 +1,7 @@
 """Suites as workload groupings, apart from sizes (docs/families.md, "On the dashboard").
 
-A run's ``suite`` field is its size (``full``, ``tiny``). A workload's suite is its grouping, read
+A run's size (``tiny``, ``full``: ``--size``, the API's ``size``) is apart from its suite. (The run
+document's ``run.suite`` is still its size: schema version 1.) A workload's suite is its grouping, read
 from its name: a registered family prefix (``hf:BertForMaskedLM`` -> ``hf``), else ``core`` (the
 curated workloads of ``contract/catalog.json``). ``all`` is every suite together. Nothing is parsed
 beyond the prefix and the options after ``@`` (docs/families.md, "Names"); no torch, no Django.
@@ -10,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contract.catalog import family_entries, family_prefixes, suite_entries
+from contract.vocabulary import SIZES
 
 CORE = "core"
 ALL = "all"
@@ -26,6 +28,17 @@ MODEL_KINDS = {"hf": "transformers class", "timm": "timm model", "torchvision": 
 def suite_names() -> tuple[str, ...]:
     """The suites, in the order pages list them: core, the families by prefix, then all."""
     return (CORE, *sorted(family_prefixes()), ALL)
+
+
+def suite_problem(value: object, *, size_field: str = "size") -> str | None:
+    """Why ``value`` is no suite name, or None. A size where a suite goes (``suite`` meant the size
+    before #34) is told to go in ``size_field`` (``size`` in a request body, ``--size`` on a command line)."""
+    if value in SIZES:
+        return (f"{value!r} is a size, not a suite: give it as {size_field} ({' or '.join(SIZES)}); "
+                f"suites are {', '.join(suite_names())}")
+    if value not in suite_names():
+        return f"unknown suite {value!r}; choose from {', '.join(suite_names())}"
+    return None
 
 
 def suite_of(name: str) -> str:

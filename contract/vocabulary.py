@@ -1,6 +1,6 @@
 """The words both sides use for a case and its result, read from the run document's schema where the
 schema has them (compile modes, shape regimes, dtypes, devices, result statuses, workload phases,
-the machine-class pattern); backends and suite sizes are the runner's and live only here.
+the machine-class pattern); backends and sizes (tiny, full) are the runner's and live only here.
 
 Pure Python: no Django, no torch, no jsonschema.
 """

@@ -12,7 +12,8 @@ from typing import Sequence
 
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import name_list as _name_list
-from contract.arguments import non_negative
+from contract.arguments import non_negative, suite_name as _suite_name
+from contract.reasons import RUN_REASONS
 from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
 
 DEFAULT_TIMEOUT_S = 900.0
@@ -56,9 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m runner", description="ptbench: benchmark torch.compile cases")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    run = commands.add_parser("run", help="run a suite and store (or write) its run document")
-    run.add_argument("--suite", choices=SIZES, help="workload size: tiny (CPU, tests) or full (GPU); default tiny on cpu, full on cuda")
-    run.add_argument("--workloads", type=_name_list, help="comma-separated names (or package.module:Class); default: the whole suite")
+    run = commands.add_parser("run", help="run workloads (the core suite by default) and store (or write) the run document")
+    run.add_argument("--size", choices=SIZES, help="workload size: tiny (CPU, tests) or full (GPU); default tiny on cpu, full on cuda")
+    run.add_argument("--suite", type=_suite_name, help="a suite's workloads (core, hf, timm, torchvision, all: docs/families.md), "
+                                                      "with any --workloads; a size goes in --size")
+    run.add_argument("--workloads", type=_name_list, help="comma-separated names (or package.module:Class); default: the core suite")
     run.add_argument("--modes", type=_choices_list(COMPILE_MODES, "compile mode"), help="default: the four torch.compile modes on cuda, 'default' on cpu; the compile paths (export, aot_inductor, cpp_wrapper, freezing) run when named (docs/compile-paths.md)")
     run.add_argument("--regimes", type=_choices_list(SHAPE_REGIMES, "shape regime"), default=list(SHAPE_REGIMES))
     run.add_argument("--dtypes", type=_choices_list(DTYPES, "dtype"), help="default: each workload's first dtype")
@@ -69,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-warm", action="store_true", help="skip the warm-compile subprocess")
     run.add_argument("--machine-class", type=_machine_class, help="series grouping, e.g. gpu-h100 (default: from the GPU model, or cpu)")
     run.add_argument("--build-label", type=_build_label, help="human name of the build, e.g. 'nightly 2026-11-21'")
+    run.add_argument("--reason", choices=RUN_REASONS,
+                     help="why the run is measured (default: nightly); a remeasurement or bisection run raises no "
+                          "finding and no alert, a bisection run is no point of its series (docs/architecture.md)")
     run.add_argument("--out", type=Path, help="write the run document here instead of storing it in the database")
     run.add_argument("--url", help="post the run document to the dashboard's API at this URL instead of manage.py ingest")
     run.add_argument("--token", default=os.environ.get("PTBENCH_API_TOKEN"), help="API token for --url (default $PTBENCH_API_TOKEN)")

@@ -28,6 +28,9 @@ import urllib.request
 from typing import Sequence
 
 from contract.findings import FindingNumbers
+from contract.arguments import suite_name
+from contract.reasons import RUN_REASONS
+from contract.vocabulary import SIZES
 
 API_PREFIX = "/api/v1"
 EXIT_OK, EXIT_REGRESSED, EXIT_USAGE, EXIT_NO_ANSWER, EXIT_SUSPECT = 0, 1, 2, 3, 4
@@ -100,7 +103,8 @@ def _json(raw: bytes) -> dict:
 
 # The command-line option that sets each API query field, named in errors so that the message says
 # how to settle it (e.g. a build that ran on several machine classes: --machine-class).
-OPTIONS = {"build": "--build", "machine_class": "--machine-class", "baseline": "--baseline", "suite": "--suite"}
+OPTIONS = {"build": "--build", "machine_class": "--machine-class", "baseline": "--baseline", "size": "--size",
+           "suite": "--suite"}
 
 
 def _describe(payload: dict) -> str:
@@ -151,7 +155,9 @@ def command_request(client: Client, args) -> int:
         sha, _, label = args.build.partition("+")
         client.call("POST", "/builds/", body={"torch_version": args.torch_version, "git_sha": sha, "local_label": label,
                                               "label": args.label or ""})
-    body = {"build": args.build, "machine_class": args.machine_class, "suite": args.suite}
+    body = {"build": args.build, "machine_class": args.machine_class, "size": args.size}
+    if args.suite:
+        body["suite"] = args.suite
     if args.cases:
         body["cases_expected"] = args.cases
     if args.reason:
@@ -276,11 +282,12 @@ def build_parser() -> argparse.ArgumentParser:
     common(request)
     request.add_argument("--build", required=True, help="<git sha>[+local_label]")
     request.add_argument("--machine-class", required=True)
-    request.add_argument("--suite", default="full")
+    request.add_argument("--size", choices=SIZES, default="full", help="workload size (default full)")
+    request.add_argument("--suite", type=suite_name, help="a suite's workloads (core, hf, timm, torchvision, all); default: core")
     request.add_argument("--cases", type=int, help="cases you will submit yourself (ci submit): the workers do not run it; without it the class's runner workers run the suite")
     request.add_argument("--torch-version", help="register the build first, with this torch version")
     request.add_argument("--label", help="with --torch-version: the build's name on pages")
-    request.add_argument("--reason", choices=["nightly", "requested", "remeasurement", "bisection"],
+    request.add_argument("--reason", choices=RUN_REASONS,
                          help="why (default requested): only nightly and requested runs raise findings; a bisection run "
                               "is never a point of a series")
 

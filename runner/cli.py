@@ -1,6 +1,6 @@
 """``python -m runner``: run a suite, list it, and the internal subcommands of case subprocesses.
 
-    python -m runner run --suite tiny --workloads mlp_loop --out run.json
+    python -m runner run --size tiny --workloads mlp_loop --out run.json
     python -m runner list
     python -m runner ci verdict --url URL --build BUILD               (CI: see runner/ci.py)
     python -m runner case --spec SPEC.json --result RESULT.json     (internal: one case)

@@ -20,7 +20,7 @@ def machine_section(environment: dict, *, machine_class: str) -> dict:
 
 def build_document(
     *,
-    suite: str,
+    size: str,
     environment: dict,
     machine_class: str,
     build_label: str | None,
@@ -31,11 +31,12 @@ def build_document(
     command: str,
     requested_by: str,
     notes: str = "",
+    reason: str | None = None,
 ) -> dict:
     """Assemble and check the document; raises ``contract.document.InvalidDocument`` naming bad fields."""
     run = {
         "id": str(uuid.uuid4()),
-        "suite": suite,
+        "suite": size,  # the document's name for the size (schema version 1)
         "started_at": started_at,
         "finished_at": finished_at,
         "command": command[:4000],
@@ -44,6 +45,8 @@ def build_document(
     }
     if notes:
         run["notes"] = notes[:4000]
+    if reason is not None:  # absent: the dashboard stores a nightly (contract.reasons)
+        run["reason"] = reason
     declared: dict[str, dict] = {}
     for workload in workloads:
         declared.setdefault(workload.name, workload.describe())

@@ -32,7 +32,7 @@ class RunSettings:
     python: str
     environment: dict
     device: str
-    suite: str
+    size: str
     modes: list[str]
     machine_class: str
     overrides: object = None  # contract.variants.Overrides (empty for a plain build)
@@ -83,7 +83,7 @@ def resolve_run_settings(args: argparse.Namespace, parser: argparse.ArgumentPars
         python=python,
         environment=environment,
         device=device,
-        suite=args.suite or ("full" if device == "cuda" else "tiny"),
+        size=args.size or ("full" if device == "cuda" else "tiny"),
         modes=modes,
         machine_class=args.machine_class or gpu_class,
         overrides=overrides,
@@ -144,7 +144,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
 
     require_validator()
     try:
-        workloads = resolve_workloads(args.workloads, allow_import=True)
+        workloads = resolve_workloads(_requested_names(args), allow_import=True)
     except LookupError as exc:
         parser.error(str(exc))
     if not workloads:
@@ -158,7 +158,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         dtypes=args.dtypes,
         device=settings.device,
         backend=args.backend,
-        size=settings.suite,
+        size=settings.size,
         repro_python=None if settings.python == sys.executable else args.python,
         repro_timeout_s=None if args.timeout == DEFAULT_TIMEOUT_S else args.timeout,
         import_allowed=True,
@@ -170,13 +170,13 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         parser.error("no case to run (every combination was skipped)")
     build = settings.environment["build"]
     print(
-        f"ptbench: {len(plan.cases)} cases, suite {settings.suite}, torch {build['torch_version']} ({build['git_sha'][:12]}), "
+        f"ptbench: {len(plan.cases)} cases, size {settings.size}, torch {build['torch_version']} ({build['git_sha'][:12]}), "
         f"{settings.device}, machine class {settings.machine_class}",
         file=sys.stderr,
     )
     def document_for(results: list[dict]) -> dict:
         return build_document(
-            suite=settings.suite,
+            size=settings.size,
             environment=settings.environment,
             machine_class=settings.machine_class,
             build_label=args.build_label,
@@ -186,6 +186,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
             finished_at=now_iso(),
             command=_command_line(argv),
             requested_by=_requested_by(),
+            reason=args.reason,
         )
 
     run_id = str(uuid.uuid4())  # named before the first case: its artifacts' directory bears it
@@ -252,6 +253,15 @@ def _run_and_deliver(plan, settings: RunSettings, args: argparse.Namespace, docu
 def interrupted_status(exc: KeyboardInterrupt) -> int:
     """128 + the signal that stopped the run, as a shell reports it (130 for Ctrl-C, 143 for SIGTERM)."""
     return 128 + getattr(exc, "signum", 2)
+
+
+def _requested_names(args: argparse.Namespace) -> list[str] | None:
+    """``--workloads``, then ``--suite``'s workloads (contract.suites); None for neither: the core suite."""
+    from contract.suites import suite_workloads
+
+    if not args.suite:
+        return args.workloads
+    return list(dict.fromkeys([*(args.workloads or []), *suite_workloads(args.suite)]))
 
 
 def _requested_by() -> str:

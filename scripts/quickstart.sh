@@ -27,7 +27,7 @@ python manage.py ingest --imported -v 0 bench/results/releases/*.json bench/resu
 class=$(python -c 'from runner.engine.environment import cpu_machine_class; print(cpu_machine_class())')
 build=$(python manage.py register_build --python "$(command -v python)" --machine-class "$class")
 # shellcheck disable=SC2086
-run=$(python manage.py request_run --build "$build" --suite tiny --machine-class "$class" ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention})
+run=$(python manage.py request_run --build "$build" --size tiny --machine-class "$class" ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention})
 echo "== run $run: http://127.0.0.1:8000/runs/$run/"
 echo "== set up and measured in $(( $(date +%s) - start )) s; dashboard at http://127.0.0.1:8000/ (Ctrl-C stops it)"
 exec python manage.py runserver 127.0.0.1:8000

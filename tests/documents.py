@@ -36,7 +36,7 @@ def make_result(workload: str = "mlp_loop", regime: str = "static", mode: str = 
         "graph_breaks": [{"reason": "Tensor.item", "location": "model.py:12", "count": 1}],
         "recompiles": [],
         "error": None,
-        "repro": f"python -m runner run --suite tiny --workloads {workload} --modes {mode} --regimes {regime}",
+        "repro": f"python -m runner run --size tiny --workloads {workload} --modes {mode} --regimes {regime}",
         "duration_s": 12.0,
     }
 
@@ -57,7 +57,7 @@ def make_document(*, run_id: str | None = None, git_sha: str = "cf30153c4c131c81
                 "suite": "tiny",
                 "started_at": "2026-11-22T05:00:00+00:00",
                 "finished_at": "2026-11-22T05:05:00+00:00",
-                "command": "python -m runner run --suite tiny",
+                "command": "python -m runner run --size tiny",
                 "requested_by": "ci@example",
                 **run_fields,
             },

@@ -104,7 +104,7 @@ def _run_alert(*, run: Run, regressions: list[Regression]) -> RunAlert:
     noun = f"{count} new regression{'s' if count != 1 else ''}"
     return RunAlert(
         subject=f"[ptbench] {noun} on {machine_class}: {run.build} ({build_ref(run.build)})",
-        headline=f"{noun} on {machine_class} in build {build_ref(run.build)} ({run.build}, suite {run.suite})",
+        headline=f"{noun} on {machine_class} in build {build_ref(run.build)} ({run.build}, size {run.size})",
         build=build_ref(run.build), previous=build_ref(previous) if previous else None,
         compare_url=compare_url(previous, run.build, machine_class), commits_url=commits_url(previous, run.build),
         regressions_url=absolute(reverse("regressions:list"), {"build": build_ref(run.build), "machine": machine_class}),
@@ -201,7 +201,7 @@ def test_message(*, subscription: Subscription) -> Message:
 def filters_summary(subscription: Subscription) -> str:
     parts = [f"{label} {', '.join(values)}" for label, values in (
         ("machine classes", subscription.machine_classes), ("workloads", subscription.workloads),
-        ("suites", subscription.suites), ("metrics", subscription.metrics)) if values]
+        ("sizes", subscription.sizes), ("metrics", subscription.metrics)) if values]
     if subscription.min_magnitude:
         parts.append(f"changes of at least {subscription.min_magnitude:.1%}")
     parts.append(subscription.get_severity_display())

@@ -25,12 +25,12 @@ class ListField(forms.CharField):
 class SubscriptionForm(forms.ModelForm):
     machine_classes = ListField(help_text="comma-separated, e.g. cpu, gpu-h100 (empty: all)")
     workloads = ListField(help_text="comma-separated workload names (empty: all)")
-    suites = ListField(help_text="comma-separated, e.g. tiny, full (empty: all)")
+    sizes = ListField(help_text="comma-separated: tiny, full (empty: all)")
     metrics = ListField(help_text=Subscription._meta.get_field("metrics").help_text)
 
     class Meta:
         model = Subscription
-        fields = ["name", "channel", "target", "machine_classes", "workloads", "suites", "metrics", "min_magnitude",
+        fields = ["name", "channel", "target", "machine_classes", "workloads", "sizes", "metrics", "min_magnitude",
                   "severity", "enabled"]
 
 

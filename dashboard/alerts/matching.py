@@ -33,13 +33,13 @@ def severity_of(finding: str) -> str:
 
 
 def subscription_wants(subscription, *, finding: str, metric: str, magnitude: float | None,
-                       machine_class: str, workload: str, suite: str) -> bool:
+                       machine_class: str, workload: str, size: str) -> bool:
     """Does ``subscription`` (anything with the filter attributes of ``Subscription``) want this
     regression? An empty list filter lets everything through. ``min_magnitude`` compares with the
     size of the change (``|magnitude|``, a fraction); findings without a magnitude (failures, graph
     breaks, recompiles) are not held back by it."""
     for allowed, value in ((subscription.machine_classes, machine_class), (subscription.workloads, workload),
-                           (subscription.suites, suite), (subscription.metrics, metric)):
+                           (subscription.sizes, size), (subscription.metrics, metric)):
         if allowed and value not in allowed:
             return False
     if subscription.severity != BOTH and severity_of(finding) != subscription.severity:

@@ -46,8 +46,11 @@ def validate_workloads(value) -> None:
     _string_list(value, what="workload names")
 
 
-def validate_suites(value) -> None:
-    _string_list(value, what="suites", pattern=_SLUG)
+def validate_sizes(value) -> None:
+    _string_list(value, what="sizes", pattern=_SLUG)
+
+
+validate_suites = validate_sizes  # the name alerts/0001 refers to (the field was ``suites`` before #34)
 
 
 def validate_metrics(value) -> None:
@@ -78,8 +81,8 @@ class Subscription(models.Model):
                                        help_text="only these machine classes (empty: all)")
     workloads = models.JSONField(default=list, blank=True, validators=[validate_workloads],
                                  help_text="only these workloads (empty: all)")
-    suites = models.JSONField(default=list, blank=True, validators=[validate_suites],
-                              help_text="only runs of these suites, e.g. tiny, full (empty: all)")
+    sizes = models.JSONField(default=list, blank=True, validators=[validate_sizes],
+                             help_text="only runs of these sizes, tiny or full (empty: all)")
     metrics = models.JSONField(default=list, blank=True, validators=[validate_metrics],
                                help_text=f"only these metrics (empty: all): {', '.join(ALERT_METRICS)}")
     min_magnitude = models.FloatField(

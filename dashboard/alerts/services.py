@@ -53,7 +53,7 @@ def delivery_plan_run(*, run_id) -> list[int]:
         summary.notified_at = now
         summary.save(update_fields=["notified_at"])
         for subscription in Subscription.objects.filter(enabled=True) if regressions else []:
-            wanted = [r for r in regressions if _wants(subscription, r, default_suite=run.suite)]
+            wanted = [r for r in regressions if _wants(subscription, r, default_size=run.size)]
             if not wanted:
                 continue
             delivery, new = Delivery.objects.get_or_create(subscription=subscription, run=run, defaults={"kind": Delivery.Kind.RUN})
@@ -64,12 +64,12 @@ def delivery_plan_run(*, run_id) -> list[int]:
     return created
 
 
-def _wants(subscription: Subscription, regression: Regression, *, default_suite: str) -> bool:
+def _wants(subscription: Subscription, regression: Regression, *, default_size: str) -> bool:
     run = regression.summary.run if regression.summary else None
     return subscription_wants(
         subscription, finding=regression.finding, metric=regression.metric, magnitude=regression.magnitude,
         machine_class=regression.series.machine_class, workload=regression.series.workload.name,
-        suite=run.suite if run else default_suite,
+        size=run.size if run else default_size,
     )
 
 
@@ -150,13 +150,13 @@ def subscription_test_send(*, subscription_id: int) -> Delivery:
 
 
 def subscription_create(*, name: str, channel: str, target: str, machine_classes: list[str] = (),
-                        workloads: list[str] = (), suites: list[str] = (), metrics: list[str] = (),
+                        workloads: list[str] = (), sizes: list[str] = (), metrics: list[str] = (),
                         min_magnitude: float | None = None, severity: str = Subscription.Severity.BOTH,
                         enabled: bool = True, created_by: str = "") -> Subscription:
     """Raises ValidationError({field: [messages]}) and writes nothing when a field is bad."""
     subscription = Subscription(
         name=name, channel=channel, target=target.strip(), machine_classes=list(machine_classes), workloads=list(workloads),
-        suites=list(suites), metrics=list(metrics), min_magnitude=min_magnitude, severity=severity, enabled=enabled,
+        sizes=list(sizes), metrics=list(metrics), min_magnitude=min_magnitude, severity=severity, enabled=enabled,
         created_by=created_by,
     )
     subscription.full_clean()

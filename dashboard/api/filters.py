@@ -12,7 +12,7 @@ from django.forms.utils import ErrorDict, ErrorList
 from drf_spectacular.utils import extend_schema_field
 
 from contract.case_config import AXIS_NAMES, allowed
-from contract.vocabulary import MACHINE_CLASS_PATTERN
+from contract.vocabulary import MACHINE_CLASS_PATTERN, SIZES
 from dashboard.api.exceptions import FieldError
 from dashboard.api.serializers import BUILD_REF_HELP, REGRESSION_FINDINGS, REGRESSION_STATUS_FILTERS
 from dashboard.results.models import Build, Result, Run, Series
@@ -95,6 +95,7 @@ class StrictFilterSet(filters.FilterSet):
 
     ignored = ("page", "page_size", "format")
     blank_allowed: tuple[str, ...] = ()
+    renamed: dict[str, str] = {}  # an old parameter name -> its new one, named in the old one's error
 
     def strict_errors(self) -> ErrorDict:
         data = self.data
@@ -102,7 +103,8 @@ class StrictFilterSet(filters.FilterSet):
         twice = [k for k in data if hasattr(data, "getlist") and len(data.getlist(k)) > 1]
         blank = [k for k in data if k in self.filters and k not in self.blank_allowed and not str(data[k]).strip()]
         if unknown:
-            found = {k: f"unknown parameter; expected one of {', '.join(sorted(self.filters))}" for k in unknown}
+            found = {k: f"renamed: use {self.renamed[k]}" if k in self.renamed else
+                     f"unknown parameter; expected one of {', '.join(sorted(self.filters))}" for k in unknown}
         else:
             found = {k: "given more than once" for k in twice} or {k: "This field may not be blank." for k in blank}
         return ErrorDict({k: ErrorList([ValidationError(message)]) for k, message in found.items()})
@@ -133,7 +135,8 @@ class RunFilter(StrictFilterSet):
     build = build_filter("build")
     machine_class = machine_class_filter("machine__machine_class")
     status = filters.ChoiceFilter(choices=Run.Status.choices)
-    suite = TextFilter(max_length=64)
+    size = filters.ChoiceFilter(choices=[(s, s) for s in SIZES], help_text="tiny or full")
+    renamed = {"suite": "size (tiny or full; the size was called suite before #34)"}
 
     class Meta:
         model = Run

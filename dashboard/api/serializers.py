@@ -7,8 +7,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
 from contract.case_config import AXIS_NAMES
+from contract.reasons import REQUEST_DEFAULT, RUN_REASONS
 from contract.variants import InvalidOverride, Overrides
-from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES
+from contract.suites import suite_problem
+from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES, SIZES
 from dashboard.results.models import Result, Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
@@ -255,7 +257,7 @@ class RunSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Run.Status.values)
     build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
     machine = MachineSerializer()
-    suite = StrictCharField()
+    size = StrictCharField(help_text="tiny or full (the run document's run.suite)")
     requested_by = WhoField()
     reason = serializers.ChoiceField(choices=Run.Reason.values, help_text="why the run was measured (docs/architecture.md)")
     command = StrictCharField()
@@ -283,7 +285,10 @@ class RunSerializer(serializers.Serializer):
 class RunRequestSerializer(OverridesInput):
     build = build_ref_field()
     machine_class = machine_class_field()
-    suite = StrictCharField(max_length=64, default="full", help_text="workload size: full (GPU) or tiny (CPU)")
+    size = serializers.ChoiceField(SIZES, default="full", help_text="workload size: full (GPU) or tiny (CPU)")
+    suite = StrictCharField(max_length=64, required=False, allow_null=True, default=None,
+                            help_text="a suite whose workloads join workloads: core, hf, timm, torchvision or all "
+                                      "(docs/families.md); a size here (its name before #34) is refused naming size")
     cases_expected = serializers.IntegerField(
         min_value=1, max_value=1_000_000, required=False, allow_null=True, default=None,
         help_text="for a run that an outside runner submits (implies dispatch=false); the workers' plan sets it otherwise")
@@ -304,9 +309,14 @@ class RunRequestSerializer(OverridesInput):
                                    max_length=5, help_text="default: each workload's first dtype")
     timeout_s = serializers.FloatField(min_value=1, max_value=86400, required=False, allow_null=True, default=None,
                                        help_text="seconds per case phase (default: the server's DISPATCH_CASE_TIMEOUT_S)")
-    reason = serializers.ChoiceField(["nightly", "requested", "remeasurement", "bisection"], default="requested",
+    reason = serializers.ChoiceField(RUN_REASONS, default=REQUEST_DEFAULT,
                                      help_text="why: only nightly and requested runs raise findings; a bisection run "
                                                "is never a point of a series (docs/architecture.md, run reasons)")
+
+    def validate_suite(self, value):
+        if value is not None and (problem := suite_problem(value)):
+            raise serializers.ValidationError(problem)
+        return value
 
     def validate(self, attrs):
         attrs = super().validate(attrs)

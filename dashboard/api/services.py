@@ -119,7 +119,8 @@ def _build_differences(build: Build, data: dict) -> list[tuple[str, str]]:
 
 
 # --- runs ------------------------------------------------------------------------------------------
-def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, cases_expected: int | None = None,
+def run_request(*, build: Build, machine_class: str, size: str, requested_by: str, suite: str | None = None,
+                cases_expected: int | None = None,
                 hostname: str = "", notes: str = "", dispatch: bool = True, workloads=None, modes=None, regimes=None,
                 dtypes=None, timeout_s: float | None = None, overrides=None, idempotency_key: str = "",
                 reason: str = "requested") -> tuple[Run, bool]:
@@ -135,16 +136,16 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
 
     if (run := earlier()) is not None:
         return run, False
-    if not dispatch:  # nothing planned, but the request is checked in full all the same (suite, workloads...)
-        run_plan(suite=suite, matrix=matrix_resolve(
-            suite=suite, machine_class=machine_class, workloads=workloads, modes=modes, regimes=regimes, dtypes=dtypes,
+    if not dispatch:  # nothing planned, but the request is checked in full all the same (size, suite, workloads...)
+        run_plan(size=size, matrix=matrix_resolve(
+            size=size, suite=suite, machine_class=machine_class, workloads=workloads, modes=modes, regimes=regimes, dtypes=dtypes,
             timeout_s=timeout_s, default_timeout_s=settings.DISPATCH_CASE_TIMEOUT_S))
     if overrides:  # a run of the variant of ``build`` (created when new), its keys checked first
         _variant_validate(base=build, overrides=overrides, machine_class=machine_class)
         build = variant_get_or_create(base=build, overrides=overrides)
     try:
         return dispatch_run_request(
-            build=build, machine_class=machine_class, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
+            build=build, machine_class=machine_class, size=size, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
             regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
             dispatch=dispatch, cases_expected=cases_expected, idempotency_key=idempotency_key, reason=reason,
         ), True

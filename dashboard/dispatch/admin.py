@@ -91,7 +91,7 @@ def request_runs(modeladmin, request, queryset):
     if "apply" in request.POST and form.is_valid():
         for build in queryset:
             try:
-                run = run_request(build=build, machine_class=form.cleaned_data["machine_class"], suite=form.cleaned_data["suite"],
+                run = run_request(build=build, machine_class=form.cleaned_data["machine_class"], size=form.cleaned_data["size"],
                                   requested_by=request.user.get_username(), **form.matrix())
             except MatrixError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.message)

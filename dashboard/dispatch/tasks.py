@@ -6,6 +6,7 @@ from celery import shared_task
 
 from dashboard.dispatch import services
 from contract.variants import Overrides
+from contract.vocabulary import SIZES
 from dashboard.dispatch.selectors import build_for_schedule
 from dashboard.results.variants import CatalogUnknown, variant_get_or_create, variant_overrides_check
 from contract.messages import (
@@ -43,14 +44,18 @@ def requeue_stale_cases() -> dict:
 
 
 @shared_task(name="dispatch.scheduled_run", queue=DASHBOARD_QUEUE)
-def scheduled_run(*, build: str = "latest", machine_class: str, suite: str = "full", workloads=None, modes=None,
-                  regimes=None, dtypes=None, timeout_s=None, config=None, env=None) -> str:
+def scheduled_run(*, build: str = "latest", machine_class: str, size: str = "full", suite: str | None = None, workloads=None,
+                  modes=None, regimes=None, dtypes=None, timeout_s=None, config=None, env=None) -> str:
     """A run requested by the schedule (django-celery-beat: a periodic task with these kwargs, edited
     in the admin). ``build`` is a build ref, or ``latest``: the build most recently reported by a
     worker of the class (a machine that installs the nightly each evening reports it on restart).
     ``config``/``env``: a nightly of that build's variant (``contract.variants``), its config keys
     checked against the base build's torch when it was probed (a bad key: no run, the task fails
-    naming it); else each case checks them in the build's interpreter before anything compiles."""
+    naming it); else each case checks them in the build's interpreter before anything compiles.
+    ``size``: tiny or full; ``suite``: a suite whose workloads join ``workloads`` (a schedule stored
+    with its size as ``suite`` is migrated by dispatch/0004; one sent before it still runs at that size)."""
+    if suite in SIZES:  # a beat message sent before dispatch/0004 named the size so
+        size, suite = suite, None
     base = build_for_schedule(ref=build, machine_class=machine_class)
     overrides = Overrides.build(config, env)
     try:
@@ -59,6 +64,6 @@ def scheduled_run(*, build: str = "latest", machine_class: str, suite: str = "fu
         pass
     variant = variant_get_or_create(base=base, overrides=overrides)
     run = services.run_request(build=variant, machine_class=machine_class,
-                               suite=suite, requested_by="schedule", workloads=workloads, modes=modes, regimes=regimes,
+                               size=size, suite=suite, requested_by="schedule", workloads=workloads, modes=modes, regimes=regimes,
                                dtypes=dtypes, timeout_s=timeout_s)
     return str(run.id)

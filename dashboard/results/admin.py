@@ -1,6 +1,7 @@
 """A usable admin: searchable, filterable, results shown read-only (they come from ingest only)."""
 from django.contrib import admin
 
+from contract.metrics import ADMIN as ADMIN_METRICS
 from dashboard.results.models import Artifact, Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.variants import overrides_stored
 
@@ -52,7 +53,7 @@ class SeriesAdmin(admin.ModelAdmin):
 
 class ResultInline(admin.TabularInline):
     model = Result
-    fields = ["workload", "config", "status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count"]
+    fields = ["workload", "config", "status", *ADMIN_METRICS]
     readonly_fields = fields
     extra = 0
     can_delete = False
@@ -64,8 +65,8 @@ class ResultInline(admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(admin.ModelAdmin):
-    list_display = ["id", "suite", "build", "machine", "status", "synthetic", "started_at", "ingested_at"]
-    list_filter = ["status", "suite", "synthetic", "machine__machine_class"]
+    list_display = ["id", "size", "build", "machine", "status", "synthetic", "started_at", "ingested_at"]
+    list_filter = ["status", "size", "synthetic", "machine__machine_class"]
     search_fields = ["id", "build__git_sha", "build__label", "machine__hostname", "requested_by"]
     list_select_related = ["build", "machine"]
     readonly_fields = ["id", "ingested_at"]
@@ -74,7 +75,7 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(Result)
 class ResultAdmin(admin.ModelAdmin):
-    list_display = ["workload", "config", "status", "speedup", "compile_time_cold_s", "graph_break_count", "run"]
+    list_display = ["workload", "config", "status", *ADMIN_METRICS, "run"]
     list_filter = ["status", "config", "run__machine__machine_class"]
     search_fields = ["workload__name", "run__id", "build__git_sha"]
     list_select_related = ["workload", "config", "run"]

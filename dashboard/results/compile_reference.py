@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import hashlib
 
+from contract.metrics import REFERENCED
+
 COMPILE_REFERENCE_MAX_LENGTH = 100  # Result.compile_reference
-REFERENCED_METRICS = frozenset({"compile_cpu_ratio"})  # comparable only between results of one reference
+REFERENCED_METRICS = REFERENCED  # comparable only between results of one reference (contract.metrics ``referenced``)
 NOT_COMPARABLE = "reference changed"  # what /compare/ and the verdicts say instead of a change
 
 

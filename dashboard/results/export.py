@@ -22,7 +22,7 @@ def run_document(*, run: Run) -> dict:
     document = {
         "schema_version": SCHEMA_VERSION,
         "run": _without_nulls({
-            "id": str(run.id), "suite": run.suite, "started_at": _iso(run.started_at), "finished_at": _iso(run.finished_at),
+            "id": str(run.id), "suite": run.size, "started_at": _iso(run.started_at), "finished_at": _iso(run.finished_at),
             "command": run.command, "requested_by": run.requested_by, "synthetic": run.synthetic, "notes": run.notes,
         }),
         "build": _without_nulls({

@@ -18,15 +18,15 @@ from django.db.models import FloatField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
-from contract.metrics import HOST_WORK
+from contract.metrics import HOST_SENSITIVE, HOST_WORK
 
 # Read from a result without loading its environment document.
 HOST_PROBE_MS = Cast(KT("environment__timing__host_probe_ms__median"), FloatField())
 COMPILED_HOST_SHARE = Cast(KT("environment__timing__host_share__compiled"), FloatField())
 
 HOST_BOUND_SHARE = 0.9  # a compiled host share from which the case is host-bound
-# Metrics that follow the host's speed in a host-bound case.
-HOST_SENSITIVE_METRICS = ("speedup", "compiled_latency_ms")
+# Metrics that follow the host's speed in a host-bound case (contract.metrics ``host_sensitive``).
+HOST_SENSITIVE_METRICS = HOST_SENSITIVE
 # Metrics that are host work in every case (a compile is Python, LLVM and ptxas on the host;
 # contract.metrics ``host_work``): they follow the host's speed whatever the compiled step's host
 # share. On the lent H100 VM, runs of one unchanged build compiled bert_encoder in 10-12 s while the

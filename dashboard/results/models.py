@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models.fields.json import KeyTextTransform
 from django.utils.functional import cached_property
 
+from contract import reasons
 from contract.case_config import CaseConfig
 from contract.vocabulary import RESULT_STATUSES
 
@@ -136,7 +137,7 @@ class Series(models.Model):
 
 
 class Run(models.Model):
-    """One execution of a suite for a build on a machine. Its id comes from the run document."""
+    """One execution of workloads at a size for a build on a machine. Its id comes from the run document."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -149,15 +150,16 @@ class Run(models.Model):
         """Why the run was measured (docs/architecture.md, run reasons): only nightly and requested
         runs raise findings; a re-measurement's results only decide the suspect it was asked for;
         a bisection run is never a point of a series."""
-        NIGHTLY = "nightly"
-        REQUESTED = "requested"
-        REMEASUREMENT = "remeasurement"
-        BISECTION = "bisection"
+        NIGHTLY = reasons.NIGHTLY  # the values are contract.reasons' (the document's schema)
+        REQUESTED = reasons.REQUESTED
+        REMEASUREMENT = reasons.REMEASUREMENT
+        BISECTION = reasons.BISECTION
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="runs")
     machine = models.ForeignKey(Machine, on_delete=models.PROTECT, related_name="runs")
-    suite = models.CharField(max_length=64)
+    # tiny or full (contract.vocabulary.SIZES); the run document's ``run.suite`` (schema version 1).
+    size = models.CharField(max_length=64)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETED)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -192,7 +194,7 @@ class Run(models.Model):
         ordering = ["-ingested_at"]
 
     def __str__(self) -> str:
-        return f"{self.suite} on {self.machine} for {self.build}"
+        return f"{self.size} on {self.machine} for {self.build}"
 
 
 class Result(models.Model):

@@ -23,6 +23,7 @@ from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
 from contract.case_config import CaseConfig, CaseConfigError
 from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, load_document
+from contract.reasons import DOCUMENT_DEFAULT
 from contract.values import printable, value_problems
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
@@ -310,12 +311,13 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: 
         defaults={
             "build": build,
             "machine": machine,
-            "suite": data["suite"],
+            "size": data["suite"],  # the document's name for the size (schema version 1)
             "status": Run.Status.COMPLETED,
             "started_at": _parse_time(data.get("started_at")),
             "finished_at": _parse_time(data.get("finished_at")),
             "command": data.get("command", ""),
             "requested_by": data.get("requested_by", ""),
+            "reason": data.get("reason", DOCUMENT_DEFAULT),
             "synthetic": data.get("synthetic", False),
             "imported": imported,
             "notes": data.get("notes", ""),
@@ -327,11 +329,13 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: 
         for field, stored, given in (
             ("build", run.build_id, build.id),
             ("machine", run.machine_id, machine.id),
-            ("suite", run.suite, data["suite"]),
+            ("size", run.size, data["suite"]),
+            ("reason", run.reason, data.get("reason", run.reason)),  # a document without one takes the run's
         ):
             if stored != given:
                 raise InvalidDocument(
-                    [DocumentError(f"run.{field}" if field == "suite" else field, f"run {run.id} is stored with another {field}")]
+                    [DocumentError({"size": "run.suite", "reason": "run.reason"}.get(field, field),
+                                   f"run {run.id} is stored with another {field}")]
                 )
     return run, created
 

@@ -15,13 +15,12 @@ from types import SimpleNamespace
 from django.db import transaction
 
 from contract.case_config import CaseConfig
+from contract.metrics import DYNAMIC_SIDE  # DynamicSummary.pairs' sides (results.selectors.dynamic.Side)
 from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series, versus
 from dashboard.results.selectors.dynamic import DYNAMIC_REGIMES, dynamic_pair_key, pairs_geomeans, summary_pairs
 
 OPEN_RUN_STATUSES = ("pending", "running")
 EXPORT_S = "path_phases__export_s"
-DYNAMIC_SIDE = ("status", "speedup", "compile_time_cold_s", "graph_break_count", "recompile_count",
-                "speedup_noise", EXPORT_S)  # DynamicSummary.pairs (results.selectors.dynamic.Side)
 
 
 def _models():
@@ -142,7 +141,7 @@ def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, case
     names = dict(m.Workload.objects.filter(id__in={w for workloads in found.values() for w in workloads}).values_list("id", "name"))
 
     def side(row: dict | None) -> list | None:
-        return [row.get(f) for f in DYNAMIC_SIDE] if row else None
+        return [row.get(f) for f in (*DYNAMIC_SIDE, EXPORT_S)] if row else None  # export_s last (Side)
 
     out = []
     for config_key, workloads in sorted(found.items()):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from django.db.models import Q
 
+from contract.reasons import BISECTION
 from contract.settings_policy import RECORDED, Allowance
 from contract.variants import InvalidOverride, Overrides, catalog_problems, variant_label
 from contract.document import DocumentError, InvalidDocument
@@ -18,7 +19,7 @@ from dashboard.results.imported import IMPORTED_SUFFIX, is_imported_label
 PLAIN_BUILD = Q(build__overrides={})
 # The runs whose results are points of a series: all but bisection runs (``Run.reason``), which
 # measure old builds to place a change and never stand for a build's level.
-SERIES_RUNS = ~Q(run__reason="bisection")
+SERIES_RUNS = ~Q(run__reason=BISECTION)
 
 
 def overrides_stored(build) -> Overrides:

@@ -25,15 +25,16 @@ class _Workload:
         return self._description
 
 
-def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: dict, workload: dict, timeout_s: float,
-                 local: LocalBuilds, machine_class: str, worker: dict, notify_started, warm: bool = True, repro: str = "",
-                 requested_by: str = "", should_stop=None, compile_pairs=None, allow: Allowance = DATA_ONLY,
-                 artifact_sink=None, artifact_max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+def measure_case(*, case_id: int, run_id: str, build: dict, spec: dict, workload: dict, timeout_s: float,
+                 local: LocalBuilds, machine_class: str, worker: dict, notify_started, size: str = "", suite: str = "",
+                 warm: bool = True, repro: str = "", requested_by: str = "", should_stop=None, compile_pairs=None,
+                 allow: Allowance = DATA_ONLY, artifact_sink=None, artifact_max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
     """Measure one case of a run; returns its one-result run document. Raises BuildUnavailable,
     CaseStopped, or an infrastructure error; a failing case is a result, not an exception.
     ``compile_pairs``: the worker's ``runner.engine.compile_pairs.CompilePairs``, or None.
     Raises ``SettingsRefused`` before anything runs when the message carries a setting that is not
     data and that ``allow`` (the worker's PTBENCH_ALLOW_SETTINGS) does not admit (issue #33).
+    ``size``: the run's size (``suite`` in messages queued before #34; the spec's own when neither).
     ``artifact_sink(path, reference)``: hands the case's kept compile trace to the dashboard (an
     upload; docs/artifacts.md), so that the result carries only its reference; None keeps none."""
     message_screen(spec=spec, build=build, allow=allow)
@@ -50,7 +51,7 @@ def measure_case(*, case_id: int, run_id: str, build: dict, suite: str, spec: di
             _hand_over(artifact_sink, keeper.local_path(result["artifact"]), result["artifact"])
     result["environment"]["worker"] = worker
     document = build_document(
-        suite=suite,
+        size=size or suite or spec["size"],  # ``suite``: a message queued before #34 named the size so
         environment=interpreter.environment,
         machine_class=machine_class,
         build_label=build.get("label") or None,

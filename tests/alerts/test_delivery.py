@@ -198,7 +198,7 @@ def test_filters_choose_what_each_subscription_gets():
         "breakage": {"severity": "breakage"},
         "slowdown": {"severity": "slowdown"},
         "resnet": {"workloads": ["resnet_train"]},
-        "full suite": {"suites": ["full"]},
+        "full size": {"sizes": ["full"]},
         "disabled": {"enabled": False},
     }
     for name, filters in wants.items():

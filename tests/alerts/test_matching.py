@@ -10,14 +10,14 @@ from dashboard.regressions.models import Regression
 
 
 def subscription(**filters):
-    values = {"machine_classes": [], "workloads": [], "suites": [], "metrics": [], "min_magnitude": None, "severity": "both"}
+    values = {"machine_classes": [], "workloads": [], "sizes": [], "metrics": [], "min_magnitude": None, "severity": "both"}
     return SimpleNamespace(**{**values, **filters})
 
 
 SLOWDOWN_12 = {"finding": "change_point", "metric": "speedup", "magnitude": -0.12, "machine_class": "cpu",
-               "workload": "mlp_loop", "suite": "tiny"}
+               "workload": "mlp_loop", "size": "tiny"}
 FAILURE = {"finding": "started_failing", "metric": "status", "magnitude": None, "machine_class": "gpu-h100",
-           "workload": "resnet_train", "suite": "full"}
+           "workload": "resnet_train", "size": "full"}
 
 
 def test_every_finding_detection_records_has_a_severity():
@@ -36,7 +36,7 @@ def test_no_filters_take_everything():
     ({"machine_classes": ["cpu"]}, True, False),
     ({"machine_classes": ["gpu-h100", "gpu-a100"]}, False, True),
     ({"workloads": ["resnet_train"]}, False, True),
-    ({"suites": ["tiny"]}, True, False),
+    ({"sizes": ["tiny"]}, True, False),
     ({"metrics": ["speedup", "compiled_latency_ms"]}, True, False),
     ({"metrics": ["status"]}, False, True),
     ({"min_magnitude": 0.10}, True, True),  # 12% passes; a failure has no magnitude and passes

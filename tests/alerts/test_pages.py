@@ -82,7 +82,7 @@ def test_the_form_adds_a_subscription(staff):
     assert response.status_code == 302
     subscription = Subscription.objects.get()
     assert subscription.machine_classes == ["gpu-h100", "gpu-a100"] and subscription.metrics == ["speedup", "compiled_latency_ms"]
-    assert (subscription.workloads, subscription.suites, subscription.min_magnitude, subscription.created_by) == ([], [], 0.05, "oncall")
+    assert (subscription.workloads, subscription.sizes, subscription.min_magnitude, subscription.created_by) == ([], [], 0.05, "oncall")
 
 
 @pytest.mark.parametrize(("changes", "field", "message"), [

@@ -75,12 +75,12 @@ def test_a_schedule_or_a_variant_run_takes_family_names_through_the_same_service
     # dispatch.tasks.scheduled_run and a variant's run call run_request with the matrix they were given.
     build = build_get_or_create(make_document(git_sha=SHA)["build"])
     with django_capture_on_commit_callbacks(execute=True):
-        run = services.run_request(build=build, machine_class="gpu-h100", suite="full", requested_by="schedule",
+        run = services.run_request(build=build, machine_class="gpu-h100", size="full", requested_by="schedule",
                                    workloads=["hf"], modes=["default"], regimes=["static"], dtypes=["bfloat16"])
     # 48 hf models, GoogleFnet left out: float32 only (FFT has no bfloat16 kernel), as planning skips it
     assert run.cases_expected == 47 and CaseTask.objects.filter(run=run, workload="hf:BertForMaskedLM").count() == 1
     assert not CaseTask.objects.filter(run=run, workload="hf:GoogleFnet").exists()
     with pytest.raises(services.MatrixError) as bad:
-        services.run_request(build=build, machine_class="gpu-h100", suite="full", requested_by="schedule",
+        services.run_request(build=build, machine_class="gpu-h100", size="full", requested_by="schedule",
                              workloads=["hf:Nope"])
     assert bad.value.field == "workloads"

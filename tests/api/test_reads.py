@@ -51,7 +51,7 @@ def test_bad_result_filters(api, params, field):
 
 
 @pytest.mark.parametrize("path, params, field", [
-    ("results", "colour=red", "colour"), ("results", "status=oom&status=pass", "status"), ("runs", "suite=", "suite"),
+    ("results", "colour=red", "colour"), ("results", "status=oom&status=pass", "status"), ("runs", "size=", "size"), ("runs", "suite=tiny", "suite"),
     ("series", "machine_class=GPU!", "machine_class"), ("builds", "since=yesterday", "since"), ("regressions", "kind=worse", "kind"),
     ("builds", "git_sha=xyz", "git_sha"), ("runs", "build=ffffffffffff", "build"),
 ])

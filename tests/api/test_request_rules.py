@@ -22,9 +22,10 @@ def post(client, url: str, body):
 
 
 @pytest.mark.parametrize("extra, field", [
+    ({"size": "huge"}, "size"),
     ({"suite": "huge"}, "suite"),
     ({"workloads": ["no_such_workload"]}, "workloads"),
-    ({"cases_expected": 6, "suite": "huge"}, "suite"),  # cases_expected implies dispatch=false
+    ({"cases_expected": 6, "size": "huge"}, "size"),  # cases_expected implies dispatch=false
 ])
 def test_a_run_request_without_dispatch_is_checked_in_full(writer, extra, field):
     assert post(writer, "/api/v1/builds/", BUILD).status_code == 201
@@ -36,7 +37,7 @@ def test_a_run_request_without_dispatch_is_checked_in_full(writer, extra, field)
     assert fields(response) == [field]
     assert not Run.objects.exists()
     fine = post(writer, "/api/v1/runs/", {"build": f"{SHA[:12]}+cu130", "machine_class": "cpu", "dispatch": False,
-                                          "suite": "tiny", "workloads": ["mlp_loop"]})
+                                          "size": "tiny", "workloads": ["mlp_loop"]})
     assert fine.status_code == 201, fine.content[:300]
 
 

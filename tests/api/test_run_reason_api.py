@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_api_takes_a_reason_and_names_a_bad_one(writer, client):
     writer.post("/api/v1/builds/", {"torch_version": "2.13.0+cpu", "git_sha": "c" * 40}, format="json")
-    body = {"build": "c" * 12, "machine_class": "cpu", "suite": "tiny", "dispatch": False, "cases_expected": 2}
+    body = {"build": "c" * 12, "machine_class": "cpu", "size": "tiny", "dispatch": False, "cases_expected": 2}
     default = writer.post("/api/v1/runs/", body, format="json").json()
     assert default["reason"] == "requested" and Run.objects.get(pk=default["id"]).reason == "requested"
     bisection = writer.post("/api/v1/runs/", {**body, "reason": "bisection"}, format="json").json()

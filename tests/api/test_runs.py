@@ -88,7 +88,7 @@ def test_submit_needs_a_token_and_json(api, writer):
 
 def test_request_then_submit_completes_the_requested_run(writer, api):
     register(writer)
-    requested = writer.post("/api/v1/runs/", {"build": SHA[:7], "machine_class": "cpu", "suite": "tiny", "cases_expected": 6},
+    requested = writer.post("/api/v1/runs/", {"build": SHA[:7], "machine_class": "cpu", "size": "tiny", "cases_expected": 6},
                             format="json")
     assert requested.status_code == 201, requested.json()
     run = requested.json()

@@ -62,7 +62,7 @@ def test_api_builds_and_runs_refuse_a_setting_that_is_not_data_naming_it(writer,
     refused = writer.post("/api/v1/builds/", {"torch_version": "2.13.0", "git_sha": SHA, **bad}, format="json")
     assert refused.status_code == 400 and fields(refused) == [field], refused.json()
     assert "refused" in refused.json()["detail"]
-    request = {"build": SHA[:12], "machine_class": "cpu", "suite": "tiny", "workloads": ["mlp"], **bad}
+    request = {"build": SHA[:12], "machine_class": "cpu", "size": "tiny", "workloads": ["mlp"], **bad}
     refused = writer.post("/api/v1/runs/", request, format="json")
     assert refused.status_code == 400 and fields(refused) == [field], refused.json()
     assert stored() == before
@@ -85,7 +85,7 @@ def test_settings_that_are_data_still_make_variants(writer, base):
     made = writer.post("/api/v1/builds/", body, format="json")
     assert made.status_code == 201, made.json()
     assert made.json()["overrides"]["env"] == {"TORCH_LOGS": "+dynamo,recompiles", "TORCHINDUCTOR_FREEZING": "1"}
-    request = {"build": SHA[:12], "machine_class": "cpu", "suite": "tiny", "cases_expected": 1,
+    request = {"build": SHA[:12], "machine_class": "cpu", "size": "tiny", "cases_expected": 1,
                "env": {"TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_BACKENDS": "ATEN,TRITON"}}
     assert writer.post("/api/v1/runs/", request, format="json").status_code == 201
 
@@ -132,5 +132,5 @@ def test_a_scheduled_nightly_with_such_a_setting_fails_naming_it_and_stores_noth
     from dashboard.dispatch.tasks import scheduled_run
 
     with pytest.raises(InvalidOverride, match="env.TRITON_PTXAS_PATH: refused"):
-        scheduled_run(build=SHA[:12], machine_class="cpu", suite="tiny", env={"TRITON_PTXAS_PATH": "/tmp/evil.sh"})
+        scheduled_run(build=SHA[:12], machine_class="cpu", size="tiny", env={"TRITON_PTXAS_PATH": "/tmp/evil.sh"})
     assert stored() == (1, 0, 0, 0)

@@ -79,7 +79,7 @@ def test_a_worker_never_lets_a_message_allow_imports(monkeypatch, tmp_path):
     spec = {"workload": "os:abort", "compile_mode": "default", "shape_regime": "static", "dtype": "float32",
             "device": "cpu", "import_allowed": True}
     with pytest.raises(RuntimeError, match="stop here"):
-        measure.measure_case(case_id=1, run_id="r", build={"git_sha": "x"}, suite="tiny", spec=spec,
+        measure.measure_case(case_id=1, run_id="r", build={"git_sha": "x"}, size="tiny", spec=spec,
                              workload={"name": "w"}, timeout_s=1, local=Local(), machine_class="cpu", worker={},
                              notify_started=lambda: None)
     assert seen["spec"].import_allowed is False

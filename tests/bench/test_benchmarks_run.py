@@ -56,7 +56,7 @@ SLOW_RUNS = [
     (["dispatch_overhead.py", "--cases", "1", "--warmup", "0"], "end to end: request -> visible", 400),
     (["distributed_table.py", "--run", "{tmp}/distributed.json", "--device", "cpu", "--backend", "eager", "--workloads",
       "dist:mlp@train+ddp"], "1 distributed cases", 400),  # two gloo ranks; the GPU run's command at tiny size
-    (["worker_suite.py", "--out", "{tmp}/suite", "--machine-class", "cpu", "--suite", "tiny", "--workloads", "mlp_loop",
+    (["worker_suite.py", "--out", "{tmp}/suite", "--machine-class", "cpu", "--size", "tiny", "--workloads", "mlp_loop",
       "--modes", "default", "--regimes", "static", "--timeout", "300"], "results stored twice: 0", 400),
 ]
 

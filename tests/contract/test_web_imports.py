@@ -13,7 +13,7 @@ import django
 django.setup()
 import dashboard.urls
 from dashboard.dispatch.services.planning import matrix_resolve, run_plan
-planned = run_plan(suite="tiny", matrix=matrix_resolve(suite="tiny", machine_class="gpu-h100", default_timeout_s=900))
+planned = run_plan(size="tiny", matrix=matrix_resolve(size="tiny", machine_class="gpu-h100", default_timeout_s=900))
 assert len(planned.plan.cases) > 100, len(planned.plan.cases)
 assert "mlp_loop" in planned.descriptions
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "workloads"))

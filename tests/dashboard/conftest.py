@@ -44,3 +44,14 @@ def open_page(browser, url: str, *, javascript: bool = True, viewport: dict | No
     page.on("response", lambda resp: problems.append(f"HTTP {resp.status}: {resp.url}") if resp.status >= 400 else None)
     page.goto(url, wait_until="networkidle")
     return page, problems
+
+
+def signed_in_admin(browser, live_server, django_user_model, path: str, *, viewport: dict | None = None):
+    """A new superuser signed in through the admin's login page, now at ``path`` (an admin page): (page, problems)."""
+    django_user_model.objects.create_superuser("admin", "admin@example.com", "pw-for-the-test")
+    page, problems = open_page(browser, f"{live_server.url}/admin/login/?next={path}", viewport=viewport)
+    page.fill("#id_username", "admin")
+    page.fill("#id_password", "pw-for-the-test")
+    page.click("input[type=submit]")
+    page.wait_for_url(f"**{path}")
+    return page, problems

@@ -27,7 +27,7 @@ def local_document() -> dict:
     """The quick start's own measurement: the local build (sha of torch 2.13, label ``cpu``) on this host."""
     document = copy.deepcopy(json.loads((RESULTS / "releases" / "cpu-torch2.13.0-cpu-tiny.json").read_text()))
     document["run"].update(id=str(uuid.uuid4()), started_at="2026-11-25T12:00:00+00:00", finished_at="2026-11-25T12:05:00+00:00",
-                           command=f"python manage.py request_run --suite tiny --machine-class {LOCAL_CLASS}", requested_by="quickstart")
+                           command=f"python manage.py request_run --size tiny --machine-class {LOCAL_CLASS}", requested_by="quickstart")
     document["machine"].update(hostname="localhost", machine_class=LOCAL_CLASS)
     document["results"] = [r for r in document["results"] if r["workload"] in LOCAL_WORKLOADS]
     document["workloads"] = [w for w in document["workloads"] if w["name"] in LOCAL_WORKLOADS]

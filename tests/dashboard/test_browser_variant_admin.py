@@ -9,7 +9,7 @@ import pytest
 from contract.variants import Overrides, variant_label
 from dashboard.results.models import Build
 from dashboard.results.services import run_ingest
-from tests.dashboard.conftest import open_page
+from tests.dashboard.conftest import signed_in_admin
 from tests.dashboard.test_variants import CATALOG
 from tests.documents import make_document
 
@@ -19,12 +19,7 @@ SHOTS = os.environ.get("PTBENCH_SCREENSHOTS", "")  # a folder: the test leaves i
 
 def open_variant_form(browser, live_server, django_user_model, base: Build):
     """Signed in as a superuser, the admin's *Create a variant* form of ``base``: (page, problems)."""
-    django_user_model.objects.create_superuser("admin", "admin@example.com", "pw-for-the-test")
-    page, problems = open_page(browser, f"{live_server.url}/admin/login/?next=/admin/results/build/")
-    page.fill("#id_username", "admin")
-    page.fill("#id_password", "pw-for-the-test")
-    page.click("input[type=submit]")
-    page.wait_for_url("**/admin/results/build/")
+    page, problems = signed_in_admin(browser, live_server, django_user_model, "/admin/results/build/")
     page.check(f"input.action-select[value='{base.pk}']")
     page.select_option("select[name=action]", "create_variant")
     page.click("button[name=index]")

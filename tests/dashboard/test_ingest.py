@@ -30,7 +30,7 @@ def test_round_trip_stores_every_field():
 
     assert outcome.created and outcome.results_created == 6 and outcome.results_skipped == 0
     run = Run.objects.select_related("build", "machine").get(pk=document["run"]["id"])
-    assert (run.suite, run.build.git_sha, run.machine.machine_class) == ("tiny", document["build"]["git_sha"], "cpu")
+    assert (run.size, run.build.git_sha, run.machine.machine_class) == ("tiny", document["build"]["git_sha"], "cpu")
     assert run.started_at.isoformat() == "2026-11-22T05:00:00+00:00"
     result = Result.objects.get(run=run, workload__name="mlp_loop", config__tags__shape_regime="static")
     sent = document["results"][0]

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db
 def test_home_without_runs_says_how_to_make_one(client):
     page = client.get("/")
     assert page.status_code == 200
-    assert b"No runs yet" in page.content and b"python -m runner run --suite tiny" in page.content
+    assert b"No runs yet" in page.content and b"python -m runner run --size tiny" in page.content
 
 
 def test_home_shows_the_latest_run_per_configuration_and_links_it(client):
@@ -54,7 +54,7 @@ def test_run_page_lists_cases_with_repro_and_escapes_names(client):
         assert evil not in html
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
     assert "&lt;b&gt;boom&lt;/b&gt;" in page
-    assert "python -m runner run --suite tiny --workloads" in re.sub(r"</?span>", "", page)  # one span per word
+    assert "python -m runner run --size tiny --workloads" in re.sub(r"</?span>", "", page)  # one span per word
 
 
 def test_unknown_run_is_404(client):

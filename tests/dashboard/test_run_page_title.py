@@ -19,8 +19,8 @@ def test_run_page_title_names_suite_torch_build_and_class(client):
     document["machine"]["hostname"] = "(unassigned)"
     run = run_ingest(document=document)
     html = client.get(f"/runs/{run.run_id}/").content.decode()
-    assert "<h1>tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu</h1>" in html
-    assert "<title>tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu" in html
+    assert "<h1>tiny size · torch 2.13.0 (cf30153c4c13+cpu) · cpu</h1>" in html
+    assert "<title>tiny size · torch 2.13.0 (cf30153c4c13+cpu) · cpu" in html
     assert "(unassigned)" not in html.split("<h1>")[1].split("</h1>")[0]
 
 

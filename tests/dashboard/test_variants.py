@@ -125,7 +125,7 @@ def test_api_variant_of_a_base_never_probed_is_409_naming_config_and_stores_noth
     # env overrides alone need no catalog (their names are all there is to check)
     assert writer.post("/api/v1/builds/", {**body, "env": {"TORCHINDUCTOR_FREEZING": "1"}}, format="json").status_code == 201
     # a run request asks the requested class's workers
-    request = {"build": SHA[:12] + "+cu130", "machine_class": "cpu", "suite": "tiny", "cases_expected": 3,
+    request = {"build": SHA[:12] + "+cu130", "machine_class": "cpu", "size": "tiny", "cases_expected": 3,
                "config": {"inductor.max_autotune": True}}
     with django_capture_on_commit_callbacks() as sent:
         refused = writer.post("/api/v1/runs/", request, format="json")
@@ -136,7 +136,7 @@ def test_api_variant_of_a_base_never_probed_is_409_naming_config_and_stores_noth
 def test_api_run_request_runs_the_variant_and_names_a_bad_key(writer):
     writer.post("/api/v1/builds/", {"torch_version": "2.13.0", "git_sha": SHA}, format="json")
     probed("")
-    request = {"build": SHA[:12], "machine_class": "cpu", "suite": "tiny", "cases_expected": 3}
+    request = {"build": SHA[:12], "machine_class": "cpu", "size": "tiny", "cases_expected": 3}
     refused = writer.post("/api/v1/runs/", {**request, "config": {"inductor.max autotune": True}}, format="json")
     assert refused.status_code == 400 and fields(refused) == ["config.inductor.max autotune"]
     refused = writer.post("/api/v1/runs/", {**request, "env": {"HOME": "/"}}, format="json")

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 def test_runner_stores_a_tiny_suite_in_the_configured_database(subprocess_env, client):
     # The eager backend keeps this end-to-end test cheap; tests/runner/test_runner_inductor.py
     # compiles a real case with inductor.
-    command = [sys.executable, "-m", "runner", "run", "--suite", "tiny", "--workloads", "mlp_loop,positional_graph_break",
+    command = [sys.executable, "-m", "runner", "run", "--size", "tiny", "--workloads", "mlp_loop,positional_graph_break",
                "--regimes", "static,backed,unbacked", "--backend", "eager", "--no-warm"]
     done = subprocess.run(command, cwd=ROOT, env=subprocess_env, capture_output=True, text=True, timeout=600)
 

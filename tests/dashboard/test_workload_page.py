@@ -53,7 +53,7 @@ def test_latest_figures_of_every_configuration_and_the_selected_series(client):
     assert "default · static · float32" in latest and "default · unbacked · float32" in latest
     assert ref_for_day(4) in latest and ref_for_day(2) in latest  # each configuration's own latest build
     assert "1.400×" in latest and "0.700×" in latest
-    assert 'id="repro-command">python -m runner run --suite tiny --workloads mlp_loop --modes default --regimes static</code>' in re.sub(r"</?span>", "", html)
+    assert 'id="repro-command">python -m runner run --size tiny --workloads mlp_loop --modes default --regimes static</code>' in re.sub(r"</?span>", "", html)
     assert "<span>--regimes</span> <span>static</span>" in html  # one unbreakable span per word
 
 

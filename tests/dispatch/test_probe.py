@@ -27,7 +27,7 @@ def test_a_variant_of_a_build_never_probed_asks_a_worker_then_is_checked_and_run
     assert "config_catalog" not in BuildEnvironment.objects.get(build=base).environment
     Build.objects.filter(pk=base.pk).update(config_catalog={})  # as a build never probed
 
-    request = {"build": build_ref(base), "machine_class": queue_name, "suite": "tiny", "workloads": [QUICK],
+    request = {"build": build_ref(base), "machine_class": queue_name, "size": "tiny", "workloads": [QUICK],
                "regimes": ["static"], "config": {"dynamo.capture_scalar_outputs": True}}
     refused = writer.post("/api/v1/runs/", request, format="json")
     assert refused.status_code == 409 and fields(refused) == ["config"], refused.json()
@@ -46,7 +46,7 @@ def test_a_variant_of_a_build_never_probed_asks_a_worker_then_is_checked_and_run
     overrides = Overrides.build({"dynamo.capture_scalar_outputs": True})
     variant = variant_get_or_create(base=base, overrides=overrides)
     assert variant.local_label == variant_label(base.local_label, overrides)
-    run = run_request(build=variant, machine_class=queue_name, suite="tiny", requested_by="test", workloads=[QUICK],
+    run = run_request(build=variant, machine_class=queue_name, size="tiny", requested_by="test", workloads=[QUICK],
                       regimes=["static"], backend="eager")
     run = wait_for(lambda: finished(run.id), timeout=180, what="the variant's run to finish")
     assert run.status == Run.Status.COMPLETED

@@ -47,7 +47,7 @@ def test_both_builds_are_re_run_on_the_class_workers_when_they_have_them(sent, d
     assert {r.build_id for r in runs} == {request.build_id, request.baseline_build_id}
     config = request.series.config
     for run in runs:
-        assert run.status == "pending" and run.suite == "tiny" and run.cases_expected == 1
+        assert run.status == "pending" and run.size == "tiny" and run.cases_expected == 1
         case = CaseTask.objects.get(run=run)
         assert (case.workload, case.config_key) == (request.series.workload.name, config.key)
     assert [c["machine_class"] for c in sent] == ["cpu", "cpu"]

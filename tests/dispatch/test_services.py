@@ -46,7 +46,7 @@ def build() -> Build:
 
 
 def request(build, machine_class="cpu", workloads=(QUICK,), **matrix) -> Run:
-    return services.run_request(build=build, machine_class=machine_class, suite="tiny", requested_by="test",
+    return services.run_request(build=build, machine_class=machine_class, size="tiny", requested_by="test",
                                 workloads=list(workloads), **matrix)
 
 
@@ -83,7 +83,7 @@ def environment_of(git_sha: str, torch_version: str = "2.13.0+cpu") -> dict:
 def test_request_run_prints_the_run_id_and_queues_its_cases(build, sent, django_capture_on_commit_callbacks):
     out, err = io.StringIO(), io.StringIO()
     with django_capture_on_commit_callbacks(execute=True):
-        call_command("request_run", "--build", build_ref(build), "--suite", "tiny", "--machine-class", "cpu",
+        call_command("request_run", "--build", build_ref(build), "--size", "tiny", "--machine-class", "cpu",
                      "--workloads", QUICK, "--regimes", "static,backed", "--backend", "eager", stdout=out, stderr=err)
     run = Run.objects.get(pk=uuid.UUID(out.getvalue().strip()))
     assert run.status == Run.Status.PENDING and run.cases_expected == 2 and run.requested_by == "manage.py request_run"
@@ -102,7 +102,7 @@ def test_request_run_prints_the_run_id_and_queues_its_cases(build, sent, django_
     ("--build", "latest", "--build"),  # no worker of the class reported a build
 ])
 def test_request_run_names_the_bad_option(build, sent, option, value, named):
-    args = {"--build": build_ref(build), "--suite": "tiny", "--machine-class": "cpu", "--workloads": QUICK, option: value}
+    args = {"--build": build_ref(build), "--size": "tiny", "--machine-class": "cpu", "--workloads": QUICK, option: value}
     with pytest.raises(CommandError) as failed:
         call_command("request_run", *[word for pair in args.items() for word in pair], stdout=io.StringIO(), stderr=io.StringIO())
     assert str(failed.value).startswith(named), str(failed.value)
@@ -287,7 +287,7 @@ def test_register_build_probes_an_interpreter():
 
 # --- API, cancel, schedule, admin ---------------------------------------------------------------------
 def test_the_api_requests_a_run_with_a_matrix(writer, build, sent, django_capture_on_commit_callbacks):  # noqa: F811
-    body = {"build": build_ref(build), "machine_class": "cpu", "suite": "tiny", "workloads": [QUICK], "modes": ["default"],
+    body = {"build": build_ref(build), "machine_class": "cpu", "size": "tiny", "workloads": [QUICK], "modes": ["default"],
             "regimes": ["static", "unbacked"]}
     with django_capture_on_commit_callbacks(execute=True):
         response = writer.post("/api/v1/runs/", body, format="json")
@@ -328,13 +328,13 @@ def test_the_scheduled_run_takes_the_latest_build_a_worker_reported(build, sent)
     from dashboard.dispatch.tasks import scheduled_run
 
     with pytest.raises(LookupError, match="no worker of machine class 'cpu-nightly'"):
-        scheduled_run(machine_class="cpu-nightly", suite="tiny", workloads=[QUICK])
+        scheduled_run(machine_class="cpu-nightly", size="tiny", workloads=[QUICK])
     newer = "c" * 40
     services.worker_report(hostname="box", worker="cpu0@box", machine_class="cpu-nightly",
                            builds=[{"python": "/opt/old/bin/python", "environment": environment_of(build.git_sha)}])
     services.worker_report(hostname="box2", worker="cpu0@box2", machine_class="cpu-nightly",
                            builds=[{"python": "/opt/new/bin/python", "environment": environment_of(newer, "2.14.0")}])
-    run = Run.objects.get(pk=scheduled_run(build="latest", machine_class="cpu-nightly", suite="tiny", workloads=[QUICK],
+    run = Run.objects.get(pk=scheduled_run(build="latest", machine_class="cpu-nightly", size="tiny", workloads=[QUICK],
                                            regimes=["static"]))
     assert run.build.git_sha == newer and run.requested_by == "schedule" and run.cases_expected == 1
     assert run.machine.machine_class == "cpu-nightly"
@@ -344,12 +344,12 @@ def test_schedule_run_creates_then_updates_a_periodic_task():
     from django_celery_beat.models import PeriodicTask
 
     out = io.StringIO()
-    call_command("schedule_run", "--machine-class", "gpu-h100", "--suite", "full", "--hour", "3", "--workloads", "mlp_loop", stdout=out)
+    call_command("schedule_run", "--machine-class", "gpu-h100", "--size", "full", "--hour", "3", "--workloads", "mlp_loop", stdout=out)
     task = PeriodicTask.objects.get(name="nightly full on gpu-h100")
     assert out.getvalue().startswith("created") and task.task == "dispatch.scheduled_run" and task.queue == "ingest"
-    assert json.loads(task.kwargs) == {"build": "latest", "machine_class": "gpu-h100", "suite": "full", "workloads": ["mlp_loop"]}
+    assert json.loads(task.kwargs) == {"build": "latest", "machine_class": "gpu-h100", "size": "full", "workloads": ["mlp_loop"]}
     assert (task.crontab.hour, task.crontab.minute) == ("3", "0")
-    call_command("schedule_run", "--machine-class", "gpu-h100", "--suite", "full", "--hour", "4", stdout=out)
+    call_command("schedule_run", "--machine-class", "gpu-h100", "--size", "full", "--hour", "4", stdout=out)
     assert PeriodicTask.objects.filter(name="nightly full on gpu-h100").get().crontab.hour == "4"
 
 
@@ -359,12 +359,12 @@ def test_the_admin_action_requests_a_run_of_the_selected_build(admin_client, bui
     assert form.status_code == 200 and b"Request a run" in form.content and b'name="machine_class"' in form.content
 
     refused = admin_client.post(changelist, {"action": "request_runs", "_selected_action": [build.pk], "apply": "Request",
-                                             "machine_class": "cpu", "suite": "tiny", "workloads": "no_such_workload"})
+                                             "machine_class": "cpu", "size": "tiny", "workloads": "no_such_workload"})
     assert refused.status_code == 200 and b"no_such_workload" in refused.content and Run.objects.count() == 0
 
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client.post(changelist, {"action": "request_runs", "_selected_action": [build.pk], "apply": "Request",
-                                                  "machine_class": "cpu", "suite": "tiny", "workloads": QUICK,
+                                                  "machine_class": "cpu", "size": "tiny", "workloads": QUICK,
                                                   "regimes": ["static", "backed"], "timeout_s": "120"})
     assert response.status_code == 302
     run = Run.objects.get()

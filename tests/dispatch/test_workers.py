@@ -23,7 +23,7 @@ def reported_build(worker, queue_name, timeout: float = 120):
 
 
 def request(build, queue_name, workloads, **matrix):
-    return run_request(build=build, machine_class=queue_name, suite="tiny", requested_by="test", workloads=workloads,
+    return run_request(build=build, machine_class=queue_name, size="tiny", requested_by="test", workloads=workloads,
                        backend="eager", **matrix)
 
 
@@ -127,7 +127,7 @@ def test_an_infrastructure_error_is_retried_then_fails_the_case_but_a_failing_ca
     runner, dashboard = start_workers
     dashboard()
     build = reported_build(runner("gpu0", PTBENCH_MAX_RETRIES="1"), queue_name)
-    broken = run_request(build=build, machine_class=queue_name, suite="tiny", requested_by="test",
+    broken = run_request(build=build, machine_class=queue_name, size="tiny", requested_by="test",
                          workloads=["tests.runner.fault_workloads:EagerError"], backend="eager", regimes=["static"])
     broken = wait_for(lambda: finished(broken.id), timeout=120, what="the failing case")
     assert broken.status == Run.Status.COMPLETED

@@ -58,7 +58,7 @@ def test_an_ingest_while_redis_is_down_is_stored_pending_and_the_sweep_detects_i
 
 def test_requesting_a_run_while_redis_is_down_stores_it_once_and_the_sweep_sends_its_cases(writer, redis_server):  # noqa: F811
     ref = writer.post("/api/v1/builds/", {"torch_version": "2.13.0+cpu", "git_sha": SHA_NEW}, format="json").json()["ref"]
-    body = {"build": ref, "machine_class": "cpu", "suite": "tiny", "workloads": [QUICK], "modes": ["default"], "regimes": ["static"]}
+    body = {"build": ref, "machine_class": "cpu", "size": "tiny", "workloads": [QUICK], "modes": ["default"], "regimes": ["static"]}
     redis_server.stop()
     answer = writer.post("/api/v1/runs/", body, format="json", HTTP_IDEMPOTENCY_KEY="ci-job-7/attempt")
     assert answer.status_code == 201, answer.content[:300]

@@ -106,7 +106,7 @@ def test_a_reference_that_cannot_compile_drops_the_pair_with_its_error(tmp_path)
 @pytest.mark.slow
 def test_a_run_with_a_compile_reference_records_the_ratio_and_its_pairs(tmp_path):
     out = tmp_path / "run.json"
-    command = [sys.executable, "-m", "runner", "run", "--suite", "tiny", "--workloads", "tests.runner.sample_workloads:TinyMLP",
+    command = [sys.executable, "-m", "runner", "run", "--size", "tiny", "--workloads", "tests.runner.sample_workloads:TinyMLP",
                "--modes", "default", "--regimes", "static", "--device", "cpu", "--no-warm",
                "--compile-reference", sys.executable, "--compile-pairs", "1", "--out", str(out)]  # fmt: skip
     completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)

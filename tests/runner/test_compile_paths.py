@@ -125,7 +125,7 @@ def test_the_inductor_settings_of_the_paths():
 
 def run_cli(tmp_path, modes: str, regimes: str, *extra: str) -> list[dict]:
     out = tmp_path / f"{modes}.json"
-    command = [sys.executable, "-m", "runner", "run", "--suite", "tiny", "--workloads", "tests.runner.sample_workloads:TinyMLP",
+    command = [sys.executable, "-m", "runner", "run", "--size", "tiny", "--workloads", "tests.runner.sample_workloads:TinyMLP",
                "--modes", modes, "--regimes", regimes, "--device", "cpu", "--out", str(out), *extra]  # fmt: skip
     completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=900)
     assert completed.returncode == 0, completed.stderr[-3000:]

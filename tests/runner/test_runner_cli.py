@@ -37,7 +37,7 @@ def a_result(**changes) -> dict:
 
 def document_with(results):
     return build_document(
-        suite="tiny", environment=ENVIRONMENT, machine_class="cpu", build_label=None, workloads=[TinyMLP()], results=results,
+        size="tiny", environment=ENVIRONMENT, machine_class="cpu", build_label=None, workloads=[TinyMLP()], results=results,
         started_at="2026-11-22T05:00:00+00:00", finished_at="2026-11-22T05:01:00+00:00", command="python -m runner run", requested_by="ci@host",
     )  # fmt: skip
 

@@ -14,7 +14,7 @@ from runner.engine.executor import REPO_ROOT
 @pytest.mark.slow
 def test_inductor_case_end_to_end(tmp_path):
     out = tmp_path / "run.json"
-    command = [sys.executable, "-m", "runner", "run", "--suite", "tiny", "--workloads", "tests.runner.sample_workloads:TinyMLP",
+    command = [sys.executable, "-m", "runner", "run", "--size", "tiny", "--workloads", "tests.runner.sample_workloads:TinyMLP",
                "--modes", "default", "--regimes", "static", "--device", "cpu", "--out", str(out)]  # fmt: skip
     completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]

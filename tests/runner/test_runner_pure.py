@@ -111,7 +111,7 @@ def test_a_failing_call_names_its_side():
 def test_repro_command_names_the_one_case():
     spec = CaseSpec(workload="mlp_loop", compile_mode="max-autotune", shape_regime="unbacked", dtype="bfloat16", device="cuda", size="full")
     assert repro_command(spec) == (
-        "python -m runner run --suite full --workloads mlp_loop --modes max-autotune --regimes unbacked --dtypes bfloat16 --device cuda"
+        "python -m runner run --size full --workloads mlp_loop --modes max-autotune --regimes unbacked --dtypes bfloat16 --device cuda"
     )
     eager = CaseSpec(workload="a.b:C", compile_mode="default", shape_regime="static", dtype="float32", device="cpu", backend="eager")
     assert repro_command(eager, timeout_s=30).endswith("--backend eager --timeout 30")

@@ -67,7 +67,7 @@ def test_the_document_validates_and_the_cli_reports(fault_run):
     assert document["run"]["synthetic"] is False
     assert {w["name"] for w in document["workloads"]} == set(EXPECTED)
     passed = next(r for r in document["results"] if r["status"] == "pass")
-    assert passed["repro"].startswith("python -m runner run --suite tiny --workloads tests.runner.fault_workloads:Passes")
+    assert passed["repro"].startswith("python -m runner run --size tiny --workloads tests.runner.fault_workloads:Passes")
     assert passed["metrics"]["compile_time_warm_s"] is None  # --no-warm
     # Summary table on stdout, one progress line per case on stderr (not a terminal).
     assert "fault_killed_by_signal" in completed.stdout and "crash" in completed.stdout

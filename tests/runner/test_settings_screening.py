@@ -57,7 +57,7 @@ def message(spec_env=None, spec_config=None, build_overrides=None) -> dict:
             "backend": "eager", "size": "tiny", "config_overrides": spec_config or {}, "env_overrides": spec_env or {}}
     build = {"git_sha": "cf30153c4c13", "local_label": "x", "torch_version": "2.13.0", "label": "",
              **({"overrides": build_overrides} if build_overrides else {})}
-    return {"case_id": 1, "run_id": "r", "build": build, "suite": "tiny", "spec": spec,
+    return {"case_id": 1, "run_id": "r", "build": build, "size": "tiny", "spec": spec,
             "workload": {"name": SCALAR}, "timeout_s": 60}
 
 

@@ -1,11 +1,11 @@
-"""Which cases a requested run measures: the suite's workloads x modes x regimes x dtypes."""
+"""Which cases a requested run measures: its workloads (and suite's) x modes x regimes x dtypes, at a size."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from contract.catalog import resolve_entries
 from contract.planning import Plan, plan_cases
-from contract.suites import expand_suites
+from contract.suites import expand_suites, suite_problem
 from contract.modes import TORCH_COMPILE_MODES
 from contract.vocabulary import BACKENDS, COMPILE_MODES, DTYPES, SHAPE_REGIMES, SIZES
 
@@ -48,10 +48,16 @@ def _subset(field: str, values, allowed) -> list[str] | None:
     return values
 
 
-def matrix_resolve(*, suite: str, machine_class: str, workloads=None, modes=None, regimes=None, dtypes=None,
-                   timeout_s: float | None = None, default_timeout_s: float, backend: str = "inductor") -> Matrix:
-    if suite not in SIZES:
-        raise MatrixError("suite", f"unknown suite {suite!r}; choose from {', '.join(SIZES)}")
+def matrix_resolve(*, size: str, machine_class: str, suite: str | None = None, workloads=None, modes=None, regimes=None,
+                   dtypes=None, timeout_s: float | None = None, default_timeout_s: float, backend: str = "inductor") -> Matrix:
+    """``size``: tiny or full; ``suite``: a suite (core, hf, ...) whose workloads join ``workloads``
+    (a size given as the suite, as before #34, is refused naming ``size``)."""
+    if size not in SIZES:
+        raise MatrixError("size", f"unknown size {size!r}; choose from {', '.join(SIZES)}")
+    if suite is not None:
+        if problem := suite_problem(suite):
+            raise MatrixError("suite", problem)
+        workloads = [*(workloads or []), suite]
     device = device_for(machine_class)
     if timeout_s is not None and not 0 < timeout_s <= 24 * 3600:
         raise MatrixError("timeout_s", "must be between 0 and 86400 seconds")
@@ -75,7 +81,7 @@ class PlannedRun:
     descriptions: dict[str, dict]  # workload name -> its run-document ``workloads`` entry
 
 
-def run_plan(*, suite: str, matrix: Matrix) -> PlannedRun:
+def run_plan(*, size: str, matrix: Matrix) -> PlannedRun:
     """The cases, as ``python -m runner run`` would plan them, from the workload catalog (no torch).
     Raises MatrixError (``workloads``)."""
     try:
@@ -83,7 +89,7 @@ def run_plan(*, suite: str, matrix: Matrix) -> PlannedRun:
     except LookupError as exc:
         raise MatrixError("workloads", str(exc)) from None
     plan = plan_cases(workloads, modes=matrix.modes, regimes=matrix.regimes, dtypes=matrix.dtypes, device=matrix.device,
-                      backend=matrix.backend, size=suite, repro_timeout_s=matrix.timeout_s)
+                      backend=matrix.backend, size=size, repro_timeout_s=matrix.timeout_s)
     if not plan.cases:
         raise MatrixError("workloads", "no case to run: " + ("; ".join(plan.skipped) or "the matrix is empty"))
     return PlannedRun(plan=plan, descriptions={w.name: w.describe() for _, w in workloads})

@@ -26,7 +26,7 @@ from contract.queues import machine_class_problem
 POOL_HOST = "(unassigned)"
 
 
-def run_request(*, build: Build, machine_class: str, suite: str, requested_by: str, workloads=None, modes=None,
+def run_request(*, build: Build, machine_class: str, size: str, requested_by: str, suite: str | None = None, workloads=None, modes=None,
                 regimes=None, dtypes=None, timeout_s: float | None = None, hostname: str = "", notes: str = "",
                 dispatch: bool = True, cases_expected: int | None = None, backend: str = "inductor",
                 idempotency_key: str = "", reason: str = "requested") -> Run:
@@ -40,16 +40,16 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
     planned = None
     overrides = overrides_stored(build)  # a variant's cases apply its overrides
     if dispatch:
-        matrix = matrix_resolve(suite=suite, machine_class=machine_class, workloads=workloads, modes=modes,
+        matrix = matrix_resolve(size=size, suite=suite, machine_class=machine_class, workloads=workloads, modes=modes,
                                 regimes=regimes, dtypes=dtypes, timeout_s=timeout_s,
                                 default_timeout_s=settings.DISPATCH_CASE_TIMEOUT_S, backend=backend)
-        planned = run_plan(suite=suite, matrix=matrix)
+        planned = run_plan(size=size, matrix=matrix)
     with transaction.atomic():
         machine, _ = Machine.objects.get_or_create(hostname=hostname or POOL_HOST, machine_class=machine_class)
         run = run_create(
-            build=build, machine=machine, suite=suite, status=Run.Status.PENDING, requested_by=requested_by, notes=notes,
+            build=build, machine=machine, size=size, status=Run.Status.PENDING, requested_by=requested_by, notes=notes,
             idempotency_key=idempotency_key, reason=reason,
-            command=_request_command(build=build, machine_class=machine_class, suite=suite, matrix=matrix) if planned else "",
+            command=_request_command(build=build, machine_class=machine_class, size=size, matrix=matrix) if planned else "",
             cases_expected=len(planned.plan.cases) if planned else cases_expected,
             matrix={**matrix.as_dict(), "skipped": planned.plan.skipped} if planned else {},
         )
@@ -68,9 +68,9 @@ def run_request(*, build: Build, machine_class: str, suite: str, requested_by: s
     return run
 
 
-def _request_command(*, build: Build, machine_class: str, suite: str, matrix) -> str:
+def _request_command(*, build: Build, machine_class: str, size: str, matrix) -> str:
     """The ``manage.py request_run`` line that asks for the same run again."""
-    argv = ["python", "manage.py", "request_run", "--build", build_ref(build), "--suite", suite, "--machine-class", machine_class,
+    argv = ["python", "manage.py", "request_run", "--build", build_ref(build), "--size", size, "--machine-class", machine_class,
             "--modes", ",".join(matrix.modes), "--regimes", ",".join(matrix.regimes), "--timeout", f"{matrix.timeout_s:g}"]
     for flag, values in (("--workloads", matrix.workloads), ("--dtypes", matrix.dtypes)):
         if values:
@@ -98,7 +98,7 @@ def case_message(case: CaseTask) -> dict:
         "run_id": str(run.id),
         "build": {"git_sha": build.git_sha, "local_label": build.local_label, "torch_version": build.torch_version,
                   "label": build.label, **({"overrides": build.overrides} if build.overrides else {})},
-        "suite": run.suite,
+        "size": run.size,
         "spec": case.spec,
         "workload": case.workload_description,
         "timeout_s": case.timeout_s,

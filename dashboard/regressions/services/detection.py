@@ -19,6 +19,7 @@ from django.db import DatabaseError, transaction
 
 from contract.findings import BLOCK_TIMED_METRICS, too_noisy
 from contract.metrics import BY_NAME
+from contract.reasons import FINDING_REASONS
 from detection import K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
 from dashboard.regressions.explain import finding_cause
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
@@ -89,11 +90,6 @@ def detection_run(*, run_id) -> DetectionOutcome:
             summary.detection_failures = outcome.failures
             summary.save(update_fields=["detection_failures"])
     return outcome
-
-
-# Runs that raise findings of their own (``Run.reason``): a re-measurement or bisection run never does
-# (docs/architecture.md, run reasons).
-FINDING_REASONS = (Run.Reason.NIGHTLY, Run.Reason.REQUESTED)
 
 
 def _decide_only(*, run: Run, series_list: list[Series], summary: AlertSummary, priors, cache: dict) -> None:

@@ -64,9 +64,9 @@ def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
         return []
     run_ids = []
     for build in builds:
-        suite = (Result.objects.filter(series=series, build=build).order_by("-id").values_list("run__suite", flat=True).first()
+        size = (Result.objects.filter(series=series, build=build).order_by("-id").values_list("run__size", flat=True).first()
                  or "full")
-        run = run_request(build=build, machine_class=series.machine_class, suite=suite, requested_by="re-measurement",
+        run = run_request(build=build, machine_class=series.machine_class, size=size, requested_by="re-measurement",
                           reason="remeasurement", workloads=[series.workload.name], modes=[case.compile_mode], regimes=[case.shape_regime],
                           dtypes=[case.dtype], notes=f"re-measurement {request.id} of {request.metric}")
         run_ids.append(str(run.id))

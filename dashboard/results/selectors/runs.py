@@ -92,8 +92,8 @@ def run_progress(*, run: Run) -> RunProgress:
 
 
 def run_title(*, run: Run) -> str:
-    """"tiny suite · torch 2.13.0 (cf30153c4c13+cpu) · cpu": what ran, on which build, on which class."""
-    return f"{run.suite} suite · torch {run.build.torch_version.split('+')[0]} ({build_ref(run.build)}) · {run.machine.machine_class}"
+    """"tiny size · torch 2.13.0 (cf30153c4c13+cpu) · cpu": what ran, on which build, on which class."""
+    return f"{run.size} size · torch {run.build.torch_version.split('+')[0]} ({build_ref(run.build)}) · {run.machine.machine_class}"
 
 
 def run_speedup_chart(*, run: Run) -> dict:

@@ -1,4 +1,4 @@
-"""``manage.py request_run --build BUILD --suite tiny|full --machine-class CLASS``: queue a run's
+"""``manage.py request_run --build BUILD --size tiny|full [--suite hf] --machine-class CLASS``: queue a run's
 cases for the runner workers of that class and print the run's id."""
 from django.core.management.base import BaseCommand, CommandError
 
@@ -7,6 +7,7 @@ from dashboard.dispatch.services import MatrixError, run_request
 from dashboard.results.selectors.common import Ambiguous, NotFound
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import name_list as _names
+from contract.arguments import suite_name as _suite_name
 from contract.vocabulary import BACKENDS, SIZES
 
 
@@ -15,7 +16,8 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--build", required=True, help="a build ref (e.g. 70d99e998b49+cu130), or 'latest' reported by the class")
-        parser.add_argument("--suite", required=True, choices=SIZES)
+        parser.add_argument("--size", required=True, choices=SIZES, help="workload size: full (GPU) or tiny (CPU)")
+        parser.add_argument("--suite", type=_suite_name, help="a suite's workloads (core, hf, timm, torchvision, all), with any --workloads")
         parser.add_argument("--machine-class", required=True, type=_machine_class)
         parser.add_argument("--workloads", type=_names, help="comma-separated names or suites (core, hf, timm, torchvision, all); default: the core suite")
         parser.add_argument("--modes", type=_names, help="default: all four on a GPU class, 'default' on cpu")
@@ -33,7 +35,7 @@ class Command(BaseCommand):
             raise CommandError(f"--build {options['build']}: {exc}") from None
         try:
             run = run_request(
-                build=build, machine_class=options["machine_class"], suite=options["suite"],
+                build=build, machine_class=options["machine_class"], size=options["size"], suite=options["suite"],
                 requested_by=options["requested_by"], workloads=options["workloads"], modes=options["modes"],
                 regimes=options["regimes"], dtypes=options["dtypes"], timeout_s=options["timeout"], notes=options["notes"],
                 backend=options["backend"],

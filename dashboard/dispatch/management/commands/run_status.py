@@ -22,7 +22,7 @@ class Command(BaseCommand):
             raise CommandError(f"no run {run_id}") from None
         stored = run_progress(run=run)
         dispatched = run_case_progress(run=run)
-        self.stdout.write(f"run {run.id}: {run.status}  ({run.suite} on {run.machine.machine_class}, build {run.build})")
+        self.stdout.write(f"run {run.id}: {run.status}  ({run.size} on {run.machine.machine_class}, build {run.build})")
         results = ", ".join(f"{status} {n}" for status, n in sorted(stored.by_status.items())) or "none yet"
         self.stdout.write(f"results stored: {stored.stored}/{run.cases_expected or '?'} ({results})")
         if dispatched:
