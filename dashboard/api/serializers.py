@@ -300,7 +300,7 @@ class RunRequestSerializer(OverridesInput):
     workloads = serializers.ListField(child=StrictCharField(max_length=200), required=False, allow_null=True,
                                       default=None, max_length=200,
                                       help_text="workload names (hf:BertForMaskedLM@batch) or suites standing for their "
-                                      "workloads (core, hf, timm, torchvision, all: docs/families.md); default: the core suite")
+                                      "workloads (core, hf, timm, torchvision, dist, all: docs/families.md); default: the core suite")
     modes = serializers.ListField(child=serializers.ChoiceField(COMPILE_MODES), required=False, allow_null=True, default=None,
                                   max_length=4, help_text="default: all four on a GPU class, default on cpu")
     regimes = serializers.ListField(child=serializers.ChoiceField(SHAPE_REGIMES), required=False, allow_null=True,

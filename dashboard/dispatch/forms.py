@@ -10,7 +10,7 @@ from dashboard.dispatch.models import BuildEnvironment
 class RunRequestForm(forms.Form):
     machine_class = forms.SlugField(max_length=64, help_text="e.g. gpu-h100 or cpu: the queue its workers read")
     size = forms.ChoiceField(choices=[(s, s) for s in SIZES], initial="full", help_text="workload size: full (GPU) or tiny (CPU)")
-    workloads = forms.CharField(required=False, help_text="comma-separated names (hf:BertForMaskedLM) or suites (core, hf, timm, torchvision, all); empty: the core suite")
+    workloads = forms.CharField(required=False, help_text="comma-separated names (hf:BertForMaskedLM) or suites (core, hf, timm, torchvision, dist, all); empty: the core suite")
     modes = forms.MultipleChoiceField(choices=[(m, m) for m in COMPILE_MODES], required=False,
                                       widget=forms.CheckboxSelectMultiple, help_text="none: all four on a GPU, default on cpu")
     regimes = forms.MultipleChoiceField(choices=[(r, r) for r in SHAPE_REGIMES], required=False,

@@ -47,7 +47,7 @@ def test_a_size_sent_as_the_suite_is_a_400_naming_size(writer, registered, old):
     response = writer.post("/api/v1/runs/", {**BODY, "suite": old}, format="json")
     assert response.status_code == 400 and fields(response) == ["suite"]
     assert response.json()["detail"] == (f"'{old}' is a size, not a suite: give it as size (tiny or full); "
-                                         "suites are core, hf, timm, torchvision, all")
+                                         "suites are core, dist, hf, timm, torchvision, all")
     bad = writer.post("/api/v1/runs/", {**BODY, "size": "core"}, format="json")
     assert bad.status_code == 400 and fields(bad) == ["size"]
     assert Run.objects.count() == 0

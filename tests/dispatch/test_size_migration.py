@@ -1,5 +1,5 @@
-"""#34 item 3: the size was called ``suite``; stored data says ``size`` after results/0013,
-dispatch/0004 and alerts/0003, and says ``suite`` again when they are undone (real PostgreSQL)."""
+"""#34 item 3: the size was called ``suite``; stored data says ``size`` after results/0019,
+dispatch/0006 and alerts/0004, and says ``suite`` again when they are undone (real PostgreSQL)."""
 from __future__ import annotations
 
 import json
@@ -20,8 +20,8 @@ from tests.dispatch.conftest import QUICK
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db(transaction=True)
-BEFORE = [("results", "0012_run_reason"), ("dispatch", "0003_variants_interpreter_per_build"),
-          ("alerts", "0002_subscription_metrics_compile_cpu_ratio")]
+BEFORE = [("results", "0018_result_explain"), ("dispatch", "0005_casetask_one_identity"),
+          ("alerts", "0003_subscription_metrics_compile_phases")]
 
 
 def _migrate(targets) -> None:

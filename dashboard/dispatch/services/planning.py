@@ -62,7 +62,7 @@ def matrix_resolve(*, size: str, machine_class: str, suite: str | None = None, w
     if timeout_s is not None and not 0 < timeout_s <= 24 * 3600:
         raise MatrixError("timeout_s", "must be between 0 and 86400 seconds")
     return Matrix(
-        # A suite name (core, hf, timm, torchvision, all: docs/families.md) stands for its workloads.
+        # A suite name (core, hf, timm, torchvision, dist, all: docs/families.md) stands for its workloads.
         workloads=expand_suites(workloads) if workloads else None,
         # On a CPU the other modes are CUDA-graph and autotuning variants: the default mode only. The
         # compile paths (export, aot_inductor, ...) run when named (docs/compile-paths.md).

@@ -17,9 +17,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--build", required=True, help="a build ref (e.g. 70d99e998b49+cu130), or 'latest' reported by the class")
         parser.add_argument("--size", required=True, choices=SIZES, help="workload size: full (GPU) or tiny (CPU)")
-        parser.add_argument("--suite", type=_suite_name, help="a suite's workloads (core, hf, timm, torchvision, all), with any --workloads")
+        parser.add_argument("--suite", type=_suite_name, help="a suite's workloads (core, hf, timm, torchvision, dist, all), with any --workloads")
         parser.add_argument("--machine-class", required=True, type=_machine_class)
-        parser.add_argument("--workloads", type=_names, help="comma-separated names or suites (core, hf, timm, torchvision, all); default: the core suite")
+        parser.add_argument("--workloads", type=_names, help="comma-separated names or suites (core, hf, timm, torchvision, dist, all); default: the core suite")
         parser.add_argument("--modes", type=_names, help="default: all four on a GPU class, 'default' on cpu")
         parser.add_argument("--regimes", type=_names, help="default: static,backed,unbacked")
         parser.add_argument("--dtypes", type=_names, help="default: each workload's first dtype")

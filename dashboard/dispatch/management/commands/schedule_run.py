@@ -17,12 +17,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--machine-class", required=True, type=_machine_class)
         parser.add_argument("--size", default="full", choices=SIZES, help="workload size (default full)")
-        parser.add_argument("--suite", type=_suite_name, help="a suite's workloads (core, hf, timm, torchvision, all), with any --workloads")
+        parser.add_argument("--suite", type=_suite_name, help="a suite's workloads (core, hf, timm, torchvision, dist, all), with any --workloads")
         parser.add_argument("--build", default="latest", help="a build ref, or 'latest' reported by the class's workers")
         parser.add_argument("--hour", type=int, default=2, choices=range(24), metavar="0-23")
         parser.add_argument("--minute", type=int, default=0, choices=range(60), metavar="0-59")
         parser.add_argument("--timezone", default="UTC")
-        parser.add_argument("--workloads", default="", help="comma-separated names or suites (core, hf, timm, torchvision, all); default: the core suite")
+        parser.add_argument("--workloads", default="", help="comma-separated names or suites (core, hf, timm, torchvision, dist, all); default: the core suite")
         add_override_arguments(parser, what="a nightly of the build's variant")
 
     def handle(self, *args, **o):
