@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from .replicates import K_NOISE
 
 GOOD, BAD, UNKNOWN = "good", "bad", "unknown"
+NEAR_END = 0.1  # a midpoint within this fraction of the change from one end's level is that end's
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,8 @@ def ends_differ(good: list[float], bad: list[float], *, sd: float, k: float = K_
 def classify(good: list[float], bad: list[float], mid: list[float], *, sd: float, k: float = K_NOISE,
              exact: bool = False) -> Classification:
     """A build between ``good`` and ``bad``: bad when it differs from the good end and not from the bad
-    one, good the other way round, unknown when it differs from both or from neither (more attempts
-    tell; Pinpoint's UNKNOWN). ``sd``: the series' run-to-run relative sd, floored here at the spread
+    one, good the other way round, unknown when it differs from neither or from both (more attempts
+    tell; Pinpoint's UNKNOWN), unless it is within ``NEAR_END`` of the change from one end's level. ``sd``: the series' run-to-run relative sd, floored here at the spread
     of the attempts of the three builds."""
     noise = 0.0 if exact else max(sd, attempts_spread(good, bad, mid))
     z_good, z_bad = _z(mid, good, noise, exact), _z(mid, bad, noise, exact)
@@ -82,6 +83,11 @@ def classify(good: list[float], bad: list[float], mid: list[float], *, sd: float
         position = (_mean(lm) - _mean(lg)) / (_mean(lb) - _mean(lg))
     differs_good, differs_bad = z_good > k, z_bad > k
     decision = BAD if differs_good and not differs_bad else GOOD if differs_bad and not differs_good else UNKNOWN
+    if differs_good and differs_bad and position is not None and not exact:
+        # Off both levels by more than the noise, but nearly at one of them: builds differ by small
+        # amounts too (a CPU timing of a tiny case, a second small change); the change bisected is
+        # the one between the ends.
+        decision = BAD if position >= 1 - NEAR_END else GOOD if position <= NEAR_END else UNKNOWN
     return Classification(decision=decision, position=position, z_good=z_good, z_bad=z_bad, sd=noise)
 
 

@@ -75,20 +75,19 @@ def detection_sweep(*, now: dt.datetime | None = None, grace: dt.timedelta | Non
     alerts were never planned and deliveries never sent. Every one of these tasks is idempotent, so
     sending one twice (the first message was only slow) does nothing twice. Returns the counts."""
     from dashboard.regressions.selectors import runs_detection_pending  # noqa: PLC0415 (optional app)
+    from dashboard.regressions.selectors_bisect import bisections_stalled  # noqa: PLC0415 (optional app)
 
-    if not settings.DETECT_AFTER_INGEST:
-        return {"detections": 0}
     now = now or timezone.now()
     before = now - (grace if grace is not None else dt.timedelta(seconds=settings.DETECTION_SWEEP_GRACE_S))
+    stalled = bisections_stalled(before=before)[:limit]  # a lost advance message: the bisection waits on nothing
+    bisections = sum(send_logged(lambda b=b: bisection_advance_enqueue(bisection_id=b), what=f"bisection {b}") for b in stalled)
+    if not settings.DETECT_AFTER_INGEST:
+        return {"detections": 0, "bisections": bisections}
     pending = runs_detection_pending(runs=Run.objects.filter(ingested_at__lt=before).exclude(status__in=UNFINISHED))
     run_ids = [str(i) for i in pending.order_by("ingested_at").values_list("id", flat=True)[:limit]]
     counts = {"detections": sum(send_logged(lambda r=r: detection_enqueue(run_id=r), what=f"detection of run {r}")
                                 for r in run_ids)}
-    from dashboard.regressions.selectors_bisect import bisections_stalled  # noqa: PLC0415 (optional app)
-
-    stalled = bisections_stalled(before=before)[:limit]  # a lost advance message: the bisection waits on nothing
-    counts["bisections"] = sum(send_logged(lambda b=b: bisection_advance_enqueue(bisection_id=b), what=f"bisection {b}")
-                               for b in stalled)
+    counts["bisections"] = bisections
     if apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.services import alerts_sweep  # noqa: PLC0415 (optional app)
 

@@ -208,12 +208,12 @@ class Bisection(models.Model):
         OVERRIDES = "overrides", "over a variant's overrides"
 
     class Status(models.TextChoices):
-        RUNNING = "running"
+        RUNNING = "running", "running"
         DONE = "done", "culprit found"
         NOT_REPRODUCED = "not_reproduced", "ends do not differ"
-        INCONCLUSIVE = "inconclusive"
-        FAILED = "failed"
-        CANCELLED = "cancelled"
+        INCONCLUSIVE = "inconclusive", "inconclusive"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
 
     regression = models.ForeignKey(Regression, on_delete=models.CASCADE, null=True, blank=True, related_name="bisections")
     series = models.ForeignKey(Series, on_delete=models.CASCADE, related_name="bisections")

@@ -120,3 +120,36 @@ def test_manage_py_bisect(monkeypatch, capsys):
     assert unknown.value.returncode == 2 and str(unknown.value) == "REGRESSION_ID: no regression 999999"
     call_command("bisect", str(regression.id), "--cancel")
     assert "cancelled" in capsys.readouterr().out
+
+
+def test_new_regressions_of_a_listed_class_are_bisected_automatically_once(monkeypatch, settings):
+    from dashboard.regressions.services.bisect_auto import bisections_start_auto
+
+    no_broker(monkeypatch)
+    regression = plant()
+    settings.BISECT_AUTO_CLASSES = ["h100"]
+    assert bisections_start_auto(regression_ids=[regression.id]) == []
+    settings.BISECT_AUTO_CLASSES = ["cpu"]
+    [started] = bisections_start_auto(regression_ids=[regression.id])
+    assert Bisection.objects.get(pk=started).requested_by == "automatic"
+    bisection_cancel(bisection_id=started, cancelled_by="test")
+    assert bisections_start_auto(regression_ids=[regression.id]) == []  # bisected once already
+
+
+def test_subscribers_hear_of_the_result_once(monkeypatch):
+    from dashboard.alerts.compose import message_for_delivery
+    from dashboard.alerts.models import Delivery, Subscription
+    from dashboard.alerts.services import delivery_plan_bisection
+
+    no_broker(monkeypatch)
+    Subscription.objects.create(name="on-call", channel="email", target="oncall@example.com")
+    Subscription.objects.create(name="gpu only", channel="email", target="gpu@example.com", machine_classes=["h100"])
+    bisection = bisection_start(regression=plant(), requested_by="test")
+    assert delivery_plan_bisection(bisection_id=bisection.id) == []  # still running: nothing to say
+    bisection = measure(bisection, rounds=4)
+    [delivery_id] = delivery_plan_bisection(bisection_id=bisection.id)
+    assert delivery_plan_bisection(bisection_id=bisection.id) == []
+    message = message_for_delivery(Delivery.objects.get(pk=delivery_id))
+    assert message.subject == "[ptbench] bisection culprit found: mlp_loop default/static/float32/cpu on cpu, compiled_latency_ms"
+    assert "first bad build 333333333333" in message.text and f"/regressions/{bisection.regression_id}/" in message.text
+    assert f"https://github.com/pytorch/pytorch/compare/{SHAS[1]}...{SHAS[2]}" in message.text

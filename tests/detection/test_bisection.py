@@ -21,6 +21,13 @@ def test_between_the_levels_or_within_the_noise_of_both_is_unknown_then_the_near
     assert noisy.decision == UNKNOWN and nearest(noisy) == BAD
 
 
+def test_off_both_levels_but_nearly_at_one_is_that_ends():
+    # A tiny CPU case: the bad level is 100x the good one; a good build measured 10 % off the good end's run.
+    near = classify([0.02], [2.0], [0.022], sd=0.02)
+    assert near.z_good > 3 and near.z_bad > 3 and near.decision == GOOD
+    assert classify([0.02], [2.0], [1.9], sd=0.02).decision == BAD
+
+
 def test_the_attempts_own_spread_widens_a_noise_model_that_is_too_narrow():
     # Attempts that scatter by ~10 % make a 12 % step unknown although the model says 1 %.
     scattered = classify([10.0, 11.0, 9.0], [11.2, 12.4, 10.1], [11.0, 9.8, 12.0], sd=0.01)

@@ -38,7 +38,7 @@ class Migration(migrations.Migration):
                 ('max_attempts', models.PositiveIntegerField(default=6, help_text='runs per build at most (unknown answers add runs)')),
                 ('max_steps', models.PositiveIntegerField(default=12)),
                 ('max_runs', models.PositiveIntegerField(default=40, help_text='cases requested at most, lost ones included')),
-                ('status', models.CharField(choices=[('running', 'Running'), ('done', 'culprit found'), ('not_reproduced', 'ends do not differ'), ('inconclusive', 'Inconclusive'), ('failed', 'Failed'), ('cancelled', 'Cancelled')], default='running', max_length=16)),
+                ('status', models.CharField(choices=[('running', 'running'), ('done', 'culprit found'), ('not_reproduced', 'ends do not differ'), ('inconclusive', 'inconclusive'), ('failed', 'failed'), ('cancelled', 'cancelled')], default='running', max_length=16)),
                 ('steps', models.JSONField(blank=True, default=list, help_text='each decided midpoint: index, build, decision, values, z')),
                 ('result', models.JSONField(blank=True, default=dict, help_text='message, last good / first bad, commits, override(s)')),
                 ('requested_by', models.CharField(max_length=150)),

@@ -77,11 +77,13 @@ def _overrides_of(items: list[list]) -> Overrides:
 def bisection_start(*, requested_by: str, regression: Regression | None = None, series: Series | None = None,
                     metric: str | None = None, good: Build | None = None, bad: Build | None = None,
                     kind: str = Bisection.Kind.BUILDS, attempts: int | None = None, max_attempts: int | None = None,
-                    max_steps: int | None = None, max_runs: int | None = None) -> Bisection:
+                    max_steps: int | None = None, max_runs: int | None = None, suite: str | None = None,
+                    backend: str | None = None) -> Bisection:
     """Start a bisection of ``regression`` (its series, metric, last good and first bad build), or of
     ``series``/``metric`` between ``good`` and ``bad``. ``kind="overrides"``: ``bad`` (the first bad
     build) is a variant and ``good`` its base: the chain of its overrides is searched. Raises
-    ``BisectError`` naming the field; nothing is written then."""
+    ``BisectError`` naming the field; nothing is written then. ``suite``/``backend``: how the case
+    runs, by default as the series' newest result ran."""
     if regression is not None:
         series, metric = regression.series, regression.metric
         good, bad = regression.last_good_build, regression.first_bad_build
@@ -116,7 +118,8 @@ def bisection_start(*, requested_by: str, regression: Regression | None = None, 
                               f"workers of {machine_class}: the pair is adjacent already")
         bisection = Bisection.objects.create(
             regression=regression, series=series, metric=metric, kind=kind, builds=[b.id for b in builds], overrides=items,
-            low=0, high=len(builds) - 1, requested_by=requested_by[:150], **series_case(series=series), **limits,
+            low=0, high=len(builds) - 1, requested_by=requested_by[:150], **limits,
+            **{**series_case(series=series), **({"suite": suite} if suite else {}), **({"backend": backend} if backend else {})},
             result={"builds": len(builds), "steps_expected": steps_needed(len(builds))},
         )
         _advance(bisection)

@@ -68,6 +68,7 @@ def regression_detail_page(request, regression_id: int):
         "r": regression, "numbers": numbers, "bisection": bisection, "view": view,
         "running": bool(bisection and bisection.status == bisection.Status.RUNNING),
         "noise_text": f"{bisection.result['noise']:.1%}" if bisection and bisection.result.get("noise") else "",
+        "culprit_commits": "...".join(sha[:12] for sha in regression.culprit_range.split("...")),
     })
 
 
