@@ -35,7 +35,9 @@ from dispatch_overhead import services_up, wait_until  # noqa: E402
 
 TINY_WORKLOAD = "tests.dispatch.workloads:EnvSlowed"
 TINY_ENV = [f"TORCH_PTBENCH_TEST_{x}=1" for x in "ABCDE"]
-os.environ.setdefault("PTBENCH_WORKLOAD_MODULES", TINY_WORKLOAD.partition(":")[0])
+# The tests' catalog names EnvSlowed (dispatch_overhead, imported above, admits its own module only).
+os.environ["PTBENCH_WORKLOAD_MODULES"] = ",".join(filter(None, [os.environ.get("PTBENCH_WORKLOAD_MODULES"),
+                                                                TINY_WORKLOAD.partition(":")[0]]))
 os.environ.setdefault("PTBENCH_WORKLOAD_CATALOGS", str(ROOT / "tests" / "catalog.json"))
 
 
@@ -52,6 +54,15 @@ def measure_once(build, args, machine_class: str):
     if result is None or result.status != "pass":
         raise SystemExit(f"{build}: the case did not pass ({result.status if result else 'no result'})")
     return result
+
+
+def _ended(bisection_id: int):
+    """The bisection once it and any search for its override's partner have ended."""
+    from dashboard.regressions.models import Bisection
+    from dashboard.regressions.selectors_bisect import bisection_busy
+
+    bisection = Bisection.objects.get(pk=bisection_id)
+    return None if bisection_busy(bisection=bisection) else bisection
 
 
 def report(bisection, *, wall_s: float, args, header: list[str]) -> list[str]:
@@ -96,7 +107,6 @@ def main() -> int:
     with services_up(prefix="ptbench-bisect.", machine_class=machine_class, cuda_visible="" if args.suite == "tiny" else None,
                      detect=True, env={"PTBENCH_BUILDS": args.python}):
         from dashboard.dispatch.models import BuildEnvironment
-        from dashboard.regressions.models import Bisection
         from dashboard.regressions.services.bisect import bisection_start
         from dashboard.results.variants import variant_get_or_create
 
@@ -111,8 +121,7 @@ def main() -> int:
         bisection = bisection_start(series=series, metric=args.metric, good=base, bad=variant, kind="overrides",
                                     requested_by="bench/bisect_variants.py", attempts=args.attempts,
                                     suite=args.suite, backend=args.backend)
-        bisection = wait_until(lambda: Bisection.objects.exclude(status="running").filter(pk=bisection.id).first(),
-                               timeout=args.timeout, what="the bisection to end", poll=1)
+        bisection = wait_until(lambda: _ended(bisection.id), timeout=args.timeout, what="the bisection to end", poll=1)
         wall_s = time.monotonic() - started
         header = [
             f"# python bench/bisect_variants.py {' '.join(sys.argv[1:])}".rstrip(),

@@ -25,6 +25,7 @@ class Classification:
     z_good: float  # the midpoint's distance from the good end in standard errors (inf: exact and different)
     z_bad: float
     sd: float  # the relative sd used
+    near_end: bool = False  # decided by NEAR_END: off both levels, nearly at one
 
     def to_dict(self) -> dict:
         return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in asdict(self).items()}
@@ -83,12 +84,14 @@ def classify(good: list[float], bad: list[float], mid: list[float], *, sd: float
         position = (_mean(lm) - _mean(lg)) / (_mean(lb) - _mean(lg))
     differs_good, differs_bad = z_good > k, z_bad > k
     decision = BAD if differs_good and not differs_bad else GOOD if differs_bad and not differs_good else UNKNOWN
+    near_end = False
     if differs_good and differs_bad and position is not None and not exact:
         # Off both levels by more than the noise, but nearly at one of them: builds differ by small
         # amounts too (a CPU timing of a tiny case, a second small change); the change bisected is
         # the one between the ends.
         decision = BAD if position >= 1 - NEAR_END else GOOD if position <= NEAR_END else UNKNOWN
-    return Classification(decision=decision, position=position, z_good=z_good, z_bad=z_bad, sd=noise)
+        near_end = decision != UNKNOWN
+    return Classification(decision=decision, position=position, z_good=z_good, z_bad=z_bad, sd=noise, near_end=near_end)
 
 
 def nearest(classification: Classification) -> str:

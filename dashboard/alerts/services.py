@@ -74,6 +74,8 @@ def delivery_plan_bisection(*, bisection_id: int) -> list[int]:
             pk=bisection_id)
         if bisection.notified_at is not None or bisection.status in (Bisection.Status.RUNNING, Bisection.Status.CANCELLED):
             return []
+        if bisection.partner_searches.filter(status=Bisection.Status.RUNNING).exists():
+            return []  # its result is not complete: the partner search's end plans it
         bisection.notified_at = timezone.now()
         bisection.save(update_fields=["notified_at"])
         regression, series = bisection.regression, bisection.series

@@ -60,5 +60,5 @@ def bisect_advance(bisection_id: int) -> str:
     if bisection.status != bisection.Status.RUNNING and apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.services import delivery_plan_bisection  # noqa: PLC0415 (optional app)
 
-        delivery_plan_bisection(bisection_id=bisection_id)
+        delivery_plan_bisection(bisection_id=bisection.parent_id or bisection_id)  # a partner search: its parent's
     return bisection.status

@@ -216,6 +216,8 @@ class Bisection(models.Model):
         CANCELLED = "cancelled", "cancelled"
 
     regression = models.ForeignKey(Regression, on_delete=models.CASCADE, null=True, blank=True, related_name="bisections")
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="partner_searches",
+                               help_text="the overrides bisection whose culprit override this one looks for a partner of")
     series = models.ForeignKey(Series, on_delete=models.CASCADE, related_name="bisections")
     metric = models.CharField(max_length=64, help_text="a tracked metric, or status / graph_breaks / recompiles")
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.BUILDS)

@@ -88,8 +88,14 @@ def bisection_view(*, bisection: Bisection) -> BisectionView:
                          open_runs=sum(r.open_runs for r in rows), lost=lost)
 
 
+def bisection_busy(*, bisection: Bisection) -> bool:
+    """Running, or done over overrides while the search for its override's partner runs."""
+    return bisection.status == Bisection.Status.RUNNING or bisection.partner_searches.filter(
+        status=Bisection.Status.RUNNING).exists()
+
+
 def bisection_latest(*, regression_id: int) -> Bisection | None:
-    return Bisection.objects.filter(regression_id=regression_id).select_related("series", "culprit_build").first()
+    return Bisection.objects.filter(regression_id=regression_id, parent__isnull=True).select_related("series", "culprit_build").first()
 
 
 def bisection_data(*, bisection: Bisection) -> dict:

@@ -31,7 +31,9 @@ def latency_of(build: Build) -> float:
 def document(build: Build, *, run_id: str, latency: float, status: str = "pass") -> dict:
     doc = make_document(run_id=run_id, git_sha=build.git_sha, results=[make_result("mlp_loop", "static", status=status,
                                                                                   compiled_latency_ms=latency)])
-    doc["build"].update(local_label=build.local_label, commit_time=build.commit_time.isoformat())
+    doc["build"].update(local_label=build.local_label, commit_time=build.commit_time.isoformat() if build.commit_time else None)
+    if build.overrides:
+        doc["build"]["overrides"] = build.overrides
     return doc
 
 
@@ -57,6 +59,25 @@ def plant(*, known=range(6)) -> Regression:
     return Regression.objects.create(series=series, metric="compiled_latency_ms", finding=Regression.Finding.CHANGE_POINT,
                                      first_bad_build=nightly(5), last_good_build=nightly(0), raised_build=nightly(5),
                                      magnitude=-0.5, before_value=2.0, after_value=3.0, details={"message": "planted"})
+
+
+def plant_variant(names: str = "ABCDE") -> tuple[Build, Build, object]:
+    """A build known to workers of ``cpu``, measured once, and its variant setting
+    ``TORCH_PTBENCH_TEST_<X>=1`` for each X of ``names``; returns (base, variant, series)."""
+    from contract.variants import Overrides
+    from dashboard.results.variants import variant_get_or_create
+
+    run_ingest(document=make_document(git_sha=SHAS[0], results=[make_result("mlp_loop", "static", compiled_latency_ms=2.0)]))
+    base = nightly(0)
+    BuildEnvironment.objects.create(build=base, machine_class="cpu", hostname="box", python="/envs/0/bin/python",
+                                    source="worker", reported_at=timezone.now())
+    variant = variant_get_or_create(base=base, overrides=Overrides.build(None, {f"TORCH_PTBENCH_TEST_{x}": "1" for x in names}))
+    return base, variant, Result.objects.get(build=base).series
+
+
+def slowed_by(*names: str):
+    """The planted change of a variant: 3 ms instead of 2 ms when all of these overrides are set."""
+    return lambda build: 3.0 if all(f"TORCH_PTBENCH_TEST_{x}" in (build.overrides.get("env") or {}) for x in names) else 2.0
 
 
 def no_broker(monkeypatch) -> list[dict]:

@@ -24,7 +24,7 @@ def test_between_the_levels_or_within_the_noise_of_both_is_unknown_then_the_near
 def test_off_both_levels_but_nearly_at_one_is_that_ends():
     # A tiny CPU case: the bad level is 100x the good one; a good build measured 10 % off the good end's run.
     near = classify([0.02], [2.0], [0.022], sd=0.02)
-    assert near.z_good > 3 and near.z_bad > 3 and near.decision == GOOD
+    assert near.z_good > 3 and near.z_bad > 3 and near.decision == GOOD and near.near_end
     assert classify([0.02], [2.0], [1.9], sd=0.02).decision == BAD
 
 

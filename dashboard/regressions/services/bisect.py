@@ -21,7 +21,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from contract.catalog import requestable_name
-from contract.variants import Overrides
 from dashboard.dispatch.services import MatrixError, run_cancel_open, run_request
 from dashboard.regressions.bisect_range import (
     EXACT_METRICS,
@@ -33,9 +32,10 @@ from dashboard.regressions.bisect_range import (
 )
 from dashboard.regressions.history import TRACKED_METRICS, series_points
 from dashboard.regressions.models import Bisection, BisectionRun, Regression
+from dashboard.regressions.services.bisect_overrides import override_chain, partner_search_ended, partner_search_new
 from dashboard.results.models import Build, Run, Series
 from dashboard.results.selectors.common import build_ref
-from dashboard.results.variants import base_of, overrides_stored, variant_get_or_create
+from dashboard.results.variants import base_of
 from detection.bisection import BAD, GOOD, UNKNOWN, classify, ends_differ, nearest, steps_needed
 
 log = logging.getLogger(__name__)
@@ -56,22 +56,6 @@ def _limits(attempts, max_attempts, max_steps, max_runs) -> dict:
     if limits["max_attempts"] < limits["attempts"]:
         raise BisectError("max_attempts", f"must be at least attempts ({limits['attempts']})")
     return limits
-
-
-def override_chain(*, base: Build, variant: Build) -> tuple[list[Build], list[list]]:
-    """The variants from ``base`` to ``variant``, one more of ``variant``'s overrides each (config keys,
-    then environment names, in name order): [base, base+o1, base+o1+o2, ..., variant]."""
-    overrides = overrides_stored(variant)
-    items = [["config", k, v] for k, v in overrides.config.items()] + [["env", k, v] for k, v in overrides.env.items()]
-    chain = [base]
-    for n in range(1, len(items) + 1):
-        chain.append(variant_get_or_create(base=base, overrides=_overrides_of(items[:n])))
-    return chain, items
-
-
-def _overrides_of(items: list[list]) -> Overrides:
-    return Overrides.recorded({"config": {k: v for kind, k, v in items if kind == "config"},
-                               "env": {k: v for kind, k, v in items if kind == "env"}})
 
 
 def bisection_start(*, requested_by: str, regression: Regression | None = None, series: Series | None = None,
@@ -153,7 +137,8 @@ def bisection_cancel(*, bisection_id: int, cancelled_by: str) -> Bisection:
 
 def _values(bisection: Bisection) -> tuple[dict[int, list[float]], int, int]:
     """Per index, the values its finished runs measured; runs requested; attempts lost (no value)."""
-    values: dict[int, list[float]] = {}
+    # A partner search starts with its ends measured by its parent (``bisect_overrides``).
+    values: dict[int, list[float]] = {int(i): list(v) for i, v in bisection.result.get("seed", {}).items()}
     requested = lost = 0
     for attempt in bisection.runs.all():
         requested += 1
@@ -200,7 +185,7 @@ def _advance(bisection: Bisection) -> None:
         if len(values.get(mid, [])) < bisection.attempts:
             return _request(bisection, [mid] * (bisection.attempts - len(values.get(mid, []))), requested)
         found = classify(values[low], values[high], values[mid], sd=sd, exact=exact)
-        decision, how = found.decision, "measured"
+        decision, how = found.decision, "near end" if found.near_end else "measured"
         if decision == UNKNOWN:
             if len(values[mid]) < bisection.max_attempts and not exact:
                 return _request(bisection, [mid], requested)
@@ -250,6 +235,11 @@ def _finish(bisection: Bisection, status: str, why: str) -> None:
         _found(bisection)
     else:
         bisection.result = {**bisection.result, "message": why}
+    if bisection.parent_id:
+        partner_search_ended(child=bisection)
+    elif status == Bisection.Status.DONE and (child := partner_search_new(parent=bisection, values=_values(bisection)[0])):
+        _advance(child)  # does the override found need another? its first runs
+        child.save()
 
 
 def _found(bisection: Bisection) -> None:

@@ -13,7 +13,7 @@ from dashboard.regressions.board import board_groups, board_order, board_table, 
 from dashboard.regressions.forms import TriageForm
 from dashboard.regressions.models import Regression
 from dashboard.regressions.selectors import detection_failures_recent, regression_list, remeasurement_list_pending
-from dashboard.regressions.selectors_bisect import bisection_latest, bisection_view
+from dashboard.regressions.selectors_bisect import bisection_busy, bisection_latest, bisection_view
 from dashboard.regressions.services import regression_triage
 from dashboard.results.selectors.builds import machine_class_list
 from dashboard.web import params
@@ -66,7 +66,7 @@ def regression_detail_page(request, regression_id: int):
     numbers = board_groups([regression])[0].rows[0].numbers
     return render(request, "regressions/detail.html", {
         "r": regression, "numbers": numbers, "bisection": bisection, "view": view,
-        "running": bool(bisection and bisection.status == bisection.Status.RUNNING),
+        "running": bool(bisection and bisection_busy(bisection=bisection)),
         "noise_text": f"{bisection.result['noise']:.1%}" if bisection and bisection.result.get("noise") else "",
         "culprit_commits": "...".join(sha[:12] for sha in regression.culprit_range.split("...")),
     })
