@@ -73,8 +73,9 @@ def report(bisection, *, wall_s: float, args, header: list[str]) -> list[str]:
     for row in view.rows:
         lines.append(f"{row.index + 1:>3}  {(row.override or row.ref)[:47]:<48}{row.role or '-':<12}{row.values_text or '-':>24}")
     lines += ["", f"status: {bisection.status} · {bisection.result.get('message', '')}",
-              f"steps {len(bisection.steps)} · runs (attempts) {view.runs}, lost {view.lost} · "
-              f"attempts per build {bisection.attempts} (up to {bisection.max_attempts}) · wall time {wall_s:.0f} s"]
+              f"the chain's search: steps {len(bisection.steps)} · runs (attempts) {view.runs}, lost {view.lost} · "
+              f"attempts per build {bisection.attempts} (up to {bisection.max_attempts}) · wall time, partner search included, "
+              f"{wall_s:.0f} s"]
     for step in bisection.steps:
         lines.append(f"  step: build {step['index'] + 1} {step['decision']} ({step['how']}; z good "
                      f"{step['z_good'] if step['z_good'] is None else round(step['z_good'], 1)}, z bad "

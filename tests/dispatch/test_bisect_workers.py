@@ -21,8 +21,10 @@ WORKLOAD = "tests.dispatch.workloads:EnvSlowed"
 
 
 def ended(bisection_id):
+    from dashboard.regressions.selectors_bisect import bisection_busy
+
     bisection = Bisection.objects.get(pk=bisection_id)
-    return bisection if bisection.status != Bisection.Status.RUNNING else None
+    return None if bisection_busy(bisection=bisection) else bisection
 
 
 def test_a_chain_of_six_variants_is_bisected_to_the_third(start_workers, queue_name):
@@ -77,3 +79,6 @@ def test_the_one_override_of_five_that_matters_is_found(start_workers, queue_nam
     assert bisection.status == Bisection.Status.DONE, bisection.result
     assert bisection.result["override"] == "env.TORCH_PTBENCH_TEST_C=1" and (bisection.low, bisection.high) == (2, 3)
     assert bisection.runs.count() == 4  # the two ends, then +A+B (good), then +A+B+C (bad)
+    # Then C alone (the base and A+B+C are measured already): bad, so it needs no partner.
+    assert bisection.result["alone"] is True and bisection.partner_searches.get().runs.count() == 1
+    assert bisection.result["message"] == "override env.TORCH_PTBENCH_TEST_C=1 makes it bad on its own: 3 steps, 5 runs"
