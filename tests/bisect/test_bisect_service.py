@@ -153,3 +153,27 @@ def test_subscribers_hear_of_the_result_once(monkeypatch):
     assert message.subject == "[ptbench] bisection culprit found: mlp_loop default/static/float32/cpu on cpu, compiled_latency_ms"
     assert "first bad build 333333333333" in message.text and f"/regressions/{bisection.regression_id}/" in message.text
     assert f"https://github.com/pytorch/pytorch/compare/{SHAS[1]}...{SHAS[2]}" in message.text
+
+
+def test_the_sweep_moves_on_a_bisection_whose_message_was_lost(monkeypatch):
+    import datetime as dt
+
+    from django.utils import timezone
+
+    from dashboard.dispatch.services import case_finished, case_started
+    from dashboard.pipeline import services as pipeline
+    from dashboard.regressions.selectors_bisect import bisections_stalled
+    from tests.bisect.planted import document, latency_of
+
+    no_broker(monkeypatch)
+    advanced = []
+    monkeypatch.setattr(pipeline, "bisection_advance_enqueue", lambda *, bisection_id: advanced.append(bisection_id))
+    bisection = bisection_start(regression=plant(), requested_by="test")
+    for case in open_cases(bisection):  # the runs end, and the message that would move it on is lost
+        case_started(case_id=case.id, worker="w0@box", hostname="box")
+        case_finished(case_id=case.id, document=document(case.run.build, run_id=str(case.run_id), latency=latency_of(case.run.build)))
+    assert bisections_stalled(before=timezone.now() - dt.timedelta(minutes=2)) == []  # just now: its message may be on the way
+    later = timezone.now() + dt.timedelta(minutes=5)
+    assert pipeline.detection_sweep(now=later)["bisections"] == 1 and advanced == [bisection.id]
+    bisection_advance(bisection_id=bisection.id)
+    assert bisections_stalled(before=later) == []  # its midpoint's runs are open
