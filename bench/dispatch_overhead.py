@@ -21,6 +21,7 @@ per run it would run once per case, which a real run does once in all.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import os
 import platform
@@ -56,18 +57,48 @@ def wait_until(predicate, *, timeout: float, what: str, poll: float = 0.2):
     raise RuntimeError(f"timed out after {timeout:g} s waiting for {what}")
 
 
-def start_services(processes: Processes, *, broker: str, env: dict) -> None:
-    """Redis, then the two workers with the commands of docker-compose.yml."""
+def start_services(processes: Processes, *, broker: str, env: dict, machine_class: str = MACHINE_CLASS,
+                   cuda_visible: str | None = "", detect: bool = False) -> None:
+    """Redis, then the two workers with the commands of docker-compose.yml (``cuda_visible`` None: the
+    runner worker sees the host's GPUs; ``detect``: the dashboard worker detects regressions)."""
     port = broker.rsplit(":", 1)[1].split("/")[0]
     processes.start("redis", ["redis-server", "--bind", "127.0.0.1", "--port", port, "--save", "", "--appendonly", "no"], env)
     wait_until(lambda: subprocess.run(["redis-cli", "-p", port, "ping"], capture_output=True, text=True).stdout.strip() == "PONG",
                timeout=30, what="redis-server")
     processes.start("dashboard-worker", [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "-Q", "ingest,analysis,alerts",
-                                         "--concurrency", "2", "-l", "info"], {**env, "DETECT_AFTER_INGEST": "false"})
+                                         "--concurrency", "2", "-l", "info"], {**env, "DETECT_AFTER_INGEST": str(detect).lower()})
     runner_env = {k: v for k, v in env.items() if k != "DATABASE_URL" and not k.startswith("DJANGO_")}
-    runner_env.update(PTBENCH_BROKER_URL=broker, PTBENCH_MACHINE_CLASS=MACHINE_CLASS, CUDA_VISIBLE_DEVICES="")
-    processes.start("runner-worker", [sys.executable, "-m", "celery", "-A", "runner.worker.app", "worker", "-Q", MACHINE_CLASS,
+    runner_env.update(PTBENCH_BROKER_URL=broker, PTBENCH_MACHINE_CLASS=machine_class)
+    if cuda_visible is not None:
+        runner_env["CUDA_VISIBLE_DEVICES"] = cuda_visible
+    processes.start("runner-worker", [sys.executable, "-m", "celery", "-A", "runner.worker.app", "worker", "-Q", machine_class,
                                       "--concurrency", "1", "--hostname", "gpu0@%h", "-l", "info"], runner_env)
+
+
+@contextlib.contextmanager
+def services_up(*, prefix: str, machine_class: str, cuda_visible: str | None = "", detect: bool = False, env: dict | None = None):
+    """A throwaway PostgreSQL (migrated, Django set up in this process) and Redis, the dashboard worker
+    and one runner worker of ``machine_class`` (``start_services``); all stopped on the way out."""
+    cluster = Cluster()
+    database_url = cluster.start()
+    static_root = tempfile.mkdtemp(prefix="ptbench-static.")
+    broker = f"redis://127.0.0.1:{free_port()}/0"
+    os.environ.update(CELERY_BROKER_URL=broker, CELERY_RESULT_BACKEND=broker.removesuffix("/0") + "/1")
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    processes = Processes(work)
+    try:
+        setup_django(database_url, static_root)  # also puts DATABASE_URL and DJANGO_* in os.environ
+        from django.core.management import call_command
+
+        call_command("migrate", verbosity=0)
+        start_services(processes, broker=broker, env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+                       machine_class=machine_class, cuda_visible=cuda_visible, detect=detect)
+        yield
+    finally:
+        processes.stop()
+        cluster.stop()
+        shutil.rmtree(static_root, ignore_errors=True)
+        print(f"worker logs in {work}")
 
 
 def one_case(build, *, poll: float, timeout: float) -> dict:
@@ -129,21 +160,9 @@ def main() -> int:
     args = parser.parse_args()
     load_at_start = os.getloadavg()
 
-    cluster = Cluster()
-    database_url = cluster.start()
-    static_root = tempfile.mkdtemp(prefix="ptbench-static.")
-    broker = f"redis://127.0.0.1:{free_port()}/0"
-    os.environ.update(CELERY_BROKER_URL=broker, CELERY_RESULT_BACKEND=broker.removesuffix("/0") + "/1")
-    work = Path(tempfile.mkdtemp(prefix="ptbench-dispatch."))
-    processes = Processes(work)
-    try:
-        setup_django(database_url, static_root)  # also puts DATABASE_URL and DJANGO_* in os.environ
-        from django.core.management import call_command
-
+    with services_up(prefix="ptbench-dispatch.", machine_class=MACHINE_CLASS):
         from dashboard.dispatch.models import BuildEnvironment
 
-        call_command("migrate", verbosity=0)
-        start_services(processes, broker=broker, env={**os.environ, "PYTHONUNBUFFERED": "1"})
         row = wait_until(lambda: BuildEnvironment.objects.filter(machine_class=MACHINE_CLASS).select_related("build").first(),
                          timeout=300, what="the runner worker's report of its builds", poll=0.5)
         print(f"runner worker up; build {row.build}", flush=True)
@@ -168,12 +187,6 @@ def main() -> int:
         if args.out:
             Path(args.out).write_text("\n".join(lines) + "\n")
         return 0
-    finally:
-        processes.stop()
-        cluster.stop()
-        shutil.rmtree(static_root, ignore_errors=True)
-        print(f"worker logs in {work}")
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -87,6 +87,16 @@ def _allowed(source: str) -> bool:
     return source.partition(":")[0] in modules
 
 
+def requestable_name(name: str) -> str:
+    """The name a run request takes for a workload stored as ``name``: itself for the suite's and
+    families' workloads; the ``module:Class`` of an admitted extra catalog's entry of that name
+    (bisection re-requests a stored case: docs/bisect.md)."""
+    if name.partition(":")[0] in family_prefixes() or any(e.name == name for e in suite_entries()):
+        return name
+    extra = [e.source for e in _extra(os.environ.get(EXTRA_CATALOGS_ENV, "")).values() if e.name == name and _allowed(e.source)]
+    return extra[0] if extra else name
+
+
 def resolve_entries(names: list[str] | None) -> list[tuple[str, Entry]]:
     """(name as requested, Entry) pairs, the whole suite for no names; raises LookupError with the
     message ``runner.listing.resolve_workloads`` gives."""

@@ -203,6 +203,16 @@ DISPATCH_TASK_MARGIN_S = env.float("DISPATCH_TASK_MARGIN_S", default=300.0)
 # time limit) is re-queued this many times by the stale-case sweep, then marked failed.
 DISPATCH_MAX_SENDS = env.int("DISPATCH_MAX_SENDS", default=3)
 
+# Bisection (issue #31, docs/bisect.md). Started by hand (``manage.py bisect``, the API) anywhere;
+# automatically for a new regression of a machine class listed here ("*": every class) whose last good
+# and first bad builds have builds between them that workers of the class know. Each bisection: runs
+# per build before deciding, at most per build, midpoints decided at most, cases requested at most.
+BISECT_AUTO_CLASSES = env.list("PTBENCH_BISECT_AUTO_CLASSES", default=[])
+BISECT_ATTEMPTS = env.int("PTBENCH_BISECT_ATTEMPTS", default=2)
+BISECT_MAX_ATTEMPTS = env.int("PTBENCH_BISECT_MAX_ATTEMPTS", default=6)
+BISECT_MAX_STEPS = env.int("PTBENCH_BISECT_MAX_STEPS", default=12)
+BISECT_MAX_RUNS = env.int("PTBENCH_BISECT_MAX_RUNS", default=40)
+
 # --- Ingest ---------------------------------------------------------------------------------------
 # A run document larger than this is refused before it is parsed.
 INGEST_MAX_DOCUMENT_BYTES = env.int("INGEST_MAX_DOCUMENT_BYTES", default=32 * 1024 * 1024)

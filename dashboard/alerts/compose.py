@@ -82,6 +82,10 @@ def compare_url(base: Build | None, head: Build, machine_class: str) -> str | No
 def message_for_delivery(delivery: Delivery) -> Message:
     if delivery.kind == Delivery.Kind.TEST:
         return test_message(subscription=delivery.subscription)
+    if delivery.kind == Delivery.Kind.BISECTION:
+        from dashboard.alerts.compose_bisection import bisection_message  # noqa: PLC0415 (it imports this module)
+
+        return bisection_message(bisection=delivery.bisection, subscription=delivery.subscription)
     regressions = list(delivery.regressions.select_related(
         "series__workload", "series__config", "first_bad_build", "last_good_build"))
     return run_message(run=delivery.run, regressions=regressions, subscription=delivery.subscription)

@@ -18,7 +18,7 @@ from django.db import models
 from dashboard.alerts.matching import BOTH, BREAKAGE, SLOWDOWN
 from dashboard.alerts.transport import webhook_address_problem
 from dashboard.regressions.history import TRACKED_METRICS
-from dashboard.regressions.models import Regression
+from dashboard.regressions.models import Bisection, Regression
 from dashboard.results.models import Run
 
 # What Regression.metric holds: the noisy metrics detection tracks, then the deterministic ones.
@@ -127,6 +127,7 @@ class Delivery(models.Model):
     class Kind(models.TextChoices):
         RUN = "run"
         TEST = "test"
+        BISECTION = "bisection", "bisection result"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -136,7 +137,9 @@ class Delivery(models.Model):
 
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="deliveries")
     run = models.ForeignKey(Run, on_delete=models.CASCADE, null=True, blank=True, related_name="alert_deliveries")
-    kind = models.CharField(max_length=8, choices=Kind.choices, default=Kind.RUN)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.RUN)
+    bisection = models.ForeignKey(Bisection, on_delete=models.CASCADE, null=True, blank=True, related_name="alert_deliveries",
+                                  help_text="kind bisection: the bisection whose result it sends (docs/bisect.md)")
     regressions = models.ManyToManyField(Regression, blank=True, related_name="alert_deliveries")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     last_error = models.TextField(blank=True)
@@ -148,6 +151,9 @@ class Delivery(models.Model):
             # One message per subscription per run: a task delivered twice, or two at once, cannot send it again.
             models.UniqueConstraint(fields=["subscription", "run"], condition=models.Q(run__isnull=False),
                                     name="delivery_one_per_subscription_run"),
+            # A bisection's result goes to each subscription once.
+            models.UniqueConstraint(fields=["subscription", "bisection"], condition=models.Q(bisection__isnull=False),
+                                    name="delivery_one_per_subscription_bisection"),
         ]
         indexes = [
             # /alerts/ and the admin: recent deliveries, newest first.

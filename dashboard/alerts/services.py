@@ -22,7 +22,7 @@ from dashboard.alerts.matching import subscription_wants
 from dashboard.alerts.models import Delivery, DeliveryAttempt, Subscription, email_addresses
 from dashboard.alerts.transport import SendFailure, email_send, slack_post
 from dashboard.durable import send_after_commit, send_logged
-from dashboard.regressions.models import AlertSummary, Regression
+from dashboard.regressions.models import AlertSummary, Bisection, Regression
 from dashboard.results.models import Run
 
 UNFINISHED = (Run.Status.PENDING, Run.Status.RUNNING)
@@ -59,6 +59,34 @@ def delivery_plan_run(*, run_id) -> list[int]:
             delivery, new = Delivery.objects.get_or_create(subscription=subscription, run=run, defaults={"kind": Delivery.Kind.RUN})
             if new:
                 delivery.regressions.set(wanted)
+                created.append(delivery.id)
+        send_after_commit(lambda: _enqueue(created), what=f"deliveries {created}")
+    return created
+
+
+def delivery_plan_bisection(*, bisection_id: int) -> list[int]:
+    """Once a bisection has ended (anything but cancelled): one delivery of its result per enabled
+    subscription that wants its series and metric, sent once this commits; ``Bisection.notified_at``
+    makes it once (docs/bisect.md). Returns the new deliveries' ids."""
+    created: list[int] = []
+    with transaction.atomic():
+        bisection = Bisection.objects.select_for_update(of=("self",)).select_related("series__workload", "regression").get(
+            pk=bisection_id)
+        if bisection.notified_at is not None or bisection.status in (Bisection.Status.RUNNING, Bisection.Status.CANCELLED):
+            return []
+        if bisection.partner_searches.filter(status=Bisection.Status.RUNNING).exists():
+            return []  # its result is not complete: the partner search's end plans it
+        bisection.notified_at = timezone.now()
+        bisection.save(update_fields=["notified_at"])
+        regression, series = bisection.regression, bisection.series
+        for subscription in Subscription.objects.filter(enabled=True):
+            if not subscription_wants(subscription, finding=regression.finding if regression else "change_point",
+                                      metric=bisection.metric, magnitude=regression.magnitude if regression else None,
+                                      machine_class=series.machine_class, workload=series.workload.name, size=bisection.size):
+                continue
+            delivery, new = Delivery.objects.get_or_create(subscription=subscription, bisection=bisection,
+                                                           defaults={"kind": Delivery.Kind.BISECTION})
+            if new:
                 created.append(delivery.id)
         send_after_commit(lambda: _enqueue(created), what=f"deliveries {created}")
     return created

@@ -537,6 +537,8 @@ class RegressionSerializer(FindingNumbersFields):
     status_changed_at = serializers.DateTimeField(allow_null=True)
     note = StrictCharField()
     created_at = serializers.DateTimeField()
+    culprit_build = serializers.SerializerMethodField(help_text="the first bad build a bisection found (docs/bisect.md)")
+    culprit_range = serializers.CharField(help_text="its commits: last good sha...first bad sha; empty until found")
 
     def to_representation(self, instance):
         from dashboard.regressions.board import regression_numbers  # noqa: PLC0415 (optional app)
@@ -553,6 +555,9 @@ class RegressionSerializer(FindingNumbersFields):
     def get_cause(self, r) -> dict | None:
         details = r.details if isinstance(r.details, dict) else {}
         return details.get("cause") or None
+
+    def get_culprit_build(self, r) -> str | None:
+        return build_ref(r.culprit_build) if r.culprit_build_id else None
 
     def get_message(self, r) -> str:
         details = r.details if isinstance(r.details, dict) else {}
@@ -640,3 +645,37 @@ class VerdictSerializer(serializers.Serializer):
     notes = VerdictNoteSerializer(many=True, help_text=(
         "what was not compared, never counted: compile_cpu_ratio measured against different compile references "
         "(a change of reference starts a new baseline of that metric)"))
+
+
+class BisectRequestSerializer(serializers.Serializer):
+    """``POST /api/v1/regressions/<id>/bisect/`` (docs/bisect.md); limits default to the server's."""
+
+    kind = serializers.ChoiceField(choices=["builds", "overrides"], default="builds",
+                                   help_text="builds: between last good and first bad; overrides: the first bad build's overrides")
+    attempts = serializers.IntegerField(min_value=1, max_value=20, required=False, help_text="runs per build before deciding")
+    max_attempts = serializers.IntegerField(min_value=1, max_value=50, required=False, help_text="runs per build at most")
+    max_steps = serializers.IntegerField(min_value=1, max_value=40, required=False, help_text="midpoints decided at most")
+    max_runs = serializers.IntegerField(min_value=2, max_value=500, required=False, help_text="cases requested at most")
+
+
+class BisectionSerializer(serializers.Serializer):
+    """A bisection: its range with each build's role and values, steps, runs and result."""
+
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=["running", "done", "not_reproduced", "inconclusive", "failed", "cancelled"])
+    kind = serializers.ChoiceField(choices=["builds", "overrides"])
+    metric = serializers.CharField()
+    requested_by = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    builds = serializers.ListField(child=serializers.DictField(), help_text="in order: build, role, values, open_runs, override")
+    low = serializers.IntegerField(help_text="index of the newest build known good")
+    high = serializers.IntegerField(help_text="index of the oldest build known bad")
+    remaining = serializers.IntegerField(help_text="builds still between them")
+    steps = serializers.ListField(child=serializers.DictField())
+    runs = serializers.IntegerField()
+    open_runs = serializers.IntegerField()
+    lost_runs = serializers.IntegerField(help_text="runs that ended without a value (requested again)")
+    limits = serializers.DictField()
+    culprit_build = serializers.CharField(allow_null=True)
+    result = serializers.DictField()

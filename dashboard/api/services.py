@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from dashboard.api.models import ApiToken
-from dashboard.dispatch.services import BaseNotProbed, run_cases_cancel, variant_overrides_validate
+from dashboard.dispatch.services import BaseNotProbed, run_cancel_open, variant_overrides_validate
 from dashboard.dispatch.services import run_request as dispatch_run_request
 from dashboard.dispatch.services.planning import matrix_resolve, run_plan
 from dashboard.results.models import Build, Machine, Run
@@ -161,11 +161,9 @@ def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:
         run = Run.objects.select_for_update().select_related("machine").get(pk=run_id)
         if run.status == Run.Status.CANCELLED:
             return run
-        if run.status not in OPEN_STATUSES:
+        if not run_cancel_open(run=run, cancelled_by=cancelled_by):
             raise Conflict("status", f"run {run.id} is {run.status}: only a pending or running run can be cancelled")
-        run_cases_cancel(run=run)  # queued cases dropped, running ones stopped by their workers
-        run_status_set(run=run, status=Run.Status.CANCELLED, finished_at=timezone.now(),
-                       notes=(run.notes + "\n" if run.notes else "") + f"cancelled by {cancelled_by}")
+        run.refresh_from_db()
     return run
 
 

@@ -22,6 +22,7 @@ urlpatterns = [
     path("regressions/", views.RegressionListView.as_view(), name="regressions"),
     path("regressions/triage/", views.RegressionTriageView.as_view(), name="regressions-triage"),
     path("regressions/<int:regression_id>/", views.RegressionDetailView.as_view(), name="regression"),
+    path("regressions/<int:regression_id>/bisect/", views.RegressionBisectView.as_view(), name="regression-bisect"),
     path("compare/", views.CompareView.as_view(), name="compare"),
     path("explain/<int:before_id>/<int:after_id>/", views.ExplainView.as_view(), name="explain"),
     path("verdict/", views.VerdictView.as_view(), name="verdict"),

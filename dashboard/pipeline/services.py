@@ -45,9 +45,23 @@ def run_ingest_and_detect(*, document: dict | bytes | str, size_bytes: int | Non
 
 def on_run_finished(sender, *, run: Run, **kwargs) -> None:
     """A dispatched run closed (``dispatch.signals.run_finished``): detection runs once over the
-    whole run, after the commit; a variant's run is not a trend point."""
+    whole run, after the commit; a variant's run is not a trend point. A bisection's run moves its
+    bisection on (docs/bisect.md)."""
     if settings.DETECT_AFTER_INGEST and not run.build.overrides:
         _detection_after_commit(str(run.id))
+    if run.reason == Run.Reason.BISECTION and apps.is_installed("dashboard.regressions"):
+        from dashboard.regressions.models import BisectionRun  # noqa: PLC0415 (optional app)
+
+        bisection_id = BisectionRun.objects.filter(run=run).values_list("bisection_id", flat=True).first()
+        if bisection_id is not None:
+            send_after_commit(lambda: bisection_advance_enqueue(bisection_id=bisection_id),
+                              what=f"bisection {bisection_id}")
+
+
+def bisection_advance_enqueue(*, bisection_id: int) -> None:
+    from dashboard.pipeline.tasks import bisect_advance  # noqa: PLC0415 (our tasks import this module)
+
+    bisect_advance.delay(bisection_id)
 
 
 UNFINISHED = (Run.Status.PENDING, Run.Status.RUNNING)  # a dispatched run is detected once it finishes
@@ -61,15 +75,19 @@ def detection_sweep(*, now: dt.datetime | None = None, grace: dt.timedelta | Non
     alerts were never planned and deliveries never sent. Every one of these tasks is idempotent, so
     sending one twice (the first message was only slow) does nothing twice. Returns the counts."""
     from dashboard.regressions.selectors import runs_detection_pending  # noqa: PLC0415 (optional app)
+    from dashboard.regressions.selectors_bisect import bisections_stalled  # noqa: PLC0415 (optional app)
 
-    if not settings.DETECT_AFTER_INGEST:
-        return {"detections": 0}
     now = now or timezone.now()
     before = now - (grace if grace is not None else dt.timedelta(seconds=settings.DETECTION_SWEEP_GRACE_S))
+    stalled = bisections_stalled(before=before)[:limit]  # a lost advance message: the bisection waits on nothing
+    bisections = sum(send_logged(lambda b=b: bisection_advance_enqueue(bisection_id=b), what=f"bisection {b}") for b in stalled)
+    if not settings.DETECT_AFTER_INGEST:
+        return {"detections": 0, "bisections": bisections}
     pending = runs_detection_pending(runs=Run.objects.filter(ingested_at__lt=before).exclude(status__in=UNFINISHED))
     run_ids = [str(i) for i in pending.order_by("ingested_at").values_list("id", flat=True)[:limit]]
     counts = {"detections": sum(send_logged(lambda r=r: detection_enqueue(run_id=r), what=f"detection of run {r}")
                                 for r in run_ids)}
+    counts["bisections"] = bisections
     if apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.services import alerts_sweep  # noqa: PLC0415 (optional app)
 

@@ -6,6 +6,8 @@ from contract.document import InvalidDocument
 from dashboard.durable import DB_RETRY, send_logged
 from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
 from dashboard.regressions.services import detection_run, noise_bands_refresh
+from dashboard.regressions.services.bisect import bisection_advance
+from dashboard.regressions.services.bisect_auto import bisections_start_auto
 
 
 @shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True, **DB_RETRY)
@@ -23,7 +25,10 @@ def detect_run(run_id: str) -> dict:
     """Detection over one ingested run; idempotent, so a redelivered task creates nothing twice.
     Then /compare/'s noise bands of its build are stored (``noise_bands``) and the run's alerts are
     planned (queue ``alerts``; a run's alerts go out once)."""
-    outcome = detection_run(run_id=run_id).as_dict()
+    result = detection_run(run_id=run_id)
+    outcome = result.as_dict()
+    # New regressions of a class that bisects automatically (docs/bisect.md): their bisections start.
+    outcome["bisections"] = bisections_start_auto(regression_ids=result.created)
     send_logged(lambda: noise_bands.delay(run_id), what=f"the noise bands of run {run_id}'s build")
     if apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.tasks import plan_run  # noqa: PLC0415 (optional app)
@@ -45,3 +50,15 @@ def noise_bands(run_id: str) -> dict:
 def sweep() -> dict:
     """Beat: detection of runs that never got it, alerts never planned or sent (``detection_sweep``)."""
     return detection_sweep()
+
+
+@shared_task(name="regressions.bisect_advance", queue="analysis", acks_late=True, **DB_RETRY)
+def bisect_advance(bisection_id: int) -> str:
+    """A run of the bisection ended: decide and request the next runs (idempotent); once it has
+    ended, its result goes to the subscriptions (once: ``Bisection.notified_at``)."""
+    bisection = bisection_advance(bisection_id=bisection_id)
+    if bisection.status != bisection.Status.RUNNING and apps.is_installed("dashboard.alerts"):
+        from dashboard.alerts.services import delivery_plan_bisection  # noqa: PLC0415 (optional app)
+
+        delivery_plan_bisection(bisection_id=bisection.parent_id or bisection_id)  # a partner search: its parent's
+    return bisection.status

@@ -89,6 +89,10 @@ class Regression(models.Model):
     note = models.TextField(blank=True)
     notified_at = models.DateTimeField(null=True, blank=True, help_text="set by alerts when sent")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by a bisection that found it (issue #31, docs/bisect.md): the first bad build among the
+    # builds between last good and first bad, and the commit range it closes (``good...bad``).
+    culprit_build = models.ForeignKey(Build, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    culprit_range = models.CharField(max_length=200, blank=True, help_text="last good sha...first bad sha")
 
     class Meta:
         constraints = [
@@ -190,3 +194,76 @@ class NoiseBandSet(models.Model):
 
     def __str__(self) -> str:
         return f"noise bands of {self.machine_class} up to {self.upto}" + (f" without {self.without}" if self.without else "")
+
+
+class Bisection(models.Model):
+    """The search for the first bad build of a regression (or of any two builds and a case) among the
+    builds workers of its class know, or for the override of a variant that makes it bad (issue #31,
+    docs/bisect.md). ``builds`` is the ordered range searched (for overrides: the chain of variants
+    the service made, the base first, one more override each); ``low``/``high`` the indexes of the
+    newest good and oldest bad build known so far. Written by ``regressions.services.bisect``."""
+
+    class Kind(models.TextChoices):
+        BUILDS = "builds", "over builds"
+        OVERRIDES = "overrides", "over a variant's overrides"
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "running"
+        DONE = "done", "culprit found"
+        NOT_REPRODUCED = "not_reproduced", "ends do not differ"
+        INCONCLUSIVE = "inconclusive", "inconclusive"
+        FAILED = "failed", "failed"
+        CANCELLED = "cancelled", "cancelled"
+
+    regression = models.ForeignKey(Regression, on_delete=models.CASCADE, null=True, blank=True, related_name="bisections")
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True, related_name="partner_searches",
+                               help_text="the overrides bisection whose culprit override this one looks for a partner of")
+    series = models.ForeignKey(Series, on_delete=models.CASCADE, related_name="bisections")
+    metric = models.CharField(max_length=64, help_text="a tracked metric, or status / graph_breaks / recompiles")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.BUILDS)
+    size = models.CharField(max_length=16, default="full", help_text="the size its runs measure (tiny or full)")
+    backend = models.CharField(max_length=16, default="inductor")
+    builds = models.JSONField(default=list, help_text="build ids in order, good end first")
+    overrides = models.JSONField(default=list, blank=True, help_text="kind overrides: [[section, key, value], ...] in chain order")
+    low = models.PositiveIntegerField(default=0)
+    high = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=2, help_text="runs per build before deciding")
+    max_attempts = models.PositiveIntegerField(default=6, help_text="runs per build at most (unknown answers add runs)")
+    max_steps = models.PositiveIntegerField(default=12)
+    max_runs = models.PositiveIntegerField(default=40, help_text="cases requested at most, lost ones included")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    steps = models.JSONField(default=list, blank=True, help_text="each decided midpoint: index, build, decision, values, z")
+    culprit_build = models.ForeignKey(Build, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
+    result = models.JSONField(default=dict, blank=True, help_text="message, last good / first bad, commits, override(s)")
+    requested_by = models.CharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    notified_at = models.DateTimeField(null=True, blank=True, help_text="set by alerts when its result was sent")
+
+    class Meta:
+        constraints = [
+            # One bisection at a time per regression: a second request waits for (or cancels) the first.
+            models.UniqueConstraint(fields=["regression"], condition=models.Q(status="running"),
+                                    name="bisection_one_running_per_regression"),
+        ]
+        indexes = [
+            # The sweep and the pages: running bisections.
+            models.Index(fields=["status", "-created_at"], name="bisection_status_newest"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"bisection {self.id} of {self.metric} on {self.series} ({self.status})"
+
+
+class BisectionRun(models.Model):
+    """One attempt: a run (reason ``bisection``) of the case on ``builds[index]``."""
+
+    bisection = models.ForeignKey(Bisection, on_delete=models.CASCADE, related_name="runs")
+    index = models.PositiveIntegerField()
+    build = models.ForeignKey(Build, on_delete=models.PROTECT, related_name="+")
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="bisection_attempt")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]

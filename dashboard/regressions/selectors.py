@@ -61,7 +61,7 @@ def regression_list(*, status=None, build=None, workload=None, machine_class=Non
     """Regressions, newest first. ``status`` may be a status, a list of them, or "open"; ``build`` a
     Build or its id (matches the first bad build); ``workload`` a name."""
     qs = Regression.objects.select_related(
-        "series__workload", "series__config", "first_bad_build", "last_good_build", "summary"
+        "series__workload", "series__config", "first_bad_build", "last_good_build", "summary", "culprit_build"
     ).order_by("-created_at", "-id")
     if status == "open":
         qs = qs.filter(status__in=OPEN_STATUSES)

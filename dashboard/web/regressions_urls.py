@@ -6,4 +6,5 @@ from dashboard.web.views import regressions as views
 app_name = "regressions"
 urlpatterns = [
     path("regressions/", views.regression_page, name="list"),
+    path("regressions/<int:regression_id>/", views.regression_detail_page, name="detail"),
 ]

@@ -6,8 +6,8 @@ GPU-only scripts run from the stored files of bench/results/ where they offer ``
 (compile_noise, compile_pairs_spread); cudagraph_memory and timing_jitter time CUDA calls and
 keep no stored form, so only their imports and arguments are checked (``--help``). The shell
 scripts (gpu_*.sh) drive ``python -m runner`` on a GPU machine and are not run here. The
-benchmarks that start several services (dispatch_overhead, worker_suite: Redis, Celery workers, a
-case each; dashboard_load --concurrent: gunicorn) are ``slow``.
+benchmarks that start several services (dispatch_overhead, bisect_variants, worker_suite: Redis, Celery
+workers, a case each; dashboard_load --concurrent: gunicorn) are ``slow``.
 """
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ SLOW_RUNS = [
     (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--concurrent", "2", "--per-client", "1", "--workers", "1"],
      "p95", 400),  # dashboard_concurrent.py: gunicorn and N clients
     (["dispatch_overhead.py", "--cases", "1", "--warmup", "0"], "end to end: request -> visible", 400),
+    (["bisect_variants.py", "--attempts", "1"], "override env.TORCH_PTBENCH_TEST_C=1 makes it bad", 900),
     (["distributed_table.py", "--run", "{tmp}/distributed.json", "--device", "cpu", "--backend", "eager", "--workloads",
       "dist:mlp@train+ddp"], "1 distributed cases", 400),  # two gloo ranks; the GPU run's command at tiny size
     (["worker_suite.py", "--out", "{tmp}/suite", "--machine-class", "cpu", "--size", "tiny", "--workloads", "mlp_loop",

@@ -53,7 +53,7 @@ def test_an_ingest_while_redis_is_down_is_stored_pending_and_the_sweep_detects_i
     assert not run_detection_pending(build=build, machine_class="cpu")
     assert build_verdict(build=build, machine_class="cpu").verdict == "pass"
     wait_for(lambda: not AlertSummary.objects.filter(notified_at__isnull=True).exists(), timeout=60, what="the alerts' plans")
-    assert detection_sweep(now=timezone.now() + dt.timedelta(minutes=5)) == {"detections": 0, "plans": 0, "deliveries": 0}
+    assert detection_sweep(now=timezone.now() + dt.timedelta(minutes=5)) == {"detections": 0, "bisections": 0, "plans": 0, "deliveries": 0}
 
 
 def test_requesting_a_run_while_redis_is_down_stores_it_once_and_the_sweep_sends_its_cases(writer, redis_server):  # noqa: F811

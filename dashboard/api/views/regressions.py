@@ -9,6 +9,8 @@ from rest_framework.response import Response
 from dashboard.api.auth import actor
 from dashboard.api.exceptions import FieldError
 from dashboard.api.serializers import (
+    BisectionSerializer,
+    BisectRequestSerializer,
     BulkTriageSerializer,
     RegressionSerializer,
     TriageOutcomeSerializer,
@@ -112,3 +114,56 @@ class VerdictView(ApiView):
         failed = (verdict.verdict == "regressed" and q["fail_on_regression"]) or (
             verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict in ("pending", "not_compared", "error") and gating)
         return Response(data, status=409 if failed else 200)
+
+
+def _bisect():
+    if not apps.is_installed(APP):
+        raise FieldError(None, "regression detection is not installed on this server", 503)
+    from dashboard.regressions import selectors_bisect  # noqa: PLC0415
+    from dashboard.regressions.services import bisect  # noqa: PLC0415
+
+    return selectors_bisect, bisect
+
+
+class RegressionBisectView(ApiView):
+    """docs/bisect.md: start, read or cancel the bisection of one regression."""
+
+    @extend_schema(operation_id="regressions_bisect_retrieve", summary="The regression's latest bisection",
+                   parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
+                   responses={200: BisectionSerializer, **READ_ERRORS}, tags=["regressions"])
+    def get(self, request, regression_id: int):
+        selectors_bisect, _ = _bisect()
+        _one(_regressions()[0], regression_id)
+        found = selectors_bisect.bisection_latest(regression_id=regression_id)
+        if found is None:
+            raise FieldError("regression_id", f"regression {regression_id} was never bisected", 404)
+        return Response(selectors_bisect.bisection_data(bisection=found))
+
+    @extend_schema(operation_id="regressions_bisect", summary="Bisect one regression (token)",
+                   description="Runs the case on builds between its last good and first bad build that workers of its "
+                   "class know (or over its first bad build's overrides), through the class's queue, until the first "
+                   "bad build is found. 400 names the field that stops it (no build between: `last_good_build`); 409 "
+                   "while one is running (`status`).",
+                   parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
+                   request=BisectRequestSerializer, responses={201: BisectionSerializer, **WRITE_ERRORS}, tags=["regressions"])
+    def post(self, request, regression_id: int):
+        selectors_bisect, bisect = _bisect()
+        data = body(request, BisectRequestSerializer).validated_data
+        regression = _one(_regressions()[0], regression_id)
+        try:
+            bisection = bisect.bisection_start(regression=regression, requested_by=actor(request), **data)
+        except bisect.BisectError as exc:
+            raise FieldError(exc.field, exc.message, 409 if exc.field == "status" else 400) from None
+        return Response(selectors_bisect.bisection_data(bisection=bisection), status=201)
+
+    @extend_schema(operation_id="regressions_bisect_cancel", summary="Cancel the regression's running bisection (token)",
+                   parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
+                   request=None, responses={200: BisectionSerializer, **WRITE_ERRORS}, tags=["regressions"])
+    def delete(self, request, regression_id: int):
+        selectors_bisect, bisect = _bisect()
+        _one(_regressions()[0], regression_id)
+        found = selectors_bisect.bisection_latest(regression_id=regression_id)
+        if found is None or found.status != found.Status.RUNNING:
+            raise FieldError("regression_id", f"regression {regression_id} has no running bisection", 409)
+        bisection = bisect.bisection_cancel(bisection_id=found.id, cancelled_by=actor(request))
+        return Response(selectors_bisect.bisection_data(bisection=bisection))

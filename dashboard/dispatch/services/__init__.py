@@ -15,6 +15,7 @@ from dashboard.dispatch.services.cases import (
 )
 from dashboard.dispatch.services.planning import MatrixError, run_plan
 from dashboard.dispatch.services.runs import (
+    run_cancel_open,
     run_cases_cancel,
     run_enqueue_cases,
     run_request,
@@ -22,5 +23,5 @@ from dashboard.dispatch.services.runs import (
 
 __all__ = [
     "BaseNotProbed", "MatrixError", "build_probe_classes", "build_probe_request", "build_register_local", "case_failed", "case_finished", "case_started", "cases_requeue_stale",
-    "run_cases_cancel", "run_enqueue_cases", "run_plan", "run_request", "variant_overrides_validate", "worker_report",
+    "run_cancel_open", "run_cases_cancel", "run_enqueue_cases", "run_plan", "run_request", "variant_overrides_validate", "worker_report",
 ]

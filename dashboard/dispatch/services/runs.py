@@ -144,6 +144,18 @@ def run_cases_cancel(*, run: Run) -> int:
     return count
 
 
+def run_cancel_open(*, run: Run, cancelled_by: str) -> bool:
+    """Cancel ``run`` if it is pending or running (the caller's transaction): its open cases cancelled,
+    its status cancelled with who did it in its notes. Returns whether it was open."""
+    run = Run.objects.select_for_update().select_related("machine").get(pk=run.pk)
+    if run.status not in (Run.Status.PENDING, Run.Status.RUNNING):
+        return False
+    run_cases_cancel(run=run)  # queued cases dropped, running ones stopped by their workers
+    run_status_set(run=run, status=Run.Status.CANCELLED, finished_at=timezone.now(),
+                   notes=(run.notes + "\n" if run.notes else "") + f"cancelled by {cancelled_by}")
+    return True
+
+
 def run_finish_if_done(*, run: Run) -> bool:
     """Close a dispatched run once every case is done, failed or cancelled (the caller holds the
     run's lock). Completed when every case left a result, failed when some could not; then

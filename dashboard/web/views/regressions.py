@@ -6,12 +6,14 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
+from django.http import Http404
 from django.shortcuts import redirect, render
 
 from dashboard.regressions.board import board_groups, board_order, board_table, remeasurements_shown
 from dashboard.regressions.forms import TriageForm
 from dashboard.regressions.models import Regression
 from dashboard.regressions.selectors import detection_failures_recent, regression_list, remeasurement_list_pending
+from dashboard.regressions.selectors_bisect import bisection_busy, bisection_latest, bisection_view
 from dashboard.regressions.services import regression_triage
 from dashboard.results.selectors.builds import machine_class_list
 from dashboard.web import params
@@ -50,6 +52,23 @@ def regression_page(request):
         "findings": Regression.Finding.choices, "statuses": Regression.Status.choices,
         "pending": remeasurements_shown(remeasurement_list_pending()[:50]), "form_errors": {},
         "detection_failed": detection_failures_recent(),
+    })
+
+
+def regression_detail_page(request, regression_id: int):
+    """One finding and its bisection (docs/bisect.md): the range, each build's role and values, the
+    culprit once found; reloads while the bisection runs."""
+    regression = regression_list().filter(pk=regression_id).first()
+    if regression is None:
+        raise Http404(f"no regression {regression_id}")
+    bisection = bisection_latest(regression_id=regression.id)
+    view = bisection_view(bisection=bisection) if bisection else None
+    numbers = board_groups([regression])[0].rows[0].numbers
+    return render(request, "regressions/detail.html", {
+        "r": regression, "numbers": numbers, "bisection": bisection, "view": view,
+        "running": bool(bisection and bisection_busy(bisection=bisection)),
+        "noise_text": f"{bisection.result['noise']:.1%}" if bisection and bisection.result.get("noise") else "",
+        "culprit_commits": "...".join(sha[:12] for sha in regression.culprit_range.split("...")),
     })
 
 

@@ -1,0 +1,84 @@
+"""Bisection (issue #31) with real processes: Redis, PostgreSQL, the dashboard-side worker (which
+moves the bisection on as its runs end) and a runner worker measuring each attempt through the
+class's queue. The builds are variants of the worker's build (its interpreter runs them), the planted
+change a 2 ms sleep per call under some environment overrides (tests/dispatch/workloads.py: EnvSlowed),
+measured with the eager backend: no compile."""
+from __future__ import annotations
+
+import pytest
+
+from contract.variants import Overrides
+from dashboard.alerts.models import Delivery, Subscription
+from dashboard.regressions.models import Bisection, Regression
+from dashboard.regressions.services.bisect import bisection_start
+from dashboard.results.models import Result, Run
+from dashboard.results.variants import variant_get_or_create
+from tests.dispatch.conftest import wait_for
+from tests.dispatch.test_workers import finished, reported_build, request
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+WORKLOAD = "tests.dispatch.workloads:EnvSlowed"
+
+
+def ended(bisection_id):
+    from dashboard.regressions.selectors_bisect import bisection_busy
+
+    bisection = Bisection.objects.get(pk=bisection_id)
+    return None if bisection_busy(bisection=bisection) else bisection
+
+
+def test_a_chain_of_six_variants_is_bisected_to_the_third(start_workers, queue_name):
+    runner, dashboard = start_workers
+    dashboard()
+    base = reported_build(runner("w0"), queue_name)
+    chain = [variant_get_or_create(base=base, overrides=Overrides.build(None, {"TORCH_PTBENCH_TEST_STEP": str(k)}))
+             for k in range(1, 7)]
+    # The weekly run measured the first and the last; the regression between them, as detection states one.
+    for build in (chain[0], chain[-1]):
+        run = wait_for(lambda r=request(build, queue_name, [WORKLOAD], regimes=["static"]): finished(r.id), timeout=180,
+                       what="a measurement of an end")
+        assert run.status == Run.Status.COMPLETED
+    first, last = (Result.objects.get(build=b, run__reason="requested") for b in (chain[0], chain[-1]))
+    assert last.compiled_latency_ms > 5 * first.compiled_latency_ms  # the sleep is there
+    regression = Regression.objects.create(
+        series=last.series, metric="compiled_latency_ms", finding=Regression.Finding.CHANGE_POINT, first_bad_build=chain[-1],
+        last_good_build=chain[0], raised_build=chain[-1], magnitude=-5.0, details={"message": "planted"})
+    Subscription.objects.create(name="on-call", channel="email", target="oncall@example.com")
+
+    bisection = bisection_start(regression=regression, requested_by="test")
+    assert bisection.builds == [b.id for b in chain] and bisection.backend == "eager" and bisection.size == "tiny"
+    bisection = wait_for(lambda: ended(bisection.id), timeout=540, what="the bisection to end")
+
+    assert bisection.status == Bisection.Status.DONE, bisection.result
+    assert bisection.culprit_build == chain[2] and (bisection.low, bisection.high) == (1, 2)
+    assert [(s["index"], s["decision"]) for s in bisection.steps] == [(2, "bad"), (1, "good")]
+    runs = Run.objects.filter(bisection_attempt__bisection=bisection)
+    assert runs.count() == 8 and {r.reason for r in runs} == {"bisection"} and {r.status for r in runs} == {"completed"}
+    regression.refresh_from_db()
+    assert regression.culprit_build == chain[2] and regression.culprit_range == ""  # variants of one commit
+    # Subscribers hear of it once; the bisection runs raised no finding of their own.
+    wait_for(lambda: Delivery.objects.filter(bisection=bisection).exists(), timeout=60, what="the bisection's alert")
+    assert Delivery.objects.filter(kind="bisection").count() == 1 and Bisection.objects.get(pk=bisection.id).notified_at
+    assert Regression.objects.count() == 1
+
+
+def test_the_one_override_of_five_that_matters_is_found(start_workers, queue_name):
+    runner, dashboard = start_workers
+    dashboard()
+    base = reported_build(runner("w0"), queue_name)
+    variant = variant_get_or_create(base=base, overrides=Overrides.build(None, {f"TORCH_PTBENCH_TEST_{x}": "1" for x in "ABCDE"}))
+    run = wait_for(lambda r=request(variant, queue_name, [WORKLOAD], regimes=["static"]): finished(r.id), timeout=180,
+                   what="the variant's run")
+    series = Result.objects.get(run=run).series
+
+    bisection = bisection_start(series=series, metric="compiled_latency_ms", good=base, bad=variant, kind="overrides",
+                                requested_by="test", attempts=1)
+    assert len(bisection.builds) == 6 and bisection.builds[0] == base.id and bisection.builds[-1] == variant.id
+    bisection = wait_for(lambda: ended(bisection.id), timeout=540, what="the bisection to end")
+
+    assert bisection.status == Bisection.Status.DONE, bisection.result
+    assert bisection.result["override"] == "env.TORCH_PTBENCH_TEST_C=1" and (bisection.low, bisection.high) == (2, 3)
+    assert bisection.runs.count() == 4  # the two ends, then +A+B (good), then +A+B+C (bad)
+    # Then C alone (the base and A+B+C are measured already): bad, so it needs no partner.
+    assert bisection.result["alone"] is True and bisection.partner_searches.get().runs.count() == 1
+    assert bisection.result["message"] == "override env.TORCH_PTBENCH_TEST_C=1 makes it bad on its own: 3 steps, 5 runs"
