@@ -26,7 +26,8 @@ def test_the_planted_change_of_the_third_of_six_builds_is_found_on_the_third(mon
     assert sorted(r.build.git_sha for r in runs) == sorted([SHAS[0], SHAS[0], SHAS[5], SHAS[5]])
     assert {r.reason for r in runs} == {"bisection"} and [c["machine_class"] for c in sent] == ["cpu"] * 4
     case = CaseTask.objects.filter(run__in=runs).first()
-    assert (case.workload, case.shape_regime, case.compile_mode, case.device) == ("mlp_loop", "static", "default", "cpu")
+    config = case.case_config
+    assert (case.workload, config.shape_regime, config.compile_mode, config.device) == ("mlp_loop", "static", "default", "cpu")
 
     bisection = measure(bisection)  # the ends differ: the midpoint (build 3) is requested
     assert bisection.result["reproduced"] and [c.run.build.git_sha for c in open_cases(bisection)] == [SHAS[2]] * 2
