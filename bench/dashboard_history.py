@@ -43,11 +43,13 @@ ERRORS = {
     "oom": ("torch.OutOfMemoryError", "CUDA out of memory. Tried to allocate 2.00 GiB"),
 }
 # Every metric of the registry is a column of Result (contract.metrics); a row gives those it has.
-METRIC_COLUMNS = [m.name for m in METRICS]
+METRIC_COLUMNS = [m.name for m in METRICS if not m.source]  # a sourced metric lives in a JSON field (contract.metrics)
+JSON_OBJECT_COLUMNS = ("path_phases", "compile_phases", "kernel_profile", "cost")  # docs/compile-paths.md, docs/explain.md
 RESULT_COLUMNS = [
     "run_id", "build_id", "workload_id", "config_id", "series_id", "status", *METRIC_COLUMNS,
     "samples", "graph_breaks", "recompiles", "error", "repro",
     "duration_s", "environment", "compile_reference",  # "" (no compile pairs): NOT NULL since results/0011
+    *JSON_OBJECT_COLUMNS,  # {}: NOT NULL, and a Django default is no database default
 ]
 COLD, WARM = (m.name for m in COMPILE_TIMES)
 
@@ -156,7 +158,7 @@ class History:
             kind, message = ERRORS[status]
             metrics = {"graph_break_count": breaks if status == "compile_error" else None}
             values = ["{}", json.dumps(reasons), recompiles, json.dumps({"type": kind, "message": message}), repro,
-                      round(rng.uniform(20, 240), 1), '{"synthetic": true}', ""]
+                      round(rng.uniform(20, 240), 1), '{"synthetic": true}', "", *("{}" for _ in JSON_OBJECT_COLUMNS)]
             return ",".join(_csv(v) for v in common + [metrics.get(c) for c in METRIC_COLUMNS] + values)
         noise = abs(rng.gauss(0.012, 0.004))
         speedup = p["speedup"] * speed_factor * (1 + rng.gauss(0, 0.012))
@@ -173,7 +175,8 @@ class History:
                    "compiled_peak_memory_bytes": int(eager_peak / compression), "memory_compression": compression,
                    "graph_break_count": breaks, "unique_graphs": breaks + 1, "recompile_count": p["recompiles"],
                    "accuracy_max_abs_error": 1e-6, "accuracy_max_rel_error": 1e-4}
-        values = [samples, json.dumps(reasons), recompiles, None, repro, round(cold * 1.6 + 20, 1), '{"synthetic": true}', ""]
+        values = [samples, json.dumps(reasons), recompiles, None, repro, round(cold * 1.6 + 20, 1), '{"synthetic": true}', "",
+                  *("{}" for _ in JSON_OBJECT_COLUMNS)]
         return ",".join(_csv(v) for v in common + [metrics.get(c) for c in METRIC_COLUMNS] + values)
 
     # --- loading ------------------------------------------------------------------------------
