@@ -77,12 +77,17 @@ class Pair:
 
     @property
     def export_tone(self) -> str:
-        """The export-time ratio by the one engine, against the series' cold-compile band (export
-        time is part of a path's cold compile: docs/compile-paths.md), as ``compile_tone``."""
-        if self.export_ratio is None:
+        """The export-time ratio as ``compile_tone`` (export time is part of a path's cold compile:
+        docs/compile-paths.md), against the same band."""
+        return self._time_ratio_tone(self.export_ratio)
+
+    def _time_ratio_tone(self, ratio: float | None) -> str:
+        """An unbacked / backed time ratio by the one engine (``contract.comparison``): a change from
+        1 past GAP_HIGHLIGHT and the series' cold-compile band (two measurements, as two runs) is
+        worse (unbacked slower) or better; too noisy to track past the bound; else ''."""
+        if ratio is None:
             return ""
-        judged = comparison.judge(BY_NAME["compile_time_cold_s"], 1.0, self.export_ratio, threshold=GAP_HIGHLIGHT,
-                                  noise=self.compile_band)
+        judged = comparison.judge(BY_NAME["compile_time_cold_s"], 1.0, ratio, threshold=GAP_HIGHLIGHT, noise=self.compile_band)
         return judged.tone if judged.tone in (comparison.WORSE, comparison.BETTER, comparison.TOO_NOISY) else ""
 
     @property
@@ -119,14 +124,8 @@ class Pair:
 
     @property
     def compile_tone(self) -> str:
-        """The compile-time ratio (unbacked / backed) by the one engine (``contract.comparison``): a
-        change from 1 past GAP_HIGHLIGHT and the series' band (two measurements, as two runs)
-        is worse (unbacked compiles slower) or better; too noisy to track past the bound; else ''."""
-        if self.compile_ratio is None:
-            return ""
-        judged = comparison.judge(BY_NAME["compile_time_cold_s"], 1.0, self.compile_ratio, threshold=GAP_HIGHLIGHT,
-                                  noise=self.compile_band)
-        return judged.tone if judged.tone in (comparison.WORSE, comparison.BETTER, comparison.TOO_NOISY) else ""
+        """The compile-time ratio (unbacked / backed): worse when unbacked compiles slower (``_time_ratio_tone``)."""
+        return self._time_ratio_tone(self.compile_ratio)
 
     @property
     def compile_quiet(self) -> str:
