@@ -68,7 +68,7 @@ def test_a_dashboard_without_a_broker_stores_the_trace_of_a_case_it_runs_in_proc
     settings.CELERY_TASK_ALWAYS_EAGER = True
     build_probe_request(machine_class="cpu")  # probes this interpreter after the (auto)commit
     build = Build.objects.get()
-    run = run_request(build=build, machine_class="cpu", suite="tiny", requested_by="test",
+    run = run_request(build=build, machine_class="cpu", size="tiny", requested_by="test",
                       workloads=["tests.runner.sample_workloads:TinyMLP"], regimes=["static"], backend="eager")
     assert Run.objects.get(pk=run.pk).status == Run.Status.COMPLETED
     assert_stored_with_its_file()
