@@ -159,17 +159,21 @@ class CaseConfig:
         return cls.from_document(document)
 
     @staticmethod
-    def pattern(**known: str) -> str:
+    def pattern(dims: tuple[str, ...] | None = None, **known: str) -> str:
         """A key with the axes not given left open (``*``): the identity of what several
         configurations share, e.g. ``pattern(compile_mode="default", dtype="float32")`` is
-        ``default/*/float32/*`` (a backed-vs-unbacked summary over every regime and device)."""
+        ``default/*/float32/*`` (a backed-vs-unbacked summary over every regime and device);
+        with ``dims``, ``default/*/float32/*/dims=batch`` (a pair is formed within the same dims)."""
         unknown = set(known) - set(AXIS_NAMES)
         if unknown:
             raise CaseConfigError(sorted(unknown)[0], "is not a configuration axis")
         for axis, value in known.items():
             if value not in allowed(axis):
                 raise CaseConfigError(axis, f"unknown {axis.replace('_', ' ')} {value!r}; expected one of {', '.join(allowed(axis))}")
-        return KEY_SEPARATOR.join(known.get(axis, ANY) for axis in AXIS_NAMES)
+        parts = [known.get(axis, ANY) for axis in AXIS_NAMES]
+        if dims is not None:
+            parts.append("dims=" + ",".join(CaseConfig("default", "backed", "float32", "cpu", dims=dims).dims))
+        return KEY_SEPARATOR.join(parts)
 
     def __str__(self) -> str:
         return self.key
