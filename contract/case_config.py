@@ -97,8 +97,12 @@ class CaseConfig:
         return " · ".join(shown.values())
 
     def page_parameters(self) -> dict[str, str]:
-        """The query parameters a page picks this configuration by: ``{"mode": ..., "regime": ..., "dtype": ...}``."""
-        return {SHORT[axis]: getattr(self, axis) for axis in SHOWN_AXES}
+        """The query parameters a page picks this configuration by: ``{"mode": ..., "regime": ..., "dtype": ...}``
+        (and ``"dims": "batch"`` where dims are named)."""
+        parameters = {SHORT[axis]: getattr(self, axis) for axis in SHOWN_AXES}
+        if self.dims is not None:
+            parameters["dims"] = ",".join(self.dims)
+        return parameters
 
     def signature_part(self) -> list[str]:
         """Its part of a series signature: the four axes as signatures have always had them, then

@@ -48,6 +48,20 @@ def test_dynamic_pairs_within_the_same_dims(client):
     assert bad.status_code == 400 and 'data-parameter="dims"' in bad.content.decode()
 
 
+@pytest.mark.django_db
+def test_the_workload_page_picks_the_dims_configuration_apart_from_every_dim(client):
+    history()
+    every = client.get("/workloads/mlp_loop/?regime=unbacked").content.decode()
+    assert "<h2>default · unbacked · float32 on cpu</h2>" in every
+    batch = client.get("/workloads/mlp_loop/?regime=unbacked&dims=batch").content.decode()
+    assert "<h2>default · unbacked (batch) · float32 on cpu</h2>" in batch
+    assert '<option value="batch" selected>batch</option>' in batch and '<option value="">every declared dim</option>' in batch
+    bad = client.get("/workloads/mlp_loop/?dims=height")
+    assert bad.status_code == 400 and 'data-parameter="dims"' in bad.content.decode()
+    # /dynamic/'s batch-only row links to the batch-only series.
+    assert "regime=unbacked&amp;dtype=float32&amp;dims=batch" in client.get("/dynamic/?dims=batch").content.decode()
+
+
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_the_dims_picker_shows_the_batch_only_pair(browser, live_server):
@@ -62,4 +76,9 @@ def test_the_dims_picker_shows_the_batch_only_pair(browser, live_server):
     shot(page, "dynamic-dims-batch")
     assert "marked only the batch dims" in page.locator("#dynamic-dims").inner_text()
     assert "0.500" in page.locator("#dynamic-table").get_by_role("row", name="mlp_loop").inner_text()
+    page.locator("#dynamic-table").get_by_role("link", name="mlp_loop").click()
+    page.wait_for_load_state("networkidle")
+    shot(page, "workload-dims-batch")
+    assert page.get_by_role("heading", name="default · unbacked (batch) · float32 on cpu").count() == 1
+    assert page.locator("#workload-pickers select[name=dims]").input_value() == "batch"
     assert problems == []
