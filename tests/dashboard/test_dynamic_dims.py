@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.results.models import Config
+from dashboard.results.models import Config, Result
+from contract import document as run_document
+from dashboard.pipeline.services import run_ingest_and_detect
+from tests.documents import make_document, make_result
 from tests.dashboard.conftest import open_page
 from tests.dashboard.page_history import ingest_build
 from tests.dashboard.test_browser_noise_rule import shot
@@ -34,6 +37,17 @@ def test_a_dims_configuration_is_stored_as_its_own_and_keys_without_dims_are_unc
                     "default/unbacked/float32/cpu", "default/unbacked/float32/cpu/dims=batch"]
     config = Config.objects.get(key="default/unbacked/float32/cpu/dims=batch")
     assert config.tags["dims"] == ["batch"] and "dims" not in Config.objects.get(key="default/unbacked/float32/cpu").tags
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("regime, dims", [("unbacked", ["a/b"]), ("unbacked", []), ("backed", "batch"), ("static", ["batch"])])
+def test_a_document_with_bad_dims_is_refused_naming_the_field_and_nothing_is_stored(regime, dims):
+    result = make_result("mlp_loop", regime)
+    result["config"]["dims"] = dims
+    with pytest.raises(run_document.InvalidDocument) as caught:
+        run_ingest_and_detect(document=make_document(results=[result]))
+    assert caught.value.errors[0].field.startswith("results[0].config.dims")  # the list, or its item at fault
+    assert not Config.objects.exists() and not Result.objects.exists()
 
 
 @pytest.mark.django_db
