@@ -66,3 +66,26 @@ def test_request_run_refuses_a_bad_dims_argument_naming_it(build):
     with pytest.raises(CommandError) as caught:
         call_command("request_run", "--build", SHA[:12], "--size", "tiny", "--machine-class", "gpu-h100", "--dims", "a/b")
     assert "--dims" in str(caught.value)
+
+
+def test_the_admin_run_request_takes_dims_and_names_a_bad_one(admin_client, build, django_capture_on_commit_callbacks):
+    changelist, chosen = "/admin/results/build/", {"action": "request_runs", "_selected_action": [build.pk], "apply": "Request",
+                                                   "machine_class": "cpu", "size": "tiny", "workloads": "resnet_train",
+                                                   "regimes": ["backed"]}
+    refused = admin_client.post(changelist, {**chosen, "dims": "a/b"})
+    assert refused.status_code == 200 and b"is not a dim role" in refused.content and not CaseTask.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(changelist, {**chosen, "dims": "batch"})
+    assert response.status_code == 302
+    assert list(CaseTask.objects.values_list("config_key", flat=True)) == ["default/backed/float32/cpu/dims=batch"]
+
+
+def test_schedule_run_stores_dims_in_its_task():
+    import io
+    import json
+
+    from django_celery_beat.models import PeriodicTask
+
+    call_command("schedule_run", "--machine-class", "gpu-h100", "--size", "full", "--dims", "batch", stdout=io.StringIO())
+    task = PeriodicTask.objects.get(name="nightly full dims=batch on gpu-h100")
+    assert json.loads(task.kwargs)["dims"] == ["batch"]
