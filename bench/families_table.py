@@ -6,6 +6,9 @@ Per family (the prefix of ``hf:BertForMaskedLM``): models and cases measured, th
 the geometric mean speedup and median cold compile time of the passing static cases, the
 unbacked/backed speedup ratio per model where both regimes passed (and how many unbacked cases
 failed where backed passed), and the failures by status and error class. Pure Python.
+
+Cases whose configuration names dims (``--dims batch``: docs/case-config.md) are their own rows,
+``hf [batch]``: a backed and an unbacked case pair up only within the same dims.
 """
 from __future__ import annotations
 
@@ -21,6 +24,11 @@ def _family(workload: str) -> str:
     return prefix if colon else "core"
 
 
+def _dims(result: dict) -> str:
+    dims = result["config"].get("dims")
+    return f" [{','.join(dims)}]" if dims else ""
+
+
 def _base(workload: str) -> str:
     return workload.partition("@")[0]
 
@@ -33,7 +41,7 @@ def _failure(result: dict) -> str:
 def summarise(results: list[dict]) -> dict[str, dict]:
     by_family: dict[str, list[dict]] = defaultdict(list)
     for result in results:
-        by_family[_family(result["workload"])].append(result)
+        by_family[_family(result["workload"]) + _dims(result)].append(result)
     table = {}
     for family, rows in sorted(by_family.items()):
         static = [r for r in rows if r["config"]["shape_regime"] == "static"]
@@ -87,9 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         for failure, count in row["failures"].most_common():
             print(f"  {family}: {count} x {failure}")
     print("\nper case:")
-    for r in sorted(results, key=lambda r: (r["workload"], r["config"]["shape_regime"])):
+    for r in sorted(results, key=lambda r: (r["workload"], _dims(r), r["config"]["shape_regime"])):
         m = r["metrics"]
-        print(f"  {r['workload']:45s} {r['config']['shape_regime']:8s} {r['status']:14s} speedup {_fmt(m.get('speedup'), '.3f')} "
+        print(f"  {r['workload']:45s} {r['config']['shape_regime'] + _dims(r):16s} {r['status']:14s} speedup {_fmt(m.get('speedup'), '.3f')} "
               f"compile {_fmt(m.get('compile_time_cold_s'), '.1f')} s  {((r.get('error') or {}).get('message') or '').replace(chr(10), ' ')[:90]}")
     return 0
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 
+from contract import dims as dim_choice
 from contract.suites import suite_problem
 from contract.vocabulary import MACHINE_CLASS_HELP, is_machine_class
 
@@ -37,3 +38,18 @@ def suite_name(text: str) -> str:
     if problem := suite_problem(text, size_field="--size"):
         raise argparse.ArgumentTypeError(problem)
     return text
+
+
+DIMS_HELP = ("which dynamic dims backed/unbacked mark, by role (batch, sequence) or input_name:dim, as the harness's "
+             "--dynamic-batch-only / --unbacked-batch-only; default: every declared dim (docs/case-config.md)")
+
+
+def dims(text: str) -> tuple[str, ...]:
+    """``batch,sequence`` -> ``('batch', 'sequence')`` (contract.dims); none given is refused."""
+    try:
+        names = dim_choice.parse(text)
+    except dim_choice.DimsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if names is None:
+        raise argparse.ArgumentTypeError("(none given): name dim roles (batch, sequence) or input_name:dim")
+    return names

@@ -55,8 +55,9 @@ def allowed(axis: str) -> tuple[str, ...]:
 class CaseConfig:
     """compile mode x shape regime (x which dims) x dtype x device.
 
-    ``dims``: the dynamic dims (``input_name:dim``, as a workload declares them) the regime marks;
-    ``None`` marks every dim the workload declares (today's only choice). A static regime marks none.
+    ``dims``: the dynamic dims the regime marks, by role (``batch``, ``sequence``) or by name
+    (``input_name:dim``), as ``contract.dims`` selects them; ``None`` marks every dim the workload
+    declares. A static regime marks none.
     """
 
     compile_mode: str
@@ -72,7 +73,7 @@ class CaseConfig:
                 raise CaseConfigError(axis, f"unknown {axis.replace('_', ' ')} {value!r}; expected one of {', '.join(allowed(axis))}")
         if self.dims is not None:
             if isinstance(self.dims, str) or not all(isinstance(d, str) and d and _plain(d) for d in self.dims) or not self.dims:
-                raise CaseConfigError("dims", f"{self.dims!r}: a non-empty list of input_name:dim names")
+                raise CaseConfigError("dims", f"{self.dims!r}: a non-empty list of dim roles (batch, sequence) or input_name:dim names")
             if self.shape_regime == STATIC:
                 raise CaseConfigError("dims", "a static regime marks no dims")
             object.__setattr__(self, "dims", tuple(self.dims))
@@ -81,7 +82,7 @@ class CaseConfig:
     @property
     def key(self) -> str:
         """The configuration's stable identity, e.g. ``default/static/float32/cuda`` (then
-        ``/dims=input_ids:1`` where dims are named)."""
+        ``/dims=batch`` where dims are named)."""
         parts = [getattr(self, axis) for axis in AXIS_NAMES]
         if self.dims is not None:
             parts.append("dims=" + ",".join(self.dims))
@@ -96,8 +97,12 @@ class CaseConfig:
         return " · ".join(shown.values())
 
     def page_parameters(self) -> dict[str, str]:
-        """The query parameters a page picks this configuration by: ``{"mode": ..., "regime": ..., "dtype": ...}``."""
-        return {SHORT[axis]: getattr(self, axis) for axis in SHOWN_AXES}
+        """The query parameters a page picks this configuration by: ``{"mode": ..., "regime": ..., "dtype": ...}``
+        (and ``"dims": "batch"`` where dims are named)."""
+        parameters = {SHORT[axis]: getattr(self, axis) for axis in SHOWN_AXES}
+        if self.dims is not None:
+            parameters["dims"] = ",".join(self.dims)
+        return parameters
 
     def signature_part(self) -> list[str]:
         """Its part of a series signature: the four axes as signatures have always had them, then
@@ -133,7 +138,7 @@ class CaseConfig:
                 raise CaseConfigError(axis, "this field is required")
         dims = config.get("dims")
         if dims is not None and not isinstance(dims, (list, tuple)):
-            raise CaseConfigError("dims", f"expected a list of input_name:dim names, got {type(dims).__name__}")
+            raise CaseConfigError("dims", f"expected a list of dim roles or input_name:dim names, got {type(dims).__name__}")
         return cls(**{axis: config[axis] for axis in AXIS_NAMES}, dims=tuple(dims) if dims is not None else None)
 
     @classmethod
@@ -158,17 +163,21 @@ class CaseConfig:
         return cls.from_document(document)
 
     @staticmethod
-    def pattern(**known: str) -> str:
+    def pattern(dims: tuple[str, ...] | None = None, **known: str) -> str:
         """A key with the axes not given left open (``*``): the identity of what several
         configurations share, e.g. ``pattern(compile_mode="default", dtype="float32")`` is
-        ``default/*/float32/*`` (a backed-vs-unbacked summary over every regime and device)."""
+        ``default/*/float32/*`` (a backed-vs-unbacked summary over every regime and device);
+        with ``dims``, ``default/*/float32/*/dims=batch`` (a pair is formed within the same dims)."""
         unknown = set(known) - set(AXIS_NAMES)
         if unknown:
             raise CaseConfigError(sorted(unknown)[0], "is not a configuration axis")
         for axis, value in known.items():
             if value not in allowed(axis):
                 raise CaseConfigError(axis, f"unknown {axis.replace('_', ' ')} {value!r}; expected one of {', '.join(allowed(axis))}")
-        return KEY_SEPARATOR.join(known.get(axis, ANY) for axis in AXIS_NAMES)
+        parts = [known.get(axis, ANY) for axis in AXIS_NAMES]
+        if dims is not None:
+            parts.append("dims=" + ",".join(CaseConfig("default", "backed", "float32", "cpu", dims=dims).dims))
+        return KEY_SEPARATOR.join(parts)
 
     def __str__(self) -> str:
         return self.key

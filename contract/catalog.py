@@ -38,16 +38,19 @@ class Entry:
     description: str
     source: str = ""
     family: str = ""  # the family prefix of a family's model ("hf"); "" for the suite and module:Class
+    dim_roles: tuple[str, ...] = ()  # each dynamic dim's role (batch, sequence: contract.dims), in order
 
     @classmethod
     def from_json(cls, data: dict) -> "Entry":
         return cls(name=data["name"], category=data["category"], phase=data["phase"], dtypes=tuple(data["dtypes"]),
                    dynamic_dims=tuple(data["dynamic_dims"]), description=data["description"], source=data.get("source", ""),
-                   family=data.get("family", ""))
+                   family=data.get("family", ""), dim_roles=tuple(data.get("dim_roles", ())))
 
     def to_json(self) -> dict:
         data = {"name": self.name, "category": self.category, "phase": self.phase, "dtypes": list(self.dtypes),
                 "dynamic_dims": list(self.dynamic_dims), "description": self.description}
+        if any(self.dim_roles):
+            data["dim_roles"] = list(self.dim_roles)
         if self.family:
             data["family"] = self.family
         return {**data, "source": self.source} if self.source else data

@@ -10,9 +10,13 @@ import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
+from contract import dims as dim_choice
 from contract.modes import skip_reason
 from contract.spec import CaseSpec
 from contract.variants import Overrides
+
+
+AMP = "amp"
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float
         "--dtypes", spec.dtype,
         "--device", spec.device,
     ]  # fmt: skip
+    if spec.dims is not None:
+        argv += ["--dims", ",".join(spec.dims)]
     if spec.backend != "inductor":
         argv += ["--backend", spec.backend]
     if python:
@@ -62,12 +68,17 @@ def plan_cases(
     repro_timeout_s: float | None = None,
     import_allowed: bool = False,
     overrides=None,
+    dims: Sequence[str] | None = None,
 ) -> Plan:
     """``workloads`` are (how the user named it, Workload). ``dtypes=None``: each workload's default.
     A mode that cannot run a regime or phase (``contract.modes``: export runs inference only) leaves
     the case out with its reason in ``skipped``.
     ``import_allowed``: the case process may import a ``module:Class`` name (the local CLI only);
-    a family's model (``workload.family`` set: docs/families.md) imports nothing by name."""
+    a family's model (``workload.family`` set: docs/families.md) imports nothing by name.
+    ``dims``: which dynamic dims a non-static regime marks, by role or name (``contract.dims``;
+    None: all); a name the workload does not declare is left out with its reason, and a workload
+    that declares none of them runs no dynamic case. ``amp`` plans training workloads only
+    (docs/case-config.md, "AMP")."""
     cases: list[PlannedCase] = []
     skipped: list[str] = []
     planned_names: set[str] = set()
@@ -78,7 +89,13 @@ def plan_cases(
         planned_names.add(workload.name)
         supported = tuple(workload.dtypes)
         wanted = list(dtypes) if dtypes else [supported[0]]
+        phase = getattr(workload, "phase", "infer")
+        case_dims, dims_problem = dim_choice.skip_reason(workload.name, dim_choice.declared(workload), dims)
         for dtype in wanted:
+            if dtype == AMP and phase != "train":
+                skipped.append(f"{workload.name}: dtype amp is autocast for training steps, as PyTorch's harness runs "
+                               "training; an inference workload runs bfloat16 or float32")
+                continue
             if dtype not in supported:
                 skipped.append(f"{workload.name}: dtype {dtype} not supported (supports {', '.join(supported)})")
                 continue
@@ -86,8 +103,12 @@ def plan_cases(
                 if regime != "static" and not workload.dynamic_dims:
                     skipped.append(f"{workload.name}: regime {regime} needs dynamic dims; this workload has none")
                     continue
+                if regime != "static" and dims_problem:
+                    skipped.append(dims_problem)
+                    if not case_dims:
+                        continue
                 for mode in modes:
-                    if why := skip_reason(mode, regime=regime, phase=getattr(workload, "phase", "infer")):
+                    if why := skip_reason(mode, regime=regime, phase=phase):
                         skipped.append(f"{workload.name}: {why}")
                         continue
                     spec = CaseSpec(
@@ -101,6 +122,7 @@ def plan_cases(
                         import_allowed=import_allowed and ":" in requested_name and not getattr(workload, "family", ""),
                         config_overrides=dict(overrides.config) if overrides else {},
                         env_overrides=dict(overrides.env) if overrides else {},
+                        dims=case_dims if regime != "static" else None,
                     )
                     repro = repro_command(spec, python=repro_python, timeout_s=repro_timeout_s)
                     cases.append(PlannedCase(spec=spec, workload_name=workload.name, repro=repro))

@@ -70,8 +70,13 @@ class CaseSpec:
     # anything compiles, environment variables set on it before torch is imported.
     config_overrides: dict = dataclasses.field(default_factory=dict)
     env_overrides: dict = dataclasses.field(default_factory=dict)
+    # Which declared dynamic dims the regime marks, by role or input_name:dim (contract.dims);
+    # None: every declared dim. Last, so that positional and older messages read as before.
+    dims: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.dims is not None:
+            object.__setattr__(self, "dims", tuple(self.dims))
         self.case_config  # noqa: B018 (checks the configuration's fields: CaseConfigError names the one at fault)
         for value, allowed, what in (
             (self.backend, BACKENDS, "backend"),
@@ -89,7 +94,8 @@ class CaseSpec:
     def case_config(self) -> CaseConfig:
         """Its configuration (contract.case_config): the fields stay flat here, as the case
         process and worker messages have always carried them."""
-        return CaseConfig(compile_mode=self.compile_mode, shape_regime=self.shape_regime, dtype=self.dtype, device=self.device)
+        return CaseConfig(compile_mode=self.compile_mode, shape_regime=self.shape_regime, dtype=self.dtype, device=self.device,
+                          dims=self.dims)
 
     @property
     def label(self) -> str:

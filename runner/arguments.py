@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from contract.arguments import DIMS_HELP, dims
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import name_list as _name_list
 from contract.arguments import non_negative, suite_name as _suite_name
@@ -64,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--workloads", type=_name_list, help="comma-separated names (or package.module:Class); default: the core suite")
     run.add_argument("--modes", type=_choices_list(COMPILE_MODES, "compile mode"), help="default: the four torch.compile modes on cuda, 'default' on cpu; the compile paths (export, aot_inductor, cpp_wrapper, freezing) run when named (docs/compile-paths.md)")
     run.add_argument("--regimes", type=_choices_list(SHAPE_REGIMES, "shape regime"), default=list(SHAPE_REGIMES))
-    run.add_argument("--dtypes", type=_choices_list(DTYPES, "dtype"), help="default: each workload's first dtype")
+    run.add_argument("--dims", type=dims, help=DIMS_HELP)
+    run.add_argument("--dtypes", type=_choices_list(DTYPES, "dtype"), help="default: each workload's first dtype; amp (autocast "
+                                                                         "bfloat16) for training workloads only")
     run.add_argument("--device", choices=DEVICES, help="default: cuda when the build sees a GPU, else cpu")
     run.add_argument("--backend", choices=BACKENDS, default="inductor", help="eager/aot_eager exercise the engine without inductor")
     run.add_argument("--python", default=sys.executable, help="the build's interpreter (default: this one)")

@@ -35,7 +35,8 @@ def catalog_entry(requested_name: str, workload) -> dict:
     return Entry(name=workload.name, category=workload.category, phase=workload.phase, dtypes=tuple(workload.dtypes),
                  dynamic_dims=tuple(str(d) for d in workload.dynamic_dims), description=workload.description,
                  source=requested_name if ":" in requested_name and not getattr(workload, "family", "") else "",
-                 family=getattr(workload, "family", "")).to_json()
+                 family=getattr(workload, "family", ""),
+                 dim_roles=tuple(getattr(d, "role", "") for d in workload.dynamic_dims)).to_json()
 
 
 def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

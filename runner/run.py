@@ -163,6 +163,7 @@ def command_run(args: argparse.Namespace, argv: Sequence[str], parser: argparse.
         repro_timeout_s=None if args.timeout == DEFAULT_TIMEOUT_S else args.timeout,
         import_allowed=True,
         overrides=settings.overrides,
+        dims=args.dims,
     )
     for line in plan.skipped:
         print(f"skipped: {line}", file=sys.stderr)

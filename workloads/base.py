@@ -25,6 +25,9 @@ class DynamicDim:
 
     input: str
     dim: int
+    # What it is (``batch``, ``sequence``, ...): a configuration's ``dims`` names dims by role
+    # (contract.dims). Not part of equality, so ``DynamicDim("x", 0)`` still names the same dim.
+    role: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         return f"{self.input}:{self.dim}"

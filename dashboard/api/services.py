@@ -123,7 +123,7 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
                 cases_expected: int | None = None,
                 hostname: str = "", notes: str = "", dispatch: bool = True, workloads=None, modes=None, regimes=None,
                 dtypes=None, timeout_s: float | None = None, overrides=None, idempotency_key: str = "",
-                reason: str = "requested") -> tuple[Run, bool]:
+                reason: str = "requested", dims=None) -> tuple[Run, bool]:
     """A pending run of ``build`` on a machine of ``machine_class``; its cases go to the runner
     workers of the class (``dashboard.dispatch``), or, with ``dispatch=False``, it waits for an
     outside runner to submit its document; with ``overrides`` (``contract.variants.Overrides``),
@@ -139,7 +139,7 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
     if not dispatch:  # nothing planned, but the request is checked in full all the same (size, suite, workloads...)
         run_plan(size=size, matrix=matrix_resolve(
             size=size, suite=suite, machine_class=machine_class, workloads=workloads, modes=modes, regimes=regimes, dtypes=dtypes,
-            timeout_s=timeout_s, default_timeout_s=settings.DISPATCH_CASE_TIMEOUT_S))
+            timeout_s=timeout_s, default_timeout_s=settings.DISPATCH_CASE_TIMEOUT_S, dims=dims))
     if overrides:  # a run of the variant of ``build`` (created when new), its keys checked first
         _variant_validate(base=build, overrides=overrides, machine_class=machine_class)
         build = variant_get_or_create(base=build, overrides=overrides)
@@ -147,7 +147,7 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
         return dispatch_run_request(
             build=build, machine_class=machine_class, size=size, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
             regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
-            dispatch=dispatch, cases_expected=cases_expected, idempotency_key=idempotency_key, reason=reason,
+            dispatch=dispatch, cases_expected=cases_expected, idempotency_key=idempotency_key, reason=reason, dims=dims,
         ), True
     except IntegrityError:
         if (run := earlier()) is None:  # not a concurrent request with the same key

@@ -16,6 +16,9 @@ class RunRequestForm(forms.Form):
     regimes = forms.MultipleChoiceField(choices=[(r, r) for r in SHAPE_REGIMES], required=False,
                                         widget=forms.CheckboxSelectMultiple, help_text="none: all three")
     dtypes = forms.MultipleChoiceField(choices=[(d, d) for d in DTYPES], required=False, widget=forms.CheckboxSelectMultiple)
+    dims = forms.CharField(required=False, max_length=200,
+                           help_text="which dynamic dims backed/unbacked mark: roles (batch, sequence) or input_name:dim, "
+                           "comma-separated; empty: every declared dim (docs/case-config.md)")
     timeout_s = forms.FloatField(required=False, min_value=1, max_value=86400, label="timeout per case phase (s)")
 
     def matrix(self) -> dict:
@@ -26,6 +29,7 @@ class RunRequestForm(forms.Form):
             "regimes": data["regimes"] or None,
             "dtypes": data["dtypes"] or None,
             "timeout_s": data["timeout_s"],
+            "dims": data["dims"] or None,
         }
 
 

@@ -45,14 +45,14 @@ def requeue_stale_cases() -> dict:
 
 @shared_task(name="dispatch.scheduled_run", queue=DASHBOARD_QUEUE)
 def scheduled_run(*, build: str = "latest", machine_class: str, size: str = "full", suite: str | None = None, workloads=None,
-                  modes=None, regimes=None, dtypes=None, timeout_s=None, config=None, env=None) -> str:
+                  modes=None, regimes=None, dtypes=None, timeout_s=None, config=None, env=None, dims=None) -> str:
     """A run requested by the schedule (django-celery-beat: a periodic task with these kwargs, edited
     in the admin). ``build`` is a build ref, or ``latest``: the build most recently reported by a
     worker of the class (a machine that installs the nightly each evening reports it on restart).
     ``config``/``env``: a nightly of that build's variant (``contract.variants``), its config keys
     checked against the base build's torch when it was probed (a bad key: no run, the task fails
     naming it); else each case checks them in the build's interpreter before anything compiles.
-    ``size``: tiny or full; ``suite``: a suite whose workloads join ``workloads`` (a schedule stored
+    ``dims``: which dynamic dims backed/unbacked mark (docs/case-config.md); ``size``: tiny or full; ``suite``: a suite whose workloads join ``workloads`` (a schedule stored
     with its size as ``suite`` is migrated by dispatch/0004; one sent before it still runs at that size)."""
     if suite in SIZES:  # a beat message sent before dispatch/0004 named the size so
         size, suite = suite, None
@@ -65,5 +65,5 @@ def scheduled_run(*, build: str = "latest", machine_class: str, size: str = "ful
     variant = variant_get_or_create(base=base, overrides=overrides)
     run = services.run_request(build=variant, machine_class=machine_class,
                                size=size, suite=suite, requested_by="schedule", workloads=workloads, modes=modes, regimes=regimes,
-                               dtypes=dtypes, timeout_s=timeout_s)
+                               dtypes=dtypes, timeout_s=timeout_s, dims=dims)
     return str(run.id)

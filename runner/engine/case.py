@@ -43,7 +43,7 @@ from runner.engine.failures import CaseFailure, classify
 from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
 from runner.engine.paths import deploy
-from runner.engine.prepare import build_dtype, clone_inputs, mark_dynamic_dims, runnable
+from runner.engine.prepare import build_dtype, clone_inputs, mark_dynamic_dims, marked_dims, runnable
 from runner.engine.result_file import CaseRecord, ResultFile
 from contract.spec import CaseSpec
 from runner.engine.stats import bootstrap_speedup, median
@@ -107,9 +107,9 @@ class CompiledSide:
         before = probe.allocated()
         self.instance = build_instance(workload, spec)
         self.inputs = inputs
-        mark_dynamic_dims(inputs, self.instance.input_names, workload.dynamic_dims, spec.shape_regime)
+        mark_dynamic_dims(inputs, self.instance.input_names, marked_dims(workload, spec), spec.shape_regime)
         # torch.compile, or a compile path's export / package / load (runner.engine.paths)
-        self.deployed = deploy(spec, self.instance, inputs, workload.dynamic_dims)
+        self.deployed = deploy(spec, self.instance, inputs, marked_dims(workload, spec))
         self.fn = self.deployed.fn
         if before_first_call is not None:
             before_first_call()
@@ -133,6 +133,8 @@ def _case_environment(spec: CaseSpec, workload, instance) -> dict:
         environment["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES")
     if spec.workload != workload.name:
         environment["workload_spec"] = spec.workload
+    if spec.dims is not None:  # the dims the configuration names, and the declared dims they marked
+        environment["marked_dims"] = [str(d) for d in marked_dims(workload, spec)]
     if spec.backend != "inductor" and spec.compile_mode != "default":
         environment["compile_mode_ignored"] = f"mode {spec.compile_mode!r} only applies to inductor"
     return environment
@@ -224,7 +226,7 @@ def _record_path(compiled: CompiledSide, record: CaseRecord) -> None:
 def _second_shape(spec: CaseSpec, workload, compiled: CompiledSide, record: CaseRecord, out: ResultFile) -> None:
     with failing_as("compile_error", "while running the second shape (variant 1): "):
         second_inputs = tuple(compiled.instance.make_inputs(1))
-        mark_dynamic_dims(second_inputs, compiled.instance.input_names, workload.dynamic_dims, spec.shape_regime)
+        mark_dynamic_dims(second_inputs, compiled.instance.input_names, marked_dims(workload, spec), spec.shape_regime)
         with RecompileWatcher() as watcher:
             compiled.fn(*second_inputs)
             compat.synchronize(spec.device)
@@ -291,7 +293,7 @@ def _locate_graph_breaks(spec: CaseSpec, workload, eager: EagerSide, record: Cas
     """Replace the counters' location-less reasons with explain's (reason, location) groups."""
     inputs = clone_inputs(eager.inputs)
     try:
-        mark_dynamic_dims(inputs, eager.instance.input_names, workload.dynamic_dims, spec.shape_regime)
+        mark_dynamic_dims(inputs, eager.instance.input_names, marked_dims(workload, spec), spec.shape_regime)
         explained = explain_graph_breaks(eager.fn, inputs)
     except Exception as exc:  # noqa: BLE001 (the counts stand; only the locations are missing)
         record.environment["explain_error"] = f"{type(exc).__name__}: {exc}"[:1000]

@@ -6,8 +6,9 @@ from typing import Any, Callable, Sequence
 
 import torch
 
-from runner.engine import compat
+from contract import dims as dim_choice
 from contract.spec import CaseSpec
+from runner.engine import compat
 
 _TORCH_DTYPES = {
     "float32": torch.float32,
@@ -59,6 +60,19 @@ def _under(fn: Callable[..., Any], context: Callable[[], Any]) -> Callable[..., 
 def clone_inputs(inputs: Sequence[Any]) -> tuple:
     """Independent copies, so that in-place updates by one side never reach the other."""
     return tuple(value.clone() if isinstance(value, torch.Tensor) else value for value in inputs)
+
+
+def marked_dims(workload, spec: CaseSpec) -> tuple:
+    """The workload's dynamic dims the case's regime marks: those its ``dims`` name by role or
+    name (contract.dims), every declared one when it names none, none for a static regime."""
+    if spec.shape_regime == "static":
+        return ()
+    dims = tuple(workload.dynamic_dims)
+    selection = dim_choice.select(dim_choice.declared(workload), spec.dims)
+    if selection.unmatched:
+        raise ValueError(f"dims {', '.join(selection.unmatched)}: {workload.name} declares no such dynamic dim "
+                         f"(declares {dim_choice.describe(dim_choice.declared(workload))})")
+    return tuple(dims[i] for i in selection.marked)
 
 
 def mark_dynamic_dims(inputs: Sequence[Any], input_names: Sequence[str], dynamic_dims: Sequence[Any], regime: str) -> None:

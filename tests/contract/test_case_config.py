@@ -88,6 +88,7 @@ def test_dims_say_which_declared_dims_a_regime_marks_and_default_to_all():
     assert batch.label == "default · unbacked (input_ids:0) · float32"
     assert batch.as_document()["dims"] == ["input_ids:0"]
     assert batch.signature_part() == ["default", "unbacked", "float32", "cuda", "dims=input_ids:0"]
+    assert batch.page_parameters() == {**every.page_parameters(), "dims": "input_ids:0"}
     assert CaseConfig.from_key(batch.key) == batch == CaseConfig.from_document(batch.as_document())
     assert batch != every and batch.key != every.key
 

@@ -143,3 +143,17 @@ def test_an_infrastructure_error_is_retried_then_fails_the_case_but_a_failing_ca
     assert lost.status == Run.Status.FAILED and case.state == "failed"
     assert "BuildUnavailable" in case.error and "000000000000" in case.error
     assert Result.objects.filter(run=lost).count() == 0
+
+
+def test_a_requested_run_with_dims_marks_only_those_through_the_workers(start_workers, queue_name):
+    """Regime dims end to end (docs/case-config.md): the worker's case marks the named dim and the
+    stored result is the dims configuration."""
+    runner, dashboard = start_workers
+    dashboard()
+    build = reported_build(runner("gpu0"), queue_name)
+    run = request(build, queue_name, [QUICK], regimes=["unbacked"], dims=["x:0"])
+    run = wait_for(lambda: finished(run.id), timeout=180, what="the run to finish")
+    [result] = Result.objects.filter(run=run)
+    assert run.status == Run.Status.COMPLETED and result.status == "pass"
+    assert result.config.key.endswith("/unbacked/float32/cpu/dims=x:0") and result.config.tags["dims"] == ["x:0"]
+    assert result.environment["marked_dims"] == ["x:0"]

@@ -158,3 +158,28 @@ class ScalarItem(Workload):
 def subtract_mean_item(x):
     y = x * 2
     return y - y.mean().item()
+
+
+class BatchAndSequence(Workload):
+    """A token mixer over (batch, sequence, width): the batch and the sequence dims are both
+    declared dynamic, each with its role; variant 1 changes both."""
+
+    name = "test_batch_and_sequence"
+    category = "test"
+    phase = "infer"
+    description = "a linear layer over (batch, sequence, width) with both dims declared (runner tests)"
+    dynamic_dims = (DynamicDim("x", 0, "batch"), DynamicDim("x", 1, "sequence"))
+
+    def build(self, *, size, device, dtype, seed=0):
+        torch.manual_seed(seed)
+        model = torch.nn.Linear(8, 8).to(device, dtype)
+
+        def make_inputs(variant: int):
+            generator = torch.Generator().manual_seed(5 + variant)
+            return (torch.randn(4 if variant == 0 else 6, 10 if variant == 0 else 12, 8, generator=generator).to(device, dtype),)
+
+        @torch.no_grad()
+        def fn(x):
+            return model(x).softmax(dim=1)
+
+        return Instance(fn=fn, make_inputs=make_inputs, input_names=("x",), modules=(model,), implementation="tests.runner.sample_workloads")

@@ -109,3 +109,37 @@ def test_a_probed_case_records_the_host_probe_with_its_samples(tmp_path):
     compile_host = record["environment"]["compile"]
     assert compile_host["probe_samples"] >= 1 and compile_host["host_probe_ms"]["median"] > 0
     assert 0 < compile_host["cpu_s"] and 0 < compile_host["wall_s"]
+
+
+def test_unbacked_on_the_batch_dim_only_marks_that_dim_and_the_sequence_stays_static(tmp_path):
+    """--dims batch (the harness's --unbacked-batch-only): of the two declared dims only x:0 is
+    marked; the second shape changes both, so the static sequence dim recompiles once, the batch not."""
+    spec = CaseSpec(workload="tests.runner.sample_workloads:BatchAndSequence", compile_mode="default", shape_regime="unbacked",
+                    dtype="float32", device="cpu", backend="eager", timing=QUICK, dims=("batch",))
+    out = ResultFile(tmp_path / "batch.json")
+    run_case(spec, out)
+    record = out.read()
+    assert record["status"] == "pass", record["error"]
+    assert record["environment"]["marked_dims"] == ["x:0"]
+    [entry] = record["recompiles"]
+    assert "size mismatch at index 1. expected 10, actual 12" in entry["reason"], entry
+
+
+def test_amp_runs_a_training_step_under_autocast_and_passes_the_harness_tolerance(tmp_path):
+    spec = CaseSpec(workload="tests.runner.sample_workloads:TrainStep", compile_mode="default", shape_regime="static",
+                    dtype="amp", device="cpu", backend="inductor", timing=QUICK)
+    out = ResultFile(tmp_path / "amp.json")
+    run_case(spec, out)
+    record = out.read()
+    assert record["status"] == "pass", record["error"]
+    assert record["metrics"]["accuracy_max_abs_error"] is not None and "marked_dims" not in record["environment"]
+
+
+def test_amp_runs_the_step_under_bfloat16_autocast_on_the_case_device():
+    import torch
+
+    from runner.engine.prepare import runnable
+
+    spec = CaseSpec(workload="transformer_train_step", compile_mode="default", shape_regime="static", dtype="amp", device="cpu")
+    seen = runnable(lambda: (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")), spec)()
+    assert seen == (True, torch.bfloat16)

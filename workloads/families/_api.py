@@ -68,7 +68,7 @@ class FamilyWorkload(Workload):
         self.train = train
         self.axes = tuple(axes) or tuple(sorted(set(dims.values())))
         self.dim_axes = {dim: axis for dim, axis in dims.items() if axis in self.axes}
-        self.dynamic_dims = tuple(self.dim_axes)
+        self.dynamic_dims = tuple(DynamicDim(dim.input, dim.dim, axis) for dim, axis in self.dim_axes.items())
         # Training steps run as users train (AMP); inference in bfloat16 first, as the harness runs it.
         self.dtypes = ("amp", "float32") if train else ("bfloat16", "float32", "float16")
 

@@ -80,7 +80,7 @@ class BertEncoderWorkload(Workload):
         "Tiny: 2 layers, hidden 32, batch 4 x 16 tokens. Full: BERT-base (12 x 768), batch 32 x "
         "256 tokens. transformers' BertModel (random weights). Dynamic: the sequence length."
     )
-    dynamic_dims = (DynamicDim("input_ids", 1), DynamicDim("attention_mask", 1))
+    dynamic_dims = (DynamicDim("input_ids", 1, "sequence"), DynamicDim("attention_mask", 1, "sequence"))
     dtypes = ("float32", "bfloat16", "float16")
 
     def build(self, *, size, device, dtype, seed=0):

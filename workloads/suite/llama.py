@@ -98,7 +98,7 @@ class LlamaDecode(Workload):
         "heads, FFN 14336), batch 8, S=2048. transformers' LlamaForCausalLM (random weights). Dynamic: "
         "the cache length S."
     )
-    dynamic_dims = (DynamicDim("k_cache", 3), DynamicDim("v_cache", 3))
+    dynamic_dims = (DynamicDim("k_cache", 3, "sequence"), DynamicDim("v_cache", 3, "sequence"))
     dtypes = ("float32", "bfloat16", "float16")
 
     def build(self, *, size, device, dtype, seed=0):

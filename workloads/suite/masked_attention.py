@@ -92,7 +92,7 @@ class MaskedAttention(Workload):
         "layers, hidden 1024 / 16 heads, 8 x 2048 tokens, window 128, 16 global tokens. Dynamic: "
         "the sequence length."
     )
-    dynamic_dims = (DynamicDim("x", 1),)
+    dynamic_dims = (DynamicDim("x", 1, "sequence"),)
     dtypes = ("float32", "bfloat16", "float16")
 
     def build(self, *, size, device, dtype, seed=0):

@@ -78,7 +78,7 @@ class MLPLoopWorkload(Workload):
         "compile is expected to lose (no graph breaks). Tiny: width 32, 8 steps, batch 8. Full: "
         "width 256, 128 steps, batch 64. Dynamic: the batch."
     )
-    dynamic_dims = (DynamicDim("x", 0),)
+    dynamic_dims = (DynamicDim("x", 0, "batch"),)
     dtypes = ("float32", "bfloat16", "float16")
 
     def build(self, *, size, device, dtype, seed=0):

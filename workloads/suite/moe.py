@@ -79,7 +79,7 @@ class MoERouting(Workload):
         "with index_add_. Tiny: 4 experts, hidden 32, 2 x 16 tokens. Full: one Mixtral-8x7B layer "
         "(8 experts, hidden 4096, FFN 14336) over 4 x 512 tokens. Dynamic: the sequence length."
     )
-    dynamic_dims = (DynamicDim("hidden", 1),)
+    dynamic_dims = (DynamicDim("hidden", 1, "sequence"),)
     dtypes = ("float32", "bfloat16", "float16")
 
     def build(self, *, size, device, dtype, seed=0):

@@ -74,7 +74,7 @@ class PositionalGraphBreak(Workload):
         "embedding | rest of the model). Tiny: 2 layers, hidden 32, 2 x 16 tokens. Full: 12 x 768, "
         "batch 32 x 256 tokens. Dynamic: the sequence length."
     )
-    dynamic_dims = (DynamicDim("input_ids", 1),)
+    dynamic_dims = (DynamicDim("input_ids", 1, "sequence"),)
     dtypes = ("float32", "bfloat16", "float16")
 
     def build(self, *, size, device, dtype, seed=0):

@@ -152,8 +152,8 @@ class ResNetTrain(Workload):
         "(torchvision when installed) on 224x224 images, batch 64. Returns the loss and the "
         "classifier weights after the step. Dynamic: the batch."
     )
-    dynamic_dims = (DynamicDim("images", 0), DynamicDim("labels", 0))
-    dtypes = ("float32", "bfloat16")
+    dynamic_dims = (DynamicDim("images", 0, "batch"), DynamicDim("labels", 0, "batch"))
+    dtypes = ("float32", "bfloat16", "amp")
 
     def build(self, *, size, device, dtype, seed=0):
         cfg = pick(size, _SIZES)

@@ -72,8 +72,8 @@ class TransformerTrainStep(Workload):
         "loss and the gradient norm. Tiny: 2 layers, hidden 32, 2 x 16 tokens. Full: GPT-2 small "
         "(12 x 768, vocab 50257), batch 8 x 512 tokens. Dynamic: the sequence length."
     )
-    dynamic_dims = (DynamicDim("tokens", 1), DynamicDim("targets", 1))
-    dtypes = ("float32", "bfloat16")
+    dynamic_dims = (DynamicDim("tokens", 1, "sequence"), DynamicDim("targets", 1, "sequence"))
+    dtypes = ("float32", "bfloat16", "amp")
 
     def build(self, *, size, device, dtype, seed=0):
         cfg = pick(size, _SIZES)

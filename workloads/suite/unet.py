@@ -166,7 +166,7 @@ class UNetDiffusion(Workload):
         "(eps.abs().amax() > 4). Each is a graph break. Tiny: base 16, 2 levels, 2 x 4 x 16 x 16. "
         "Full: base 128, 3 levels (128/256/512), batch 16 x 4 x 64 x 64. Dynamic: the batch."
     )
-    dynamic_dims = (DynamicDim("latents", 0), DynamicDim("timesteps", 0))
+    dynamic_dims = (DynamicDim("latents", 0, "batch"), DynamicDim("timesteps", 0, "batch"))
     dtypes = ("float32", "bfloat16", "float16")
 
     def build(self, *, size, device, dtype, seed=0):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from contract import dims as dim_choice
 from contract.catalog import resolve_entries
 from contract.planning import Plan, plan_cases
 from contract.suites import expand_suites, suite_problem
@@ -27,10 +28,12 @@ class Matrix:
     device: str
     timeout_s: float
     backend: str = "inductor"  # eager / aot_eager exercise the workers without inductor
+    dims: list[str] | None = None  # which dynamic dims backed/unbacked mark (contract.dims); None: all
 
     def as_dict(self) -> dict:
-        return {"workloads": self.workloads, "modes": self.modes, "regimes": self.regimes, "dtypes": self.dtypes,
-                "device": self.device, "timeout_s": self.timeout_s, "backend": self.backend}
+        matrix = {"workloads": self.workloads, "modes": self.modes, "regimes": self.regimes, "dtypes": self.dtypes,
+                  "device": self.device, "timeout_s": self.timeout_s, "backend": self.backend}
+        return {**matrix, "dims": self.dims} if self.dims is not None else matrix
 
 
 def device_for(machine_class: str) -> str:
@@ -49,7 +52,8 @@ def _subset(field: str, values, allowed) -> list[str] | None:
 
 
 def matrix_resolve(*, size: str, machine_class: str, suite: str | None = None, workloads=None, modes=None, regimes=None,
-                   dtypes=None, timeout_s: float | None = None, default_timeout_s: float, backend: str = "inductor") -> Matrix:
+                   dtypes=None, timeout_s: float | None = None, default_timeout_s: float, backend: str = "inductor",
+                   dims=None) -> Matrix:
     """``size``: tiny or full; ``suite``: a suite (core, hf, ...) whose workloads join ``workloads``
     (a size given as the suite, as before #34, is refused naming ``size``)."""
     if size not in SIZES:
@@ -61,6 +65,10 @@ def matrix_resolve(*, size: str, machine_class: str, suite: str | None = None, w
     device = device_for(machine_class)
     if timeout_s is not None and not 0 < timeout_s <= 24 * 3600:
         raise MatrixError("timeout_s", "must be between 0 and 86400 seconds")
+    try:
+        dims = dim_choice.parse(dims)
+    except dim_choice.DimsError as exc:
+        raise MatrixError("dims", str(exc)) from None
     return Matrix(
         # A suite name (core, hf, timm, torchvision, dist, all: docs/families.md) stands for its workloads.
         workloads=expand_suites(workloads) if workloads else None,
@@ -72,6 +80,7 @@ def matrix_resolve(*, size: str, machine_class: str, suite: str | None = None, w
         device=device,
         timeout_s=float(timeout_s or default_timeout_s),
         backend=(_subset("backend", [backend], BACKENDS) or ["inductor"])[0],
+        dims=list(dims) if dims is not None else None,
     )
 
 
@@ -89,7 +98,7 @@ def run_plan(*, size: str, matrix: Matrix) -> PlannedRun:
     except LookupError as exc:
         raise MatrixError("workloads", str(exc)) from None
     plan = plan_cases(workloads, modes=matrix.modes, regimes=matrix.regimes, dtypes=matrix.dtypes, device=matrix.device,
-                      backend=matrix.backend, size=size, repro_timeout_s=matrix.timeout_s)
+                      backend=matrix.backend, size=size, repro_timeout_s=matrix.timeout_s, dims=matrix.dims)
     if not plan.cases:
         raise MatrixError("workloads", "no case to run: " + ("; ".join(plan.skipped) or "the matrix is empty"))
     return PlannedRun(plan=plan, descriptions={w.name: w.describe() for _, w in workloads})

@@ -29,7 +29,7 @@ POOL_HOST = "(unassigned)"
 def run_request(*, build: Build, machine_class: str, size: str, requested_by: str, suite: str | None = None, workloads=None, modes=None,
                 regimes=None, dtypes=None, timeout_s: float | None = None, hostname: str = "", notes: str = "",
                 dispatch: bool = True, cases_expected: int | None = None, backend: str = "inductor",
-                idempotency_key: str = "", reason: str = "requested") -> Run:
+                idempotency_key: str = "", reason: str = "requested", dims=None) -> Run:
     """A pending run of ``build`` on ``machine_class``: one queued case per planned case, sent to
     the class's queue once the transaction commits. Raises ``MatrixError`` naming the bad field.
 
@@ -42,7 +42,7 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
     if dispatch:
         matrix = matrix_resolve(size=size, suite=suite, machine_class=machine_class, workloads=workloads, modes=modes,
                                 regimes=regimes, dtypes=dtypes, timeout_s=timeout_s,
-                                default_timeout_s=settings.DISPATCH_CASE_TIMEOUT_S, backend=backend)
+                                default_timeout_s=settings.DISPATCH_CASE_TIMEOUT_S, backend=backend, dims=dims)
         planned = run_plan(size=size, matrix=matrix)
     with transaction.atomic():
         machine, _ = Machine.objects.get_or_create(hostname=hostname or POOL_HOST, machine_class=machine_class)
@@ -72,7 +72,7 @@ def _request_command(*, build: Build, machine_class: str, size: str, matrix) -> 
     """The ``manage.py request_run`` line that asks for the same run again."""
     argv = ["python", "manage.py", "request_run", "--build", build_ref(build), "--size", size, "--machine-class", machine_class,
             "--modes", ",".join(matrix.modes), "--regimes", ",".join(matrix.regimes), "--timeout", f"{matrix.timeout_s:g}"]
-    for flag, values in (("--workloads", matrix.workloads), ("--dtypes", matrix.dtypes)):
+    for flag, values in (("--workloads", matrix.workloads), ("--dtypes", matrix.dtypes), ("--dims", matrix.dims)):
         if values:
             argv += [flag, ",".join(values)]
     if matrix.backend != "inductor":

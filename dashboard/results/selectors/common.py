@@ -59,8 +59,13 @@ def config_lookups(prefix: str = "config__", **fields) -> dict:
     """ORM lookups of configurations by their fields, which storage keeps as tags (docs/case-config.md):
     ``config_lookups(compile_mode="default", dtype__in=[...])`` is
     ``{"config__tags__compile_mode": "default", "config__tags__dtype__in": [...]}``. Key
-    lookups, not JSON containment: SQLite answers them too."""
+    lookups, not JSON containment: SQLite answers them too. ``dims=None`` selects the
+    configurations that name no dims (every declared dim), ``dims=("batch",)`` those of exactly these."""
     for name in fields:
         if name.split("__")[0] not in AXIS_NAMES + OPTIONAL:
             raise ValueError(f"{name}: not a configuration field")
-    return {f"{prefix}tags__{name}": value for name, value in fields.items()}
+    lookups = {f"{prefix}tags__{name}": value for name, value in fields.items() if name != "dims"}
+    if "dims" in fields:
+        dims = fields["dims"]
+        lookups.update({f"{prefix}tags__dims__isnull": True} if dims is None else {f"{prefix}tags__dims": list(dims)})
+    return lookups

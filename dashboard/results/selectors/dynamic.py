@@ -26,7 +26,7 @@ DYNAMIC_REGIMES = ("backed", "unbacked")
 def dynamic_pair_key(config: CaseConfig) -> str:
     """The identity of a ``DynamicSummary``: the configuration apart from its regime and device
     (``default/*/float32/*``): the backed and unbacked cases of each workload, on any device."""
-    return CaseConfig.pattern(compile_mode=config.compile_mode, dtype=config.dtype)
+    return CaseConfig.pattern(compile_mode=config.compile_mode, dtype=config.dtype, dims=config.dims)
 
 
 def _dynamic_series(machine_class: str):
@@ -142,11 +142,11 @@ class Pair:
 
 
 def pairs_compile_noise(*, pairs: list[Pair], machine_class: str, mode: str, dtype: str,
-                        bands: Callable[[int], dict[str, float]]) -> None:
+                        bands: Callable[[int], dict[str, float]], dims: tuple[str, ...] | None = None) -> None:
     """Sets each pair's ``compile_band``: the wider cold-compile band (``bands``: series id -> its
     bands, /compare/'s) of the workload's backed and unbacked series on the class (one read)."""
     series = Series.objects.filter(machine_class=machine_class,
-                                   **config_lookups(compile_mode=mode, dtype=dtype, shape_regime__in=DYNAMIC_REGIMES),
+                                   **config_lookups(compile_mode=mode, dtype=dtype, shape_regime__in=DYNAMIC_REGIMES, dims=dims),
                                    workload__name__in=[p.workload for p in pairs]).values_list("workload__name", "id")
     widest: dict[str, float] = {}
     for workload, series_id in series:
@@ -221,11 +221,12 @@ class DynamicGaps:
     builds: list[BuildGaps]  # oldest first
 
 
-def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetime | None, build_ids: list[int] | None = None) -> DynamicGaps:
+def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetime | None, build_ids: list[int] | None = None,
+                 dims: tuple[str, ...] | None = None) -> DynamicGaps:
     """Every build of the class since ``since`` (or exactly ``build_ids``) with each workload's gap
     and the geomeans: the builds from ``BuildSummary``, then their ``DynamicSummary`` rows, no join."""
     workloads = sorted(set(_dynamic_series(machine_class).filter(
-        **config_lookups(compile_mode=mode, dtype=dtype),
+        **config_lookups(compile_mode=mode, dtype=dtype, dims=dims),
     ).values_list("workload__name", flat=True)))
     summaries = BuildSummary.objects.filter(PLAIN_BUILD, machine_class=machine_class)
     if build_ids is not None:
@@ -238,7 +239,7 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
             "build_id", "build__git_sha", "build__local_label", "ordered_at", "build__torch_version"
         )
     }
-    rows = DynamicSummary.objects.filter(machine_class=machine_class, config_key=CaseConfig.pattern(compile_mode=mode, dtype=dtype),
+    rows = DynamicSummary.objects.filter(machine_class=machine_class, config_key=CaseConfig.pattern(compile_mode=mode, dtype=dtype, dims=dims),
                                          build_id__in=list(builds)).values_list("build_id", "gaps", "geomean_gap", "geomean_compile_ratio", "pairs")
     for build_id, gaps, geomean_gap, geomean_compile_ratio, pairs in rows:
         build = builds[build_id]
@@ -248,18 +249,20 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
     return DynamicGaps(workloads=workloads, builds=[b for b in builds.values() if b.gaps])
 
 
-def dynamic_pairs(*, machine_class: str, mode: str, dtype: str, build_id: int) -> list[Pair]:
+def dynamic_pairs(*, machine_class: str, mode: str, dtype: str, build_id: int, dims: tuple[str, ...] | None = None) -> list[Pair]:
     """One build's backed and unbacked cases per workload (the case of each regime stored last),
     the widest gap first (no gap last), then by workload."""
-    stored = DynamicSummary.objects.filter(machine_class=machine_class, config_key=CaseConfig.pattern(compile_mode=mode, dtype=dtype),
+    stored = DynamicSummary.objects.filter(machine_class=machine_class, config_key=CaseConfig.pattern(compile_mode=mode, dtype=dtype, dims=dims),
                                            build_id=build_id).values_list("pairs", flat=True).first()
     return sorted(summary_pairs(stored or []), key=lambda p: (p.gap is None, p.gap or 0, p.workload))
 
 
-def dynamic_options(*, machine_class: str) -> list[tuple[str, str]]:
-    """The (compile mode, dtype) pairs measured both backed and unbacked on a machine class."""
-    regimes: dict[tuple[str, str], set] = {}
+def dynamic_options(*, machine_class: str) -> list[tuple[str, str, str]]:
+    """The (compile mode, dtype, dims) measured both backed and unbacked on a machine class; dims
+    ``""`` for every declared dim, else the names joined by commas (``batch``)."""
+    regimes: dict[tuple[str, str, str], set] = {}
     for tags in _dynamic_series(machine_class).values_list("config__tags", flat=True).distinct():
         config = CaseConfig.from_document(tags)
-        regimes.setdefault((config.compile_mode, config.dtype), set()).add(config.shape_regime)
+        dims = ",".join(config.dims) if config.dims else ""
+        regimes.setdefault((config.compile_mode, config.dtype, dims), set()).add(config.shape_regime)
     return sorted(k for k, v in regimes.items() if len(v) == 2)

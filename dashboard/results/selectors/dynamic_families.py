@@ -54,23 +54,23 @@ def is_data_dependent(text: str) -> bool:
     return bool(DATA_DEPENDENT.search(text or ""))
 
 
-def _dynamic_cases(*, machine_class: str, mode: str, dtype: str, build_id: int):
+def _dynamic_cases(*, machine_class: str, mode: str, dtype: str, build_id: int, dims: tuple[str, ...] | None = None):
     return Result.objects.filter(build_id=build_id, series__machine_class=machine_class,
-                                 **config_lookups(compile_mode=mode, dtype=dtype, shape_regime__in=DYNAMIC_REGIMES))
+                                 **config_lookups(compile_mode=mode, dtype=dtype, shape_regime__in=DYNAMIC_REGIMES, dims=dims))
 
 
-def dynamic_run_notes(*, machine_class: str, mode: str, dtype: str, build_id: int) -> list[str]:
+def dynamic_run_notes(*, machine_class: str, mode: str, dtype: str, build_id: int, dims: tuple[str, ...] | None = None) -> list[str]:
     """What the notes of the runs that measured the build's backed and unbacked cases say (the
     runner's "partial" sentence left out), distinct, e.g. that five cases shared one GPU."""
-    run_ids = _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id).values("run_id")
+    run_ids = _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id, dims=dims).values("run_id")
     return notes_distinct(Run.objects.filter(id__in=run_ids).order_by("started_at", "id").values_list("notes", flat=True))
 
 
-def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int) -> dict[str, Blocker]:
+def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int, dims: tuple[str, ...] | None = None) -> dict[str, Blocker]:
     """Per workload of the build whose backed or unbacked case did not pass, the failed side's error
     (the unbacked side first, as ``pair_failure`` names it; the case stored last of each series)."""
     rows = (
-        _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id)
+        _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id, dims=dims)
         .order_by("id")
         .annotate(error_type=KT("error__type"), error_message=KT("error__message"))
         .values_list("workload__name", *config_fields("shape_regime"), "status", "error_type", "error_message")

@@ -27,6 +27,10 @@ def _default_config(configs):
     return ranked[0] if ranked else None
 
 
+def _dims(config) -> str:
+    return ",".join(config.dims) if config.dims else ""
+
+
 @cached_page
 @params.answers_bad_parameters
 def workload(request, name):
@@ -43,8 +47,12 @@ def workload(request, name):
     wanted = {axis: params.choice(request, SHORT[axis], allowed(axis), getattr(fallback, axis) if fallback else None)
               for axis in SHOWN_AXES}
     range_key = params.range_key(request)
+    # Which dims the regime marked (docs/case-config.md): "" every declared dim, else e.g. "batch".
+    dims_options = sorted({_dims(s.config.case_config) for s in series_here})
+    dims = params.choice(request, "dims", dims_options, "" if "" in dims_options or not dims_options else dims_options[0])
 
-    selected = next((s for s in series_here if all(getattr(s.config.case_config, a) == v for a, v in wanted.items())), None)
+    selected = next((s for s in series_here if all(getattr(s.config.case_config, a) == v for a, v in wanted.items())
+                     and _dims(s.config.case_config) == dims), None)
     history = series_history(series=selected) if selected else None
     if history and history.latest:
         results_with_artifacts([history.latest])  # its kept artifact, if here
@@ -66,7 +74,7 @@ def workload(request, name):
             "latest": latest,
             "latest_notes": notes_distinct(r.run.notes for r in latest),
             "selected": selected,
-            "selected_label": " · ".join(str(v) for v in wanted.values()),
+            "selected_label": selected.config.case_config.label if selected else " · ".join(str(v) for v in wanted.values()),
             "history": history,
             "trends": trends,
             "range_key": range_key,
@@ -75,7 +83,7 @@ def workload(request, name):
             "pickers": {
                 SHORT[axis]: (value, sorted({getattr(s.config.case_config, axis) for s in series_here}))
                 for axis, value in wanted.items()
-            },
+            } | ({"dims": (dims, dims_options)} if dims_options not in ([], [""]) else {}),
             "any_synthetic": any(r.run.synthetic for r in latest),
             "compile_times": COMPILE_TIMES,  # one cell: cold / warm (contract.metrics)
         },

@@ -98,13 +98,13 @@ class Rank:
     def compiled_side(self, inputs: tuple):
         from runner.engine import compat
         from runner.engine.case import failing_as
-        from runner.engine.prepare import mark_dynamic_dims
+        from runner.engine.prepare import mark_dynamic_dims, marked_dims
 
         with failing_as("compile_error"):
             compat.reset_dynamo()
             before = self.probe.allocated()
             step, model, instance = self.side(compiled=True)
-            mark_dynamic_dims(inputs, instance.input_names, self.workload.dynamic_dims, self.spec.shape_regime)
+            mark_dynamic_dims(inputs, instance.input_names, marked_dims(self.workload, self.spec), self.spec.shape_regime)
             self.barrier()
             loss, seconds = step.first(inputs)
         return step, model, instance, loss, max(self.gather(seconds)), before
@@ -204,11 +204,11 @@ class Rank:
     def recompiles(self, compiled, instance) -> None:
         from runner.engine.case import failing_as
         from runner.engine.dynamo_stats import RecompileWatcher
-        from runner.engine.prepare import mark_dynamic_dims
+        from runner.engine.prepare import mark_dynamic_dims, marked_dims
 
         with failing_as("compile_error", "while running the second shape (variant 1): "):
             second = tuple(instance.make_inputs(1))
-            mark_dynamic_dims(second, instance.input_names, self.workload.dynamic_dims, self.spec.shape_regime)
+            mark_dynamic_dims(second, instance.input_names, marked_dims(self.workload, self.spec), self.spec.shape_regime)
             with RecompileWatcher() as watcher:
                 compiled(*second)
         self.record.metrics["recompile_count"] = watcher.count

@@ -5,6 +5,8 @@ from django.core.management.base import BaseCommand, CommandError
 from dashboard.dispatch.selectors import build_for_schedule, run_request_summary
 from dashboard.dispatch.services import MatrixError, run_request
 from dashboard.results.selectors.common import Ambiguous, NotFound
+from contract.arguments import DIMS_HELP
+from contract.arguments import dims as _dims
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import name_list as _names
 from contract.arguments import suite_name as _suite_name
@@ -23,6 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--modes", type=_names, help="default: all four on a GPU class, 'default' on cpu")
         parser.add_argument("--regimes", type=_names, help="default: static,backed,unbacked")
         parser.add_argument("--dtypes", type=_names, help="default: each workload's first dtype")
+        parser.add_argument("--dims", type=_dims, help=DIMS_HELP)
         parser.add_argument("--timeout", type=float, help="seconds per case phase (default DISPATCH_CASE_TIMEOUT_S)")
         parser.add_argument("--backend", default="inductor", choices=BACKENDS, help="eager/aot_eager: exercise the workers without inductor")
         parser.add_argument("--notes", default="")
@@ -38,7 +41,7 @@ class Command(BaseCommand):
                 build=build, machine_class=options["machine_class"], size=options["size"], suite=options["suite"],
                 requested_by=options["requested_by"], workloads=options["workloads"], modes=options["modes"],
                 regimes=options["regimes"], dtypes=options["dtypes"], timeout_s=options["timeout"], notes=options["notes"],
-                backend=options["backend"],
+                backend=options["backend"], dims=options["dims"],
             )
         except MatrixError as exc:
             raise CommandError(f"--{exc.field.replace('_s', '')}: {exc.message}") from None

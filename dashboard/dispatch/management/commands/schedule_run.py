@@ -6,6 +6,8 @@ from django.core.management.base import BaseCommand
 from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
 from dashboard.dispatch.management.variant_arguments import add_override_arguments, overrides_from
+from contract.arguments import DIMS_HELP
+from contract.arguments import dims as _dims
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import suite_name as _suite_name
 from contract.vocabulary import SIZES
@@ -23,6 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("--minute", type=int, default=0, choices=range(60), metavar="0-59")
         parser.add_argument("--timezone", default="UTC")
         parser.add_argument("--workloads", default="", help="comma-separated names or suites (core, hf, timm, torchvision, dist, all); default: the core suite")
+        parser.add_argument("--dims", type=_dims, help=DIMS_HELP)
         add_override_arguments(parser, what="a nightly of the build's variant")
 
     def handle(self, *args, **o):
@@ -35,11 +38,14 @@ class Command(BaseCommand):
             kwargs["suite"] = o["suite"]
         if o["workloads"]:
             kwargs["workloads"] = [w.strip() for w in o["workloads"].split(",") if w.strip()]
+        if o["dims"]:
+            kwargs["dims"] = list(o["dims"])
         if overrides:
             kwargs.update(overrides.as_document())
+        dims = f" dims={','.join(o['dims'])}" if o["dims"] else ""
         variant = f" variant {overrides.digest()} ({overrides.summary()})"[:120] if overrides else ""
         task, created = PeriodicTask.objects.update_or_create(
-            name=f"nightly {o['size']}{' ' + o['suite'] if o['suite'] else ''} on {o['machine_class']}{variant}",
+            name=f"nightly {o['size']}{' ' + o['suite'] if o['suite'] else ''}{dims} on {o['machine_class']}{variant}",
             defaults={"task": "dispatch.scheduled_run", "crontab": schedule, "interval": None, "kwargs": json.dumps(kwargs),
                       "enabled": True, "queue": "ingest"},
         )
