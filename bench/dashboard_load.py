@@ -192,12 +192,18 @@ UNSTORED_PAGES: dict = {}
 
 def noise_bands_store(history: History, bases: list, report) -> None:
     """/compare/'s noise bands of the compared bases, stored as the pipeline stores them after each
-    ingest (``regressions.noise_bands``: the new build's window); the bulk load bypasses ingest."""
+    ingest (``regressions.noise_bands``: the new build's window), then home's judged cells of each
+    class (``regressions.services.home_cells``), as that task does next; the bulk load bypasses ingest."""
     from dashboard.regressions.services.noise_bands import noise_bands_store as store
 
     started = time.perf_counter()
     computed = sum(store(machine_class=history.machine_classes[0], base=base) for base in bases)
     report(f"noise bands of {len(bases)} compared bases, as after their ingest ({computed} computed)", started)
+    from dashboard.regressions.services.home_cells import home_cells_store
+
+    started = time.perf_counter()
+    judged = sum(home_cells_store(machine_class=machine_class) for machine_class in history.machine_classes)
+    report(f"home's judged cells of {len(history.machine_classes)} classes, as after their ingest ({judged} judged)", started)
 
 
 def workload_sample(history: History, rng: random.Random) -> list[str]:
@@ -206,7 +212,7 @@ def workload_sample(history: History, rng: random.Random) -> list[str]:
 
 
 def page_targets(history: History):
-    from dashboard.regressions.models import NoiseBandSet
+    from dashboard.regressions.models import HomeCellSet, NoiseBandSet
     from dashboard.results.models import BuildSummary, Series
     from dashboard.results.selectors.common import build_ref
     from dashboard.results.selectors.overview import overview_trend
@@ -222,6 +228,7 @@ def page_targets(history: History):
     latest = builds[-1]
     UNSTORED_PAGES["compare, noise bands not stored (computed)"] = (
         lambda: NoiseBandSet.objects.filter(machine_class=classes[0], upto=builds[-2].build).delete())
+    UNSTORED_PAGES["overview /, judged cells not stored (judged)"] = lambda: HomeCellSet.objects.all().delete()
 
     def get(url):
         return lambda client: client.get(url)
@@ -231,6 +238,7 @@ def page_targets(history: History):
 
     return [
         ("overview /", [get("/")]),
+        ("overview /, judged cells not stored (judged)", [get("/")]),
         ("workload /workloads/<name>/ (90d)", [get(f"/workloads/{n}/") for n in names]),
         ("workload, whole history (range=all)", [get(f"/workloads/{n}/?range=all&mode=max-autotune&regime=unbacked") for n in names]),
         ("compare /compare/ (latest vs previous)", [get("/compare/")]),
@@ -342,7 +350,8 @@ def report(rows: list[dict], args, history: History, generation_s: float | None)
         "page weight: HTML, and HTML + our static JS/CSS (plotly.min.js included) on a first visit",
         "# /compare/ reads the noise bands stored for its base (the pipeline stores the new build's after each ingest; "
         "stored here for the compared bases, the bulk load bypassing ingest); 'noise bands not stored': dropped before "
-        "each request, as the first compare against a base that has none finds them",
+        "each request, as the first compare against a base that has none finds them; / reads home's judged cells stored "
+        "after the bands (the pipeline's next step), 'judged cells not stored': dropped before each request",
         "",
         f"{'page / query':<54}{'n':>4}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'queries':>8}{'HTML kB':>9}{'HTML gz':>9}{'+static kB':>11}{'+static gz':>11}",
     ]

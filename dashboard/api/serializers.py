@@ -11,11 +11,11 @@ from contract.reasons import REQUEST_DEFAULT, RUN_REASONS
 from contract.variants import InvalidOverride, Overrides
 from contract.suites import suite_problem
 from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES, SIZES
-from dashboard.results.models import Result, Run
+from dashboard.results.models import Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
 from dashboard.results.variants import base_of, catalog_of
-from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, environment_errors, time_problem
+from contract.document import LOCAL_LABEL_PATTERN, environment_errors, time_problem
 from contract.values import text_problem, value_problems
 
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
@@ -346,45 +346,6 @@ ConfigSerializer = type(
     {axis: StrictCharField(source=f"case_config.{axis}") for axis in AXIS_NAMES}
     | {"__doc__": "A case's configuration: the fields of its contract.case_config.CaseConfig (docs/case-config.md)."},
 )
-
-
-RESULT_METRICS = (*METRIC_NAMES, "memory_compression")
-MetricsSerializer = type(
-    "MetricsSerializer", (serializers.Serializer,),
-    {name: serializers.FloatField(allow_null=True) for name in RESULT_METRICS} | {"__doc__": "A case's metrics (null: not measured)."},
-)
-
-
-class ResultSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    run = serializers.UUIDField(source="run_id")
-    build = serializers.SerializerMethodField(help_text=BUILD_REF_HELP)
-    workload = StrictCharField(source="workload.name")
-    config = ConfigSerializer()
-    machine_class = StrictCharField(source="series.machine_class")
-    series = StrictCharField(source="series.signature", help_text="the series' signature")
-    status = serializers.ChoiceField(choices=Result.Status.values)
-    metrics = serializers.SerializerMethodField()
-    graph_breaks = serializers.ListField(child=serializers.DictField())
-    recompiles = serializers.ListField(child=serializers.DictField())
-    error = serializers.DictField(allow_null=True)
-    path_phases = serializers.DictField(
-        child=serializers.FloatField(allow_null=True),
-        help_text="seconds of each compile-path phase before the first call (export_s, package_s, load_s, first_call_s); "
-                  "empty for a torch.compile mode")
-    repro = StrictCharField(help_text="the command line that reruns this case")
-    duration_s = serializers.FloatField(allow_null=True)
-
-    def get_build(self, result) -> str:
-        return build_ref(result.build)
-
-    def get_metrics(self, result) -> MetricsSerializer:
-        return {name: getattr(result, name) for name in RESULT_METRICS}
-
-
-class ResultDetailSerializer(ResultSerializer):
-    samples = serializers.DictField(help_text="timing samples (eager_ms, compiled_ms, calls_per_block)")
-    environment = serializers.DictField()
 
 
 # --- series ----------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from django.apps import apps
 from contract.document import InvalidDocument
 from dashboard.durable import DB_RETRY, send_logged
 from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
-from dashboard.regressions.services import detection_run, noise_bands_refresh
+from dashboard.regressions.services import detection_run, home_cells_refresh, noise_bands_refresh
 from dashboard.regressions.services.bisect import bisection_advance
 from dashboard.regressions.services.bisect_auto import bisections_start_auto
 
@@ -42,8 +42,11 @@ def detect_run(run_id: str) -> dict:
 def noise_bands(run_id: str) -> dict:
     """/compare/'s noise bands of the run's build and the one before, stored once (idempotent: a
     window whose inputs are unchanged is not computed again); a compare that finds none computes
-    them itself, so a lost message costs that compare time, nothing else."""
-    return noise_bands_refresh(run_id=run_id)
+    them itself, so a lost message costs that compare time, nothing else. Then home's judged cells
+    of the run's class (``home_cells``), judged by those bands, likewise."""
+    outcome = noise_bands_refresh(run_id=run_id)
+    outcome["home_cells"] = home_cells_refresh(run_id=run_id)
+    return outcome
 
 
 @shared_task(name="regressions.sweep", queue="analysis")

@@ -13,3 +13,17 @@ class TriageForm(forms.Form):
         super().__init__(*args, **kwargs)
         # Any id is offered; the service answers unknown ones with the field at fault.
         self.fields["ids"].valid_value = lambda value: str(value).isdigit()
+
+
+class BisectForm(forms.Form):
+    """The regression page's "Bisect" button (docs/bisect.md): the fields and bounds of the API's
+    bisect request; an empty limit is the server's default."""
+
+    kind = forms.ChoiceField(choices=[("builds", "builds"), ("overrides", "overrides")], required=False)
+    attempts = forms.IntegerField(min_value=1, max_value=20, required=False)
+    max_attempts = forms.IntegerField(min_value=1, max_value=50, required=False)
+    max_steps = forms.IntegerField(min_value=1, max_value=40, required=False)
+    max_runs = forms.IntegerField(min_value=2, max_value=500, required=False)
+
+    def clean_kind(self) -> str:
+        return self.cleaned_data["kind"] or "builds"

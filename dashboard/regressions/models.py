@@ -196,6 +196,29 @@ class NoiseBandSet(models.Model):
         return f"noise bands of {self.machine_class} up to {self.upto}" + (f" without {self.without}" if self.without else "")
 
 
+class HomeCellSet(models.Model):
+    """The home page's judged cells of one machine class (docs/noise-and-findings.md): per
+    configuration, each figure's change from the class's previous build to its latest, judged by
+    the noise rule against /compare/'s bands (``results.selectors.overview.class_cells``), stored
+    so a cold ``/`` reads one row instead of two builds' cases and their bands.
+
+    Written by ``regressions.services.home_cells``: after each ingest (the pipeline's
+    ``regressions.noise_bands`` task, once the bands are stored) and by the first ``/`` that finds
+    none fresh. ``inputs`` fingerprints what they were judged from (the bands' window, the head's
+    ``BuildSummary`` counts, the judging's version): cells whose inputs changed are judged again,
+    never served. Nothing in save()."""
+
+    machine_class = models.SlugField(max_length=64, unique=True)
+    base = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", help_text="the previous build")
+    head = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", help_text="the latest build")
+    inputs = models.CharField(max_length=40, help_text="fingerprint of the bands' window, the head's counts, the version")
+    cells = models.JSONField(default=dict, help_text="{config id: [common cases, [[old, new, change, tone, noise] per figure]]}")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"home cells of {self.machine_class}"
+
+
 class Bisection(models.Model):
     """The search for the first bad build of a regression (or of any two builds and a case) among the
     builds workers of its class know, or for the override of a variant that makes it bad (issue #31,

@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from contract.comparison import geomean, mean, relative_change  # noqa: F401 (the pages' aggregates read them here)
-from contract.findings import BLOCK_TIMED_METRICS, TWO_RUNS_95, sd_of_halfwidth, too_noisy
 from contract.metrics import SUMMARIZED
 
 PASS = "pass"
@@ -86,73 +85,3 @@ OVERVIEW_FIGURES: tuple[Figure, ...] = (
     *(Figure(m.summary.field, m.summary.label, m.higher_is_better, m.summary.how, m.name, m.unit, m.summary.thresholds)
       for m in SUMMARIZED if m.summary.label),
 )
-
-
-def figure_noise(old_rows: list[dict], new_rows: list[dict], figure: Figure) -> tuple[float | None, bool]:
-    """The noise a change of a block-timed figure (geomean speedup) is judged against
-    (docs/noise-and-findings.md, the /compare/ geomean row's rule): each case's own stated noise
-    (``speedup_noise`` of either build, as an sd), the mean over the cases of its two-runs 95 %
-    band, leaving out the cases too noisy to track; ``(None, True)`` when every case is too noisy,
-    ``(None, False)`` when no case stated one or the figure is not block-timed."""
-    if figure.column not in BLOCK_TIMED_METRICS:
-        return None, False
-    sds = []
-    for o, n in zip(old_rows, new_rows):
-        if o["status"] == PASS and n["status"] == PASS and o[figure.column] is not None and n[figure.column] is not None:
-            stated = [sd for sd in (sd_of_halfwidth(o.get("speedup_noise")), sd_of_halfwidth(n.get("speedup_noise"))) if sd is not None]
-            sds.append(max(stated) if stated else None)
-    if sds and all(too_noisy(sd) for sd in sds):
-        return None, True
-    kept = [TWO_RUNS_95 * sd for sd in sds if sd is not None and not too_noisy(sd)]
-    return (sum(kept) / len(kept) if kept else None), False
-
-
-def figures_compare(old_rows: list[dict], new_rows: list[dict], figure: Figure) -> tuple[float | None, float | None]:
-    """A figure over the cases present in both builds (rows paired by position): pass rate over
-    all of them, means and geomeans over the cases that passed in both with the metric in both
-    (a block-timed figure's over those not too noisy to track, when any is not: ``figure_noise``),
-    totals over all of them."""
-    if figure.how == "rate":
-        n = len(old_rows)
-        if not n:
-            return None, None
-        return sum(r["status"] == PASS for r in old_rows) / n, sum(r["status"] == PASS for r in new_rows) / n
-    if figure.how == "total":
-        return float(sum(r[figure.column] or 0 for r in old_rows)), float(sum(r[figure.column] or 0 for r in new_rows))
-    def tracked(o: dict, n: dict) -> bool:
-        return not any(too_noisy(sd_of_halfwidth(r.get("speedup_noise"))) for r in (o, n))
-
-    pairs = [
-        (o, n)
-        for o, n in zip(old_rows, new_rows)
-        if o["status"] == PASS and n["status"] == PASS and o[figure.column] is not None and n[figure.column] is not None
-    ]
-    if figure.column in BLOCK_TIMED_METRICS and any(tracked(o, n) for o, n in pairs):
-        pairs = [(o, n) for o, n in pairs if tracked(o, n)]
-    pairs = [(o[figure.column], n[figure.column]) for o, n in pairs]
-    combine = geomean if figure.how == "geomean" else mean
-    return combine(o for o, _ in pairs), combine(n for _, n in pairs)
-
-
-def versus(old_cases: dict[int, dict], new_cases: dict[int, dict]) -> dict[int, dict]:
-    """Per config id: the overview's figures over the cases present in both builds, as stored in
-    ``ConfigSummary.versus_previous``: ``{"common": n, <figure key>: [old, new], ..., "noise": {<figure key>:
-    its 95 % band}, "too_noisy": [<figure key>, ...]}`` (``figure_noise``)."""
-    by_config: dict[int, list[int]] = {}
-    for series_id, row in new_cases.items():
-        if series_id in old_cases:
-            by_config.setdefault(row["config_id"], []).append(series_id)
-    out = {}
-    for config_id, series_ids in by_config.items():
-        old_rows = [old_cases[s] for s in series_ids]
-        new_rows = [new_cases[s] for s in series_ids]
-        entry: dict = {"common": len(series_ids), "noise": {}, "too_noisy": []}
-        for figure in OVERVIEW_FIGURES:
-            entry[figure.key] = list(figures_compare(old_rows, new_rows, figure))
-            band, noisy = figure_noise(old_rows, new_rows, figure)
-            if band is not None:
-                entry["noise"][figure.key] = band
-            if noisy:
-                entry["too_noisy"].append(figure.key)
-        out[config_id] = entry
-    return out

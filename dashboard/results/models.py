@@ -340,10 +340,6 @@ class ConfigSummary(models.Model):
     memory_compression_geomean = models.FloatField(null=True, blank=True)
     graph_breaks = models.PositiveIntegerField(default=0)
     recompiles = models.PositiveIntegerField(default=0)
-    # The overview's cell colours: this configuration's figures against the previous build of the
-    # class over the cases present in both, {"common": n, "<figure>": [previous, this], ...}.
-    previous_build = models.ForeignKey(Build, on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False)
-    versus_previous = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [

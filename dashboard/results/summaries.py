@@ -1,9 +1,8 @@
 """Writes of the summary tables (``BuildSummary``, ``ConfigSummary``, ``DynamicSummary``).
 
 ``build_summary_refresh`` recomputes the rows of one build on one machine class from its stored
-results, with each configuration's figures against the previous build over the cases present in
-both (``ConfigSummary.versus_previous``), and refreshes that comparison for the build after it
-(whose previous build may now be this one). The ingest service calls it inside its transaction,
+results (the home page judges a build against the previous one on its own: the regressions app's
+``home_cells``, stored after the noise bands). The ingest service calls it inside its transaction,
 so the summaries always say what the results say: idempotent (a document posted again gives the
 same rows), a run posted in parts is summed once it is whole, a build ingested late slots in.
 ``bench/dashboard_load.py`` calls it after bulk loading, migration 0002 for older data.
@@ -16,7 +15,7 @@ from django.db import transaction
 
 from contract.case_config import CaseConfig
 from contract.metrics import DYNAMIC_SIDE  # DynamicSummary.pairs' sides (results.selectors.dynamic.Side)
-from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series, versus
+from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series
 from dashboard.results.selectors.dynamic import DYNAMIC_REGIMES, dynamic_pair_key, pairs_geomeans, summary_pairs
 
 OPEN_RUN_STATUSES = ("pending", "running")
@@ -45,29 +44,11 @@ def _cases(m, *, build_id: int, machine_class: str) -> dict[int, dict]:
     return latest_per_series(rows)
 
 
-def _neighbour(m, *, build_id: int, machine_class: str, ordered_at, after: bool):
-    """The build measured on the class just before (or after) this one: (ordered_at, build id) order;
-    never another copy of this build (``results.same_build``: the same sha, both plain)."""
-    others = m.BuildSummary.objects.filter(machine_class=machine_class).exclude(build_id=build_id)
-    sha, overrides = m.Build.objects.filter(pk=build_id).values_list("git_sha", "overrides").first() or ("unknown", {})
-    if sha != "unknown" and not overrides:
-        others = others.exclude(build__git_sha=sha, build__overrides={})
-    if after:
-        same = others.filter(ordered_at=ordered_at, build_id__gt=build_id).order_by("build_id")
-        later = others.filter(ordered_at__gt=ordered_at).order_by("ordered_at", "build_id")
-        return same.values_list("build_id", flat=True).first() or later.values_list("build_id", flat=True).first()
-    same = others.filter(ordered_at=ordered_at, build_id__lt=build_id).order_by("-build_id")
-    earlier = others.filter(ordered_at__lt=ordered_at).order_by("-ordered_at", "-build_id")
-    return same.values_list("build_id", flat=True).first() or earlier.values_list("build_id", flat=True).first()
-
-
 def build_summary_refresh(*, build_id: int, machine_class: str, models: SimpleNamespace | None = None) -> None:
-    """Recompute the summary rows of ``build_id`` on ``machine_class``, then the comparison of
-    the build after it.
+    """Recompute the summary rows of ``build_id`` on ``machine_class``.
 
-    Locks the build row (and the next build's) first, in build order: two ingests of one build
-    refresh one after the other, and the second sees the first's committed results. ``models``
-    lets a migration pass its historical models.
+    Locks the build row first: two ingests of one build refresh one after the other, and the
+    second sees the first's committed results. ``models`` lets a migration pass its historical models.
     """
     m = models or _models()
     with transaction.atomic():
@@ -102,8 +83,6 @@ def build_summary_refresh(*, build_id: int, machine_class: str, models: SimpleNa
                 "speedup_geomean": geomean(r["speedup"] for r in everything if r["status"] == PASS),
             },
         )
-        previous = _neighbour(m, build_id=build_id, machine_class=machine_class, ordered_at=ordered_at, after=False)
-        against = versus(_cases(m, build_id=previous, machine_class=machine_class), cases) if previous else {}
         by_config: dict[int, list[dict]] = {}
         for row in everything:
             by_config.setdefault(row["config_id"], []).append(row)
@@ -111,7 +90,7 @@ def build_summary_refresh(*, build_id: int, machine_class: str, models: SimpleNa
             [
                 m.ConfigSummary(
                     build_id=build_id, machine_class=machine_class, config_id=config_id, ordered_at=ordered_at,
-                    previous_build_id=previous, versus_previous=against.get(config_id, {}), **aggregate(config_rows),
+                    **aggregate(config_rows),
                 )
                 for config_id, config_rows in sorted(by_config.items())
             ]
@@ -119,10 +98,6 @@ def build_summary_refresh(*, build_id: int, machine_class: str, models: SimpleNa
         if dynamic:
             dynamic.objects.bulk_create(_dynamic_summaries(m, build_id=build_id, machine_class=machine_class,
                                                            ordered_at=ordered_at, cases=cases))
-        following = _neighbour(m, build_id=build_id, machine_class=machine_class, ordered_at=ordered_at, after=True)
-        if following:
-            list(m.Build.objects.select_for_update().filter(pk=following).values_list("pk"))
-            _versus_refresh(m, build_id=following, previous=build_id, previous_cases=cases, machine_class=machine_class)
 
 
 def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, cases: dict[int, dict]) -> list:
@@ -152,15 +127,6 @@ def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, case
                                     ordered_at=ordered_at, pairs=pairs, gaps={p.workload: p.gap for p in built},
                                     geomean_gap=geomean_gap, geomean_compile_ratio=geomean_compile_ratio))
     return out
-
-
-def _versus_refresh(m, *, build_id: int, previous: int, previous_cases: dict, machine_class: str) -> None:
-    against = versus(previous_cases, _cases(m, build_id=build_id, machine_class=machine_class))
-    rows = list(m.ConfigSummary.objects.filter(build_id=build_id, machine_class=machine_class))
-    for row in rows:
-        row.previous_build_id = previous
-        row.versus_previous = against.get(row.config_id, {})
-    m.ConfigSummary.objects.bulk_update(rows, ["previous_build", "versus_previous"])
 
 
 def summaries_refresh_all(*, models: SimpleNamespace | None = None) -> int:

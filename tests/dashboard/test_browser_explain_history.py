@@ -104,6 +104,14 @@ def test_the_workload_page_draws_each_phase_and_the_run_page_its_cost(history, b
     assert all(n == 10 for _, n, _ in lines)
     assert 3.9 < lines[-1][2] < 4.1
     assert page.locator("#series-phases-warm").count() == 1
+    # the explain engineer's report: the legend (seven lines and the finding) overlapped the title
+    for chart in ("series-phases-cold", "series-phases-warm"):
+        title, legend = (page.locator(f"#{chart} {part}").bounding_box() for part in (".gtitle", ".legend"))
+        apart = (legend["x"] >= title["x"] + title["width"] or title["x"] >= legend["x"] + legend["width"]
+                 or legend["y"] >= title["y"] + title["height"] or title["y"] >= legend["y"] + legend["height"])
+        assert apart, f"{chart}: legend {legend} overlaps title {title}"
+        plot = page.locator(f"#{chart} .nsewdrag").bounding_box()  # nor does it cover the plot
+        assert legend["x"] >= plot["x"] + plot["width"] or legend["y"] + legend["height"] <= plot["y"], (chart, legend, plot)
     # the kernel phase's finding is marked at its first bad build (the 9th of 10)
     marker = page.evaluate("() => document.getElementById('series-phases-cold').data.filter(t => t.name === 'detected change')"
                            ".map(t => [t.x.length, t.text])")

@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from dashboard.api import selectors
 from dashboard.api.exceptions import FieldError
 from dashboard.api.filters import ResultFilter
-from dashboard.api.serializers import ResultDetailSerializer, ResultSerializer
+from dashboard.api.result_serializers import ResultDetailSerializer, ResultSerializer
 from dashboard.api.views.common import READ_ERRORS, ApiListView, ApiView, paged
 from dashboard.results.models import Result
 
@@ -25,11 +25,11 @@ class ResultListView(ApiListView):
 
 
 class ResultDetailView(ApiView):
-    @extend_schema(operation_id="results_retrieve", summary="One result, with its timing samples",
+    @extend_schema(operation_id="results_retrieve", summary="One result, with its timing samples, environment and whole kernel profile",
                    responses={200: ResultDetailSerializer, **READ_ERRORS}, tags=["results"])
     def get(self, request, result_id: int):
         try:
             result = selectors.result_get(result_id=result_id)
         except Result.DoesNotExist:
             raise FieldError("result_id", f"no result {result_id}", 404) from None
-        return Response(ResultDetailSerializer(result).data)
+        return Response(ResultDetailSerializer(result, context={"request": request}).data)

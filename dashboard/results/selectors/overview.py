@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from contract import comparison
 from contract.comparison import BETTER, SAME, TOO_NOISY, WORSE
@@ -138,18 +138,33 @@ def figure_cell(figure: Figure, value: float | None, cases: list[tuple[dict, dic
 # Open regressions per config id of a machine class's build (``regressions.selectors.open_regression_counts``):
 # passed in by the page, results imports no app above it.
 RegressionCounts = Callable[..., dict[int, int]]
-# /compare/'s noise bands of a pair of builds (``regressions.services.noise_bands.noise_bands_for_compare``:
-# machine_class=, base=, head= -> series id -> per timed metric its 95 % band), passed in by the page.
-ClassBands = Callable[..., Callable[[int], dict[str, float]]]
+# Per config id, the judged cells of a pair of builds: (cases present in both, one Cell per figure
+# without its value), as ``class_cells`` judges them (``regressions.services.home_cells.home_cells``:
+# machine_class=, base=, head= -> stored after the pipeline stores the noise bands), passed in by the page.
+ClassCells = Callable[..., dict[int, tuple[int, list[Cell]]]]
+
+
+def class_cells(*, machine_class: str, base_id: int, head_id: int, bands: Callable[[int], dict],
+                config_ids: list[int] | None = None) -> dict[int, tuple[int, list[Cell]]]:
+    """Per configuration, its figures' change from build ``base_id`` to ``head_id`` over the cases
+    present in both (``figure_cell``, without the head's own value), judged from the two builds'
+    cases (two reads, one per build, ``pairs.case_pairs``) and their series' noise ``bands``
+    (/compare/'s for this pair); ``config_ids``: of those configurations only."""
+    pairs = case_pairs(base_id=base_id, head_id=head_id, machine_class=machine_class,
+                       metrics=FIGURE_COLUMNS, config_ids=config_ids, fields=CASE_FIELDS)
+    by_config: dict[int, list[tuple[dict, dict]]] = {}
+    for _, o, n in pairs.both:
+        by_config.setdefault(n["config_id"], []).append((o, n))
+    return {config_id: (len(cases), [figure_cell(figure, None, cases, bands) for figure in FIGURES])
+            for config_id, cases in by_config.items()}
 
 
 def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids: list[int] | None = None,
-                   open_regressions: RegressionCounts | None = None, noise_bands: ClassBands | None = None) -> ClassOverview | None:
+                   open_regressions: RegressionCounts | None = None, cells: ClassCells | None = None) -> ClassOverview | None:
     """The latest build of a class: per configuration, its figures (``ConfigSummary``) and their
-    change against the previous build over the cases present in both, judged on read
-    (``figure_cell``) from the two builds' cases (two reads, one per build, ``pairs.case_pairs``) and
-    their series' noise bands (``noise_bands``: /compare/'s for this pair, one stored row; none
-    without it: each case's own stated noise and the thresholds); each row's open regressions from
+    change against the previous build over the cases present in both: ``cells`` (the page's: stored
+    by the pipeline, ``regressions.services.home_cells``), else judged here by ``class_cells`` without
+    noise bands (each case's own stated noise and the thresholds); each row's open regressions from
     ``open_regressions`` (none without it)."""
     latest = build_summary_latest(machine_class=machine_class)
     if latest is None:
@@ -163,34 +178,32 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
                         copy=build_summary_copy(summary=latest) if previous is None else None)
     if previous is None and out.copy is None:
         out.elsewhere = build_summary_elsewhere(summary=latest)
-    by_config: dict[int, list[tuple[dict, dict]]] = {}
-    bands: Callable[[int], dict] = lambda series_id: {}  # noqa: E731
+    judged: dict[int, tuple[int, list[Cell]]] = {}
     if previous is not None:
-        pairs = case_pairs(base_id=previous.build_id, head_id=latest.build_id, machine_class=machine_class,
-                           metrics=FIGURE_COLUMNS, config_ids=config_ids, fields=CASE_FIELDS)
-        for _, o, n in pairs.both:
-            by_config.setdefault(n["config_id"], []).append((o, n))
-        if noise_bands is not None and by_config:
-            bands = noise_bands(machine_class=machine_class, base=previous.build, head=latest.build)
+        judged = (cells(machine_class=machine_class, base=previous.build, head=latest.build) if cells is not None else
+                  class_cells(machine_class=machine_class, base_id=previous.build_id, head_id=latest.build_id,
+                              bands=lambda series_id: {}, config_ids=config_ids))
     for summary in sorted(rows, key=lambda s: config_label(configs[s.config_id])):
-        cases = by_config.get(summary.config_id, [])
-        cells = [figure_cell(figure, figure_value(summary, figure), cases, bands) for figure in FIGURES]
+        common, changes = judged.get(summary.config_id, (0, None))
+        values = [figure_value(summary, figure) for figure in FIGURES]
+        row_cells = ([replace(cell, value=value) for cell, value in zip(changes, values)] if changes is not None
+                     else [Cell(figure=figure, value=value) for figure, value in zip(FIGURES, values)])
         out.rows.append(
             ConfigRow(
                 config=configs[summary.config_id], label=config_label(configs[summary.config_id]), cases=summary.cases,
-                common=len(cases), cells=cells, open_regressions=regressions.get(summary.config_id, 0),
+                common=common, cells=row_cells, open_regressions=regressions.get(summary.config_id, 0),
             )
         )
     return out
 
 
 def overview_list(*, config_ids: list[int] | None = None, open_regressions: RegressionCounts | None = None,
-                  noise_bands: ClassBands | None = None) -> list[ClassOverview]:
+                  cells: ClassCells | None = None) -> list[ClassOverview]:
     """One block per machine class, the class with the newest build first; ``config_ids``
     limits the rows to some configurations."""
     configs = {c.id: c for c in Config.objects.all()}
     blocks = (overview_class(machine_class=mc, configs=configs, config_ids=config_ids, open_regressions=open_regressions,
-                             noise_bands=noise_bands)
+                             cells=cells)
               for mc in machine_class_list())
     return [b for b in blocks if b is not None]
 

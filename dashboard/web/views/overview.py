@@ -3,7 +3,7 @@ from django.urls import reverse
 
 from dashboard.regressions.selectors import open_regression_counts
 from contract.case_config import SHORT, SHOWN_AXES, allowed
-from dashboard.regressions.services.noise_bands import noise_bands_for_compare
+from dashboard.regressions.services.home_cells import home_cells
 from dashboard.results.models import Config, Workload
 from dashboard.results.selectors.builds import builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, config_lookups, range_since
@@ -24,7 +24,7 @@ def overview(request):
     wanted = {axis: params.choice(request, SHORT[axis], allowed(axis)) for axis in SHOWN_AXES}
     config_ids = list(Config.objects.filter(**config_lookups("", **{k: v for k, v in wanted.items() if v})).values_list("id", flat=True))
 
-    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, noise_bands=noise_bands_for_compare)
+    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, cells=home_cells)
     for block in blocks:
         block.suites = suite_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids)
     trends = None

@@ -2,19 +2,22 @@
 the findings and their triage are the regressions app's (its selectors and services)."""
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpResponseForbidden, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from dashboard.regressions.board import board_groups, board_order, board_table, remeasurements_shown
-from dashboard.regressions.forms import TriageForm
+from dashboard.regressions.forms import BisectForm, TriageForm
 from dashboard.regressions.models import Regression
 from dashboard.regressions.selectors import detection_failures_recent, regression_list, remeasurement_list_pending
 from dashboard.regressions.selectors_bisect import bisection_busy, bisection_latest, bisection_view
 from dashboard.regressions.services import regression_triage
+from dashboard.regressions.services.bisect import BisectError, bisection_cancel, bisection_start
 from dashboard.results.selectors.builds import machine_class_list
 from dashboard.web import params
 from dashboard.web.export import export_format, table_response
@@ -23,6 +26,10 @@ STATUS_FILTERS = ["open", "all", *Regression.Status.values]
 KIND_FILTERS = ["regression", "improvement", "all"]
 PAGE_SIZE = 100
 EXPORT_LIMIT = 10_000
+# Who may press "Bisect" and "Cancel": the model permissions of a bisection (a superuser has both);
+# the API asks a write token instead (docs/bisect.md).
+BISECT_PERMISSION = "regressions.add_bisection"
+CANCEL_PERMISSION = "regressions.change_bisection"
 
 
 @params.answers_bad_parameters
@@ -69,7 +76,58 @@ def regression_detail_page(request, regression_id: int):
         "running": bool(bisection and bisection_busy(bisection=bisection)),
         "noise_text": f"{bisection.result['noise']:.1%}" if bisection and bisection.result.get("noise") else "",
         "culprit_commits": "...".join(sha[:12] for sha in regression.culprit_range.split("...")),
+        "can_bisect": request.user.has_perm(BISECT_PERMISSION),
+        "can_cancel": request.user.has_perm(CANCEL_PERMISSION), "default_attempts": settings.BISECT_ATTEMPTS,
     })
+
+
+def regression_bisect(request, regression_id: int):
+    """POST: the "Bisect" button; the same service and answers as ``POST /api/v1/regressions/<id>/bisect/``
+    (docs/bisect.md): 400 naming the field, 409 naming ``status`` while one runs; nothing written then."""
+    regression = _bisect_target(request, regression_id, BISECT_PERMISSION)
+    if not isinstance(regression, Regression):
+        return regression
+    form = BisectForm(request.POST)
+    if not form.is_valid():
+        return _bad_bisect(request, regression, {field: "; ".join(errs) for field, errs in form.errors.items()}, 400)
+    limits = {name: value for name, value in form.cleaned_data.items() if value is not None}
+    try:
+        bisection_start(regression=regression, requested_by=request.user.get_username(), **limits)
+    except BisectError as exc:
+        return _bad_bisect(request, regression, {exc.field: exc.message}, 409 if exc.field == "status" else 400)
+    messages.success(request, f"bisection of regression {regression.id} started")
+    return redirect("regressions:detail", regression_id=regression.id)
+
+
+def regression_bisect_cancel(request, regression_id: int):
+    """POST: the "Cancel" button while a bisection runs (as ``DELETE /api/v1/regressions/<id>/bisect/``)."""
+    regression = _bisect_target(request, regression_id, CANCEL_PERMISSION)
+    if not isinstance(regression, Regression):
+        return regression
+    found = bisection_latest(regression_id=regression.id)
+    if found is None or found.status != found.Status.RUNNING:
+        return _bad_bisect(request, regression, {"regression_id": f"regression {regression.id} has no running bisection"}, 409)
+    bisection_cancel(bisection_id=found.id, cancelled_by=request.user.get_username())
+    messages.success(request, f"bisection of regression {regression.id} cancelled")
+    return redirect("regressions:detail", regression_id=regression.id)
+
+
+def _bisect_target(request, regression_id: int, permission: str):
+    """The regression a bisect button acts on, or the answer that refuses it (sign in, 403, 404, 405)."""
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    if not request.user.is_authenticated:
+        return redirect_to_login(reverse("regressions:detail", args=[regression_id]))
+    if not request.user.has_perm(permission):
+        return HttpResponseForbidden(f"bisecting needs the permission {permission}")
+    regression = regression_list().filter(pk=regression_id).first()
+    if regression is None:
+        raise Http404(f"no regression {regression_id}")
+    return regression
+
+
+def _bad_bisect(request, regression, errors: dict, status: int):
+    return render(request, "regressions/bisect_error.html", {"r": regression, "errors": errors}, status=status)
 
 
 def _triage(request):

@@ -113,7 +113,17 @@
           hovertemplate: "%{text}<br>build %{customdata}<extra></extra>" });
       }
       var extras = chart.markers.length + (chart.host ? chart.host.length : 0);
-      draw(el, traces, base({ title: { text: chart.title, font: { size: 13 }, x: 0.01, xanchor: "left" }, xaxis: buildAxis(spec.x), yaxis: Object.assign({ title: { text: chart.unit } }, chart.from_zero ? { rangemode: "tozero", tickformat: ",.3~g" } : {}), showlegend: chart.lines.length > 1 || extras > 0 })).then(function () {
+      // A crowded legend (the phase charts: a line per phase and the total) wraps into rows above the
+      // plot, over the title: the title gets the top line and the legend's rows the space below it.
+      var entries = traces.filter(function (t) { return t.showlegend !== false; }).length;
+      var title = { text: chart.title, font: { size: 13 }, x: 0.01, xanchor: "left" };
+      var crowded = {};
+      if (entries > 4) {
+        var rows = Math.ceil(entries / Math.max(1, Math.floor((el.clientWidth - 40) / 170)));
+        title = Object.assign(title, { yref: "container", y: 1, yanchor: "top", pad: { t: 8 } });
+        crowded = { margin: { t: 34 + 22 * rows, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" } };
+      }
+      draw(el, traces, base(Object.assign({ title: title, xaxis: buildAxis(spec.x), yaxis: Object.assign({ title: { text: chart.unit } }, chart.from_zero ? { rangemode: "tozero", tickformat: ",.3~g" } : {}), showlegend: chart.lines.length > 1 || extras > 0 }, crowded))).then(function () {
         el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
       });
     });
