@@ -302,11 +302,16 @@ class RunRequestSerializer(OverridesInput):
                                       help_text="workload names (hf:BertForMaskedLM@batch) or suites standing for their "
                                       "workloads (core, hf, timm, torchvision, dist, all: docs/families.md); default: the core suite")
     modes = serializers.ListField(child=serializers.ChoiceField(COMPILE_MODES), required=False, allow_null=True, default=None,
-                                  max_length=4, help_text="default: all four on a GPU class, default on cpu")
+                                  max_length=len(COMPILE_MODES),
+                                  help_text="default: the four torch.compile modes on a GPU class, default on cpu; the "
+                                            "compile paths (export, aot_inductor, cpp_wrapper, freezing) run when named")
     regimes = serializers.ListField(child=serializers.ChoiceField(SHAPE_REGIMES), required=False, allow_null=True,
                                     default=None, max_length=3, help_text="default: static, backed, unbacked")
     dtypes = serializers.ListField(child=serializers.ChoiceField(DTYPES), required=False, allow_null=True, default=None,
                                    max_length=5, help_text="default: each workload's first dtype")
+    dims = serializers.ListField(child=StrictCharField(max_length=100), required=False, allow_null=True, default=None,
+                                 max_length=16, help_text="dynamic dims to mark, by role (batch, sequence) or name "
+                                                          "(input_ids:1); default: every declared dim (docs/case-config.md)")
     timeout_s = serializers.FloatField(min_value=1, max_value=86400, required=False, allow_null=True, default=None,
                                        help_text="seconds per case phase (default: the server's DISPATCH_CASE_TIMEOUT_S)")
     reason = serializers.ChoiceField(RUN_REASONS, default=REQUEST_DEFAULT,

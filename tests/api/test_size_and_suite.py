@@ -108,3 +108,21 @@ def test_manage_py_commands_and_the_schedule_take_size_and_suite():
     legacy = Run.objects.get(pk=scheduled_run(build=build_ref(build), machine_class="cpu", suite="full", workloads=[QUICK],
                                               regimes=["static"]))
     assert legacy.size == "full" and legacy.cases_expected == 1
+
+
+def test_a_run_request_takes_dims_and_refuses_a_bad_one_naming_it(writer, registered, monkeypatch, django_capture_on_commit_callbacks):
+    """``dims`` through the API as through the service (docs/case-config.md, "Which dims")."""
+    from dashboard.dispatch import broker
+    from dashboard.dispatch.models import CaseTask
+
+    monkeypatch.setattr(broker, "case_send", lambda **call: "task")
+    with django_capture_on_commit_callbacks(execute=True):
+        created = writer.post("/api/v1/runs/", {"build": BODY["build"], "machine_class": "cpu", "workloads": ["mlp_loop"],
+                                                "regimes": ["unbacked"], "dims": ["batch"]}, format="json")
+    assert created.status_code == 201, created.json()
+    assert Run.objects.get(pk=created.json()["id"]).matrix["dims"] == ["batch"]
+    assert list(CaseTask.objects.values_list("spec__dims", flat=True)) == [["batch"]]
+    for bad in (["a/b"], "batch", [3]):
+        refused = writer.post("/api/v1/runs/", {**BODY, "workloads": ["mlp_loop"], "dims": bad}, format="json")
+        assert refused.status_code == 400 and [f.split(".")[0] for f in fields(refused)] == ["dims"], refused.json()
+    assert Run.objects.count() == 1
