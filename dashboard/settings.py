@@ -258,6 +258,8 @@ SPECTACULAR_SETTINGS = {
         "ResultStatusEnum": "contract.document.RESULT_STATUSES",
         "RegressionStatusEnum": "dashboard.api.serializers.REGRESSION_STATUSES",
         "RegressionStatusFilterEnum": "dashboard.api.serializers.REGRESSION_STATUS_FILTERS",
+        "RegressionKindEnum": "dashboard.api.serializers.REGRESSION_KINDS",
+        "BisectionKindEnum": "dashboard.api.serializers.BISECTION_KINDS",
     },
 }
 

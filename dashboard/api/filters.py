@@ -14,7 +14,7 @@ from drf_spectacular.utils import extend_schema_field
 from contract.case_config import AXIS_NAMES, allowed
 from contract.vocabulary import MACHINE_CLASS_PATTERN, SIZES
 from dashboard.api.exceptions import FieldError
-from dashboard.api.serializers import BUILD_REF_HELP, REGRESSION_FINDINGS, REGRESSION_STATUS_FILTERS
+from dashboard.api.serializers import BUILD_REF_HELP, REGRESSION_FINDINGS, REGRESSION_KINDS, REGRESSION_STATUS_FILTERS
 from dashboard.results.models import Build, Result, Run, Series
 from dashboard.results.selectors.build_refs import build_resolve
 from dashboard.results.selectors.common import Ambiguous, NotFound, config_fields
@@ -180,7 +180,7 @@ class RegressionFilter(StrictFilterSet):
     build = TextFilter(max_length=160, help_text=f"the first bad build; {BUILD_REF_HELP}")
     workload = TextFilter(max_length=200)
     machine_class = machine_class_filter("machine_class")
-    kind = filters.ChoiceFilter(choices=_choices(["regression", "improvement"]))
+    kind = filters.ChoiceFilter(choices=_choices(REGRESSION_KINDS))
     metric = TextFilter(max_length=64)
     finding = filters.ChoiceFilter(choices=_choices(REGRESSION_FINDINGS))
 

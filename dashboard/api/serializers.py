@@ -25,6 +25,8 @@ REGRESSION_STATUS_FILTERS = ["open", *REGRESSION_STATUSES]
 REGRESSION_FINDINGS = ["change_point", "started_failing", "status_changed", "new_graph_break", "more_graph_breaks",
                        "new_recompile_reason", "more_recompiles", "dynamic_gap"]
 METRIC_CHOICES = [m.name for m in METRICS]
+REGRESSION_KINDS = ["regression", "improvement"]  # named in the OpenAPI schema (settings ENUM_NAME_OVERRIDES)
+BISECTION_KINDS = ["builds", "overrides"]  # a regression's builds, or a variant's overrides (docs/bisect.md)
 
 
 def _string_only(data):
@@ -487,7 +489,7 @@ class RegressionSerializer(FindingNumbersFields):
     series = SeriesSerializer()
     metric = StrictCharField()
     finding = serializers.ChoiceField(choices=REGRESSION_FINDINGS)
-    kind = serializers.ChoiceField(choices=["regression", "improvement"])
+    kind = serializers.ChoiceField(choices=REGRESSION_KINDS)
     cause = serializers.SerializerMethodField(help_text="the likeliest cause: the compile phase, kernel or graph break that "
                                               "accounts for most of the change (kind, name, share, text, before_result, "
                                               "after_result; GET /api/v1/explain/<before_result>/<after_result>/ for the rest), "
@@ -616,7 +618,7 @@ class VerdictSerializer(serializers.Serializer):
 class BisectRequestSerializer(serializers.Serializer):
     """``POST /api/v1/regressions/<id>/bisect/`` (docs/bisect.md); limits default to the server's."""
 
-    kind = serializers.ChoiceField(choices=["builds", "overrides"], default="builds",
+    kind = serializers.ChoiceField(choices=BISECTION_KINDS, default="builds",
                                    help_text="builds: between last good and first bad; overrides: the first bad build's overrides")
     attempts = serializers.IntegerField(min_value=1, max_value=20, required=False, help_text="runs per build before deciding")
     max_attempts = serializers.IntegerField(min_value=1, max_value=50, required=False, help_text="runs per build at most")
@@ -629,7 +631,7 @@ class BisectionSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=["running", "done", "not_reproduced", "inconclusive", "failed", "cancelled"])
-    kind = serializers.ChoiceField(choices=["builds", "overrides"])
+    kind = serializers.ChoiceField(choices=BISECTION_KINDS)
     metric = serializers.CharField()
     requested_by = serializers.CharField()
     created_at = serializers.DateTimeField()
