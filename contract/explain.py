@@ -189,16 +189,49 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.3g} s"
 
 
+def _kernel_contributions(kernels: list[dict]) -> tuple[list[tuple[dict, float]], float, int, int]:
+    """(kernel, ms a call it moved) for kernels on both sides, and the time of the kernels that
+    appeared or went (a new kernel adds its time, a gone one takes its time away; a renamed pair
+    is one kernel): (moved, replaced net ms, new count, gone count)."""
+    by_name = {k["name"]: k for k in kernels}
+    moved: list[tuple[dict, float]] = []
+    replaced, new, gone = 0.0, 0, 0
+    for k in kernels:
+        if k["status"] == "renamed":
+            if k.get("renamed_to") and k.get("before_ms") is not None:
+                after = (by_name.get(k["renamed_to"]) or {}).get("after_ms")
+                if after is not None:
+                    moved.append((k, after - k["before_ms"]))
+        elif k["status"] == "new" and k.get("after_ms"):
+            replaced, new = replaced + k["after_ms"], new + 1
+        elif k["status"] == "gone" and k.get("before_ms"):
+            replaced, gone = replaced - k["before_ms"], gone + 1
+        elif k.get("delta_ms"):
+            moved.append((k, k["delta_ms"]))
+    return moved, replaced, new, gone
+
+
 def _kernel_cause(kernels: list[dict], slower: bool) -> dict | None:
-    moved = [k for k in kernels if k["delta_ms"] and (k["delta_ms"] > 0) == slower]
+    """The kernel whose time moved most in the metric's direction, or, where that is more, the
+    kernels that appeared and went together (a fusion change splits or merges kernels: measured on
+    an H100 with inductor.max_fusion_size=1, bench/results/explain/)."""
+    moved, replaced, new, gone = _kernel_contributions(kernels)
+    along = [(k, d) for k, d in moved if (d > 0) == slower]
+    total = sum(d for _, d in along) + (replaced if (replaced > 0) == slower and replaced else 0.0)
+    top = max(along, key=lambda kd: abs(kd[1]), default=None)
+    if replaced and (replaced > 0) == slower and (top is None or abs(replaced) > abs(top[1])):
+        return {"kind": "kernel", "name": "kernels new and gone", "share": replaced / total if total else None,
+                "text": f"profiled kernels {new} new and {gone} gone (fused differently): "
+                        f"{replaced:+.4g} ms a call, {replaced / total:.0%} of the profiled kernels' change"}
+    if top is not None:
+        k, delta = top
+        after = k["after_ms"] if k["status"] != "renamed" else k["before_ms"] + delta
+        code = " (its code changed)" if k.get("code_changed") else ""
+        renamed = f" (now {k['renamed_to']})" if k["status"] == "renamed" else ""
+        return {"kind": "kernel", "name": k["name"], "share": delta / total if total else None,
+                "text": f"{k['name']}{renamed}{code}: {k['before_ms']:.4g} -> {after:.4g} ms a call, "
+                        f"{delta / total:.0%} of the profiled kernels' change"}
     changed = [k for k in kernels if k["status"] in ("changed", "new", "gone")]
-    if moved:
-        total = sum(k["delta_ms"] for k in moved)
-        top = max(moved, key=lambda k: abs(k["delta_ms"]))
-        code = " (its code changed)" if top.get("code_changed") else ""
-        return {"kind": "kernel", "name": top["name"], "share": top["delta_ms"] / total if total else None,
-                "text": f"{top['name']}{code}: {top['before_ms']:.4g} -> {top['after_ms']:.4g} ms a call, "
-                        f"{top['delta_ms'] / total:.0%} of the profiled kernels' change"}
     if changed:
         names = ", ".join(k["name"] for k in changed[:3])
         return {"kind": "kernel", "name": changed[0]["name"], "share": None,
@@ -216,7 +249,7 @@ def likeliest_cause(report: dict, metric: str | None, before: dict, after: dict)
     if metric in COMPILE_METRICS:
         return _phase_cause(report["phases"], COMPILE_METRICS[metric])
     if metric in KERNEL_METRICS:
-        slower = metric == "compiled_latency_ms"
+        slower = True  # compiled got slower: a lower speedup or a higher latency
         if metric == "speedup" and (metrics_b.get("speedup") or 0) > (metrics_a.get("speedup") or 0):
             slower = False
         elif metric == "compiled_latency_ms" and (metrics_b.get(metric) or 0) < (metrics_a.get(metric) or 0):

@@ -39,6 +39,10 @@ PHASES: tuple[Phase, ...] = (
     # the main thread waits for the rest when it loads the output code (load_by_key_path holds
     # async_compile.wait). Per-kernel compile_file times overlap (threads) and are not a phase.
     Phase("kernel_compile", "kernel compile wait and load", (KERNEL_KEY,)),
+    # The first compiled call's wall time outside every record above (``with_first_run``): the run
+    # itself and what happens at the first launch, such as Triton's autotuning and coordinate descent
+    # tuning (measured on an H100: +3.8 s with inductor.coordinate_descent_tuning, bench/results/explain/).
+    Phase("first_run", "first run and launch-time tuning", ()),
 )
 PHASE_NAMES: tuple[str, ...] = tuple(p.name for p in PHASES)
 BY_NAME: dict[str, Phase] = {p.name: p for p in PHASES}
@@ -86,6 +90,20 @@ def derive_phases(records: dict[str, float]) -> tuple[float | None, dict[str, fl
         less = sum(v for v in (_first(records, k) for k in phase.minus) if v is not None)
         phases[phase.name] = round(max(0.0, sum(found) - less), 6)
     return (round(total, 6) if total is not None else None), phases
+
+
+def with_first_run(record: dict | None, first_call_s: float) -> dict | None:
+    """The compile record of a first call that lasted ``first_call_s``, its phases made to add up to
+    it: the part outside PyTorch's compile records becomes the ``first_run`` phase and ``total_s``
+    the first call's wall time (``records_total_s`` keeps the records' own total). A record without
+    a total (nothing compiled in the call, or this torch kept no records) is returned as it is."""
+    if not record or record.get("total_s") is None or not isinstance(record.get("phases"), dict):
+        return record
+    records_total = float(record["total_s"])
+    record["phases"]["first_run"] = round(max(0.0, first_call_s - records_total), 6)
+    record["records_total_s"] = records_total
+    record["total_s"] = round(max(first_call_s, records_total), 6)
+    return record
 
 
 def phase_problems(compile_phases: object) -> list[tuple[str, str]]:

@@ -45,8 +45,9 @@ class CompileRecordSerializer(serializers.Serializer):
     """One compile by phase (contract.phases): exclusive seconds per phase, the total, counts."""
 
     phases = serializers.DictField(child=serializers.FloatField(), required=False,
-                                   help_text="seconds per phase: dynamo, guards, aot_autograd, lowering, codegen, kernel_compile")
-    total_s = serializers.FloatField(required=False)
+                                   help_text="seconds per phase: dynamo, guards, aot_autograd, lowering, codegen, kernel_compile, first_run")
+    total_s = serializers.FloatField(required=False, help_text="the first call's wall time: the phases add up to it")
+    records_total_s = serializers.FloatField(required=False, help_text="PyTorch's own compile records' total")
     counts = serializers.DictField(child=serializers.IntegerField(), required=False,
                                    help_text="guards, graphs, kernels, cache_hits, cache_misses")
     source = serializers.CharField(required=False, help_text="which of torch's records were read")
