@@ -20,6 +20,7 @@ inductor/triton cache directory the cold phase filled; only the first compiled c
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import os
@@ -259,34 +260,47 @@ def _timing_environment(samples) -> dict:
 def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, atol: float, record: CaseRecord) -> bool:
     """For float16/bfloat16/amp: does compiled stay as close to a float64 run as eager does?
 
-    Only runs when the direct comparison failed (a third instance, in float64, costs memory). If
-    the float64 run itself fails, the direct comparison's verdict stands.
+    Only runs when the direct comparison failed. If the float64 run itself fails, the direct
+    comparison's verdict stands.
     """
     if eager.host_inputs is None:
         return False
     try:
-        fp64_output = _fp64_output(workload, spec, eager.host_inputs)
+        fp64_output, reference = _fp64_output(workload, spec, eager)
         verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol)
     except Exception as exc:  # noqa: BLE001 (whatever the fp64 check hits is recorded, not raised)
         record.environment["accuracy_fp64"] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
         return False
     finally:
         if spec.device == "cuda":
-            torch.cuda.empty_cache()  # the float64 instance is gone; give its memory back
+            torch.cuda.empty_cache()  # the float64 copy is gone; give its memory back
     record.environment["accuracy_fp64"] = {
         "passed": verdict.ok,
         "compiled_rmse": verdict.compiled_rmse,
         "eager_rmse": verdict.eager_rmse,
+        "reference": reference,
     }
     return verdict.ok
 
 
-def _fp64_output(workload, spec: CaseSpec, host_inputs: tuple) -> Any:
-    """Host copy of the output of a float64 instance (same seed) on float64 copies of the inputs."""
+def _fp64_output(workload, spec: CaseSpec, eager: EagerSide) -> tuple[Any, str]:
+    """(host copy of a float64 run's output on float64 copies of the inputs, how it was made).
+
+    As PyTorch's harness makes its float64 reference (a deep copy of the model it has, cast): the
+    eager instance's modules copied and cast to float64 (its low-precision weights upcast) and run
+    through ``Instance.rebind``; a workload without ``rebind`` is built again in float64 with the
+    same seed (its own float64 weights). The copy lives only for this call.
+    """
     fp64_spec = dataclasses.replace(spec, dtype="float64")
-    instance = build_instance(workload, fp64_spec)
-    output, _ = timed_first_call(instance.fn, inputs_as_fp64(host_inputs, spec.device), fp64_spec)
-    return output
+    inputs = inputs_as_fp64(eager.host_inputs, spec.device)
+    if eager.instance.rebind is not None and eager.instance.modules:
+        fn = eager.instance.rebind([copy.deepcopy(module).to(torch.float64) for module in eager.instance.modules])
+        reference = "eager weights in float64"
+    else:
+        fn = build_instance(workload, fp64_spec).fn
+        reference = "rebuilt in float64"
+    output, _ = timed_first_call(fn, inputs, fp64_spec)
+    return output, reference
 
 
 def _locate_graph_breaks(spec: CaseSpec, workload, eager: EagerSide, record: CaseRecord) -> None:
