@@ -14,6 +14,9 @@ Cold phase, in order (the result file is rewritten after each step that adds num
    phases (``compile_records``) and generated kernels were read around and after step 2.
 7. graph-break locations: ``torch._dynamo.explain`` on A, only when the compile broke the graph.
 
+On CUDA, steps 4-5 and 6b (and a float64 accuracy run) hold the GPU's exclusive lock
+(``gpu_lock``), so that other cases' processes on the same GPU compile meanwhile but never time.
+
 Warm phase: the same build, eager call and compile as the cold phase, in a new process whose
 inductor/triton cache directory the cold phase filled; only the first compiled call is timed.
 """
@@ -41,6 +44,7 @@ from runner.engine.dynamo_stats import (
 )
 from runner.engine.compile_records import CompileRecorder
 from runner.engine.failures import CaseFailure, classify
+from runner.engine.gpu_lock import DeviceLock
 from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
 from runner.engine.paths import deploy
@@ -173,11 +177,40 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     comparison = compare_outputs(compiled.first_output, eager.reference, rtol=rtol, atol=atol)
     record.metrics["accuracy_max_abs_error"] = comparison.max_abs_error
     record.metrics["accuracy_max_rel_error"] = comparison.max_rel_error
-    if not comparison.ok and not _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record):
-        record.status = "fail_accuracy"
-        record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
+    lock = DeviceLock.for_device(spec.device)  # on a GPU: one case at a time times (runner.engine.gpu_lock)
+    if not comparison.ok:
+        with lock.hold("accuracy"):
+            closer = _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record)
+        if not closer:
+            record.status = "fail_accuracy"
+            record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
+    record.environment.update(lock.environment())
     out.write(record, "accuracy")
 
+    with lock.hold("timing+memory"):
+        record.environment.update(lock.environment())
+        eager_call, compiled_call = _time_and_measure(spec, eager, compiled, probe, record, out)
+    record.environment.update(lock.environment())
+
+    if compiled.deployed.fixed_shapes:  # a static export or package takes only the shapes it was made for
+        record.environment["second_shape"] = f"not run: a static {spec.compile_mode} accepts only its example shapes"
+        out.write(record, "recompiles")
+    else:
+        _second_shape(spec, workload, compiled, record, out)
+
+    if spec.timing_budget.profile:  # one profiled call per side, after timing (docs/explain.md)
+        with lock.hold("profile"):
+            _profile(spec, record, eager_call, compiled_call, kernels, fingerprint_s)
+        record.environment.update(lock.environment())
+        out.write(record, "profile")
+
+    if counts.graph_break_count != 0:
+        _locate_graph_breaks(spec, workload, eager, record)
+
+
+def _time_and_measure(spec: CaseSpec, eager: EagerSide, compiled: CompiledSide, probe: MemoryProbe,
+                      record: CaseRecord, out: ResultFile) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """Timing (warm-up, interleaved blocks, the speedup) then each side's memory; the two calls."""
     eager_call = functools.partial(eager.fn, *eager.inputs)
     compiled_call = functools.partial(compiled.fn, *compiled.inputs)
     try:
@@ -201,19 +234,7 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     with failing_as("compile_error", "while measuring memory: "):
         record.metrics["compiled_peak_memory_bytes"] = footprint(compiled_resident, probe.transient_peak(compiled_call))
     out.write(record, "memory")
-
-    if compiled.deployed.fixed_shapes:  # a static export or package takes only the shapes it was made for
-        record.environment["second_shape"] = f"not run: a static {spec.compile_mode} accepts only its example shapes"
-        out.write(record, "recompiles")
-    else:
-        _second_shape(spec, workload, compiled, record, out)
-
-    if spec.timing_budget.profile:  # one profiled call per side, after timing (docs/explain.md)
-        _profile(spec, record, eager_call, compiled_call, kernels, fingerprint_s)
-        out.write(record, "profile")
-
-    if counts.graph_break_count != 0:
-        _locate_graph_breaks(spec, workload, eager, record)
+    return eager_call, compiled_call
 
 
 def _record_path(compiled: CompiledSide, record: CaseRecord) -> None:
