@@ -33,7 +33,15 @@ from typing import Any, Callable, Iterator
 import torch
 
 from runner.engine import compat, kernel_profile
-from runner.engine.accuracy import LOW_PRECISION, compare_outputs, inputs_as_fp64, judge_against_fp64, to_host, tolerances
+from runner.engine.accuracy import (
+    LOW_PRECISION,
+    compare_outputs,
+    inputs_as_fp64,
+    judge_against_fp64,
+    map_tensors,
+    to_host,
+    tolerances,
+)
 from runner.engine.dynamo_stats import (
     RecompileWatcher,
     breaks_from_counters,
@@ -173,17 +181,9 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     _record_path(compiled, record)
     out.write(record, "compile")
 
-    rtol, atol = tolerances(spec.dtype, compiled.instance.rtol, compiled.instance.atol)
-    comparison = compare_outputs(compiled.first_output, eager.reference, rtol=rtol, atol=atol)
-    record.metrics["accuracy_max_abs_error"] = comparison.max_abs_error
-    record.metrics["accuracy_max_rel_error"] = comparison.max_rel_error
     lock = DeviceLock.for_device(spec.device)  # on a GPU: one case at a time times (runner.engine.gpu_lock)
-    if not comparison.ok:
-        with lock.hold("accuracy"):
-            closer = _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record)
-        if not closer:
-            record.status = "fail_accuracy"
-            record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
+    with lock.hold("accuracy"):
+        _check_accuracy(spec, workload, eager, compiled, record)
     record.environment.update(lock.environment())
     out.write(record, "accuracy")
 
@@ -278,6 +278,20 @@ def _timing_environment(samples) -> dict:
     return timing
 
 
+def _check_accuracy(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, record: CaseRecord) -> None:
+    """Compiled's first output against eager's (on the case's device), and against a float64 run
+    where low precision fails the direct comparison."""
+    rtol, atol = tolerances(spec.dtype, compiled.instance.rtol, compiled.instance.atol)
+    comparison = compare_outputs(compiled.first_output, eager.reference, rtol=rtol, atol=atol, device=spec.device)
+    record.metrics["accuracy_max_abs_error"] = comparison.max_abs_error
+    record.metrics["accuracy_max_rel_error"] = comparison.max_rel_error
+    if not comparison.ok and not _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record):
+        record.status = "fail_accuracy"
+        record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
+    if spec.device == "cuda":
+        torch.cuda.empty_cache()  # the comparison's slices (and a float64 copy) are gone; give their memory back
+
+
 def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, atol: float, record: CaseRecord) -> bool:
     """For float16/bfloat16/amp: does compiled stay as close to a float64 run as eager does?
 
@@ -288,13 +302,10 @@ def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager: EagerSide, com
         return False
     try:
         fp64_output, reference = _fp64_output(workload, spec, eager)
-        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol)
+        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol, device=spec.device)
     except Exception as exc:  # noqa: BLE001 (whatever the fp64 check hits is recorded, not raised)
         record.environment["accuracy_fp64"] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
         return False
-    finally:
-        if spec.device == "cuda":
-            torch.cuda.empty_cache()  # the float64 copy is gone; give its memory back
     record.environment["accuracy_fp64"] = {
         "passed": verdict.ok,
         "compiled_rmse": verdict.compiled_rmse,
@@ -305,7 +316,7 @@ def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager: EagerSide, com
 
 
 def _fp64_output(workload, spec: CaseSpec, eager: EagerSide) -> tuple[Any, str]:
-    """(host copy of a float64 run's output on float64 copies of the inputs, how it was made).
+    """(a float64 run's output on float64 copies of the inputs, detached, left on the device, how it was made).
 
     As PyTorch's harness makes its float64 reference (a deep copy of the model it has, cast): the
     eager instance's modules copied and cast to float64 (its low-precision weights upcast) and run
@@ -320,8 +331,8 @@ def _fp64_output(workload, spec: CaseSpec, eager: EagerSide) -> tuple[Any, str]:
     else:
         fn = build_instance(workload, fp64_spec).fn
         reference = "rebuilt in float64"
-    output, _ = timed_first_call(fn, inputs, fp64_spec)
-    return output, reference
+    torch.manual_seed(spec.seed)
+    return map_tensors(fn(*inputs), torch.Tensor.detach), reference
 
 
 def _locate_graph_breaks(spec: CaseSpec, workload, eager: EagerSide, record: CaseRecord) -> None:

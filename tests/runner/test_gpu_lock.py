@@ -90,14 +90,14 @@ def test_a_cpu_case_takes_no_lock(tmp_path, monkeypatch):
     assert not (tmp_path / "locks").exists()
 
 
-def test_a_case_holds_the_lock_while_it_times_measures_memory_and_profiles_not_while_it_compiles(tmp_path, monkeypatch):
+def test_a_case_holds_the_lock_to_check_accuracy_time_measure_memory_and_profile_not_to_compile(tmp_path, monkeypatch):
     """The case's steps with a lock file as a GPU case has one (the lock is device-agnostic)."""
     path = lock_path("GPU-test", str(tmp_path))
     monkeypatch.setattr("runner.engine.case.DeviceLock.for_device", lambda device: DeviceLock(path))
     record = _tiny_case(tmp_path)
     assert record["status"] == "pass", record["error"]
     held = record["environment"]["gpu_lock"]
-    assert held["steps"] == ["timing+memory", "profile"] and held["file"] == str(path)
+    assert held["steps"] == ["accuracy", "timing+memory", "profile"] and held["file"] == str(path)
     ends = record["environment"]["phase_end_s"]
-    assert 0 < held["held_s"] <= ends["profile"] - ends["accuracy"]  # after the compile and its accuracy check
+    assert 0 < held["held_s"] <= ends["profile"] - ends["compile"]  # none of it while compiling
     assert record["environment"]["gpu_lock_wait_s"] < 1.0
