@@ -3,10 +3,17 @@
 # stream, each writing its run document after every case, so that a stream cut off by the time limit
 # keeps what it finished. Usage: bench/families_gpu.sh OUTDIR SECONDS 'NAME|ARGS' ...
 # e.g. 'hf-static|--workloads hf:BertForMaskedLM,hf:T5Small --regimes static'
+# Each case process on the GPU holds an exclusive lock on it while it times (runner/engine/gpu_lock.py:
+# $PTBENCH_GPU_LOCK_DIR, default the temp dir), so the streams overlap compiles, never timings; each
+# stream's inductor compiles get cores / streams worker threads (TORCHINDUCTOR_COMPILE_THREADS, unless
+# set) so that compiling streams leave the timing one's host thread a core.
 set -u
 out=$1; seconds=$2; shift 2
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
+threads=$(( $(nproc) / $# ))
+export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-$(( threads > 1 ? threads : 1 ))}
+echo "streams: $#, TORCHINDUCTOR_COMPILE_THREADS=$TORCHINDUCTOR_COMPILE_THREADS, lock dir: ${PTBENCH_GPU_LOCK_DIR:-temp dir}"
 for stream in "$@"; do
   name=${stream%%|*}; args=${stream#*|}
   # shellcheck disable=SC2086

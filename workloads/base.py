@@ -72,6 +72,11 @@ class Instance:
     # The training loss from ``modules[0]``'s output and the named inputs: what a distributed case
     # (runner.engine.distributed) differentiates around its wrapped model. None: not trainable there.
     loss: Callable[[Any, dict], torch.Tensor] | None = None
+    # ``fn`` over other modules (copies of ``modules``, in their order): the engine's float64
+    # reference runs ``rebind(float64 copies)`` instead of building a third instance
+    # (docs/explain.md, accuracy). Only for an ``fn`` whose first call leaves the weights as built
+    # (no optimizer step). None: the engine rebuilds the workload in float64.
+    rebind: Callable[[Sequence[torch.nn.Module]], Callable[..., Any]] | None = None
 
 
 class Workload(abc.ABC):

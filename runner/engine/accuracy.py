@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -29,19 +29,24 @@ def tolerances(dtype: str, rtol: float | None = None, atol: float | None = None)
     return (default_rtol if rtol is None else rtol, default_atol if atol is None else atol)
 
 
+def map_tensors(tree: Any, fn: Callable[[torch.Tensor], torch.Tensor]) -> Any:
+    """``tree`` with ``fn`` applied to every tensor; dataclass-like objects become dicts."""
+    if isinstance(tree, torch.Tensor):
+        return fn(tree)
+    if isinstance(tree, dict):
+        return {key: map_tensors(value, fn) for key, value in tree.items()}
+    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
+        return type(tree)(*(map_tensors(v, fn) for v in tree))
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(map_tensors(v, fn) for v in tree)
+    if hasattr(tree, "__dataclass_fields__"):
+        return {name: map_tensors(getattr(tree, name), fn) for name in tree.__dataclass_fields__}
+    return tree
+
+
 def to_host(tree: Any) -> Any:
     """A detached CPU copy of every tensor in ``tree``; everything else as it is."""
-    if isinstance(tree, torch.Tensor):
-        return tree.detach().to("cpu", copy=True)
-    if isinstance(tree, dict):
-        return {key: to_host(value) for key, value in tree.items()}
-    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-        return type(tree)(*(to_host(v) for v in tree))
-    if isinstance(tree, (list, tuple)):
-        return type(tree)(to_host(v) for v in tree)
-    if hasattr(tree, "__dataclass_fields__"):
-        return {name: to_host(getattr(tree, name)) for name in tree.__dataclass_fields__}
-    return tree
+    return map_tensors(tree, lambda tensor: tensor.detach().to("cpu", copy=True))
 
 
 def flatten(tree: Any, path: str = "output") -> Iterator[tuple[str, Any]]:
@@ -67,7 +72,54 @@ class Comparison:
     problem: str = ""  # the first mismatch, for the error excerpt
 
 
-def _tensor_errors(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float) -> tuple[bool, float, float, str]:
+# Elements per slice of a tensor compared at once: the float64 temporaries of a slice stay near
+# 128 MiB each however large the output (BertForMaskedLM's logits at batch 32: 500 M elements).
+CHUNK_ELEMENTS = 1 << 24
+
+
+def _slices(*tensors: torch.Tensor, device: str) -> Iterator[tuple[torch.Tensor, ...]]:
+    """Equal-shaped tensors, flattened, in slices of ``CHUNK_ELEMENTS`` on ``device``, in float64."""
+    flat = [t.reshape(-1) for t in tensors]
+    for start in range(0, flat[0].numel(), CHUNK_ELEMENTS):
+        yield tuple(t[start:start + CHUNK_ELEMENTS].to(device).to(torch.float64) for t in flat)
+
+
+@dataclass
+class _Tally:
+    """A floating tensor pair's comparison, slice by slice (the same figures as in one piece)."""
+
+    got_nans: int = 0
+    want_nans: int = 0
+    nans_differ: bool = False
+    infs_differ: bool = False
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    within: bool = True
+
+    def add(self, got: torch.Tensor, want: torch.Tensor, rtol: float, atol: float) -> None:
+        got_nan, want_nan = torch.isnan(got), torch.isnan(want)
+        self.got_nans += int(got_nan.sum())
+        self.want_nans += int(want_nan.sum())
+        if not torch.equal(got_nan, want_nan):
+            self.nans_differ = True
+            return
+        got = got.masked_fill(got_nan, 0.0)
+        want = want.masked_fill(want_nan, 0.0)
+        got_inf, want_inf = torch.isinf(got), torch.isinf(want)
+        if not torch.equal(got_inf, want_inf) or not torch.equal(got[got_inf], want[want_inf]):
+            self.infs_differ = True
+            return
+        got = got.masked_fill(got_inf, 0.0)
+        want = want.masked_fill(want_inf, 0.0)
+        diff = (got - want).abs()
+        self.max_abs = max(self.max_abs, float(diff.max()))
+        # Relative to the reference's magnitude, floored at atol so that near-zero references do not
+        # turn rounding into huge relative errors.
+        self.max_rel = max(self.max_rel, float((diff / want.abs().clamp_min(max(atol, 1e-12))).max()))
+        self.within = self.within and bool((diff <= atol + rtol * want.abs()).all())
+
+
+def _tensor_errors(actual: torch.Tensor, expected: torch.Tensor, rtol: float, atol: float, device: str) -> tuple[bool, float, float, str]:
     if actual.shape != expected.shape:
         return False, math.nan, math.nan, f"shape {tuple(actual.shape)} != eager {tuple(expected.shape)}"
     if not (expected.is_floating_point() or expected.is_complex()):
@@ -76,26 +128,15 @@ def _tensor_errors(actual: torch.Tensor, expected: torch.Tensor, rtol: float, at
         return equal, 0.0 if equal else math.nan, 0.0 if equal else math.nan, "" if equal else f"{differing} elements differ"
     if actual.numel() == 0:
         return True, 0.0, 0.0, ""
-    got = actual.to(torch.float64)
-    want = expected.to(torch.float64)
-    got_nan, want_nan = torch.isnan(got), torch.isnan(want)
-    if not torch.equal(got_nan, want_nan):
-        return False, math.nan, math.nan, f"NaN in {int(got_nan.sum())} compiled vs {int(want_nan.sum())} eager elements"
-    got = got.masked_fill(got_nan, 0.0)
-    want = want.masked_fill(want_nan, 0.0)
-    got_inf, want_inf = torch.isinf(got), torch.isinf(want)
-    if not torch.equal(got_inf, want_inf) or not torch.equal(got[got_inf], want[want_inf]):
+    tally = _Tally()
+    for got, want in _slices(actual, expected, device=device):
+        tally.add(got, want, rtol, atol)
+    if tally.nans_differ:
+        return False, math.nan, math.nan, f"NaN in {tally.got_nans} compiled vs {tally.want_nans} eager elements"
+    if tally.infs_differ:
         return False, math.nan, math.nan, "infinities differ"
-    got = got.masked_fill(got_inf, 0.0)
-    want = want.masked_fill(want_inf, 0.0)
-    diff = (got - want).abs()
-    max_abs = float(diff.max())
-    # Relative to the reference's magnitude, floored at atol so that near-zero references do not
-    # turn rounding into huge relative errors.
-    max_rel = float((diff / want.abs().clamp_min(max(atol, 1e-12))).max())
-    within = bool((diff <= atol + rtol * want.abs()).all())
-    problem = "" if within else f"max abs error {max_abs:.3g}, max rel error {max_rel:.3g} (rtol {rtol:g}, atol {atol:g})"
-    return within, max_abs, max_rel, problem
+    problem = "" if tally.within else f"max abs error {tally.max_abs:.3g}, max rel error {tally.max_rel:.3g} (rtol {rtol:g}, atol {atol:g})"
+    return tally.within, tally.max_abs, tally.max_rel, problem
 
 
 def _scalar_errors(actual: Any, expected: Any, rtol: float, atol: float) -> tuple[bool, float, float, str]:
@@ -107,8 +148,10 @@ def _scalar_errors(actual: Any, expected: Any, rtol: float, atol: float) -> tupl
     return ok, 0.0 if ok else math.nan, 0.0 if ok else math.nan, "" if ok else f"{actual!r} != eager {expected!r}"
 
 
-def compare_outputs(actual: Any, expected: Any, *, rtol: float, atol: float) -> Comparison:
-    """Compare two host pytrees (see ``to_host``): the compiled output against the eager reference."""
+def compare_outputs(actual: Any, expected: Any, *, rtol: float, atol: float, device: str = "cpu") -> Comparison:
+    """Compare two host pytrees (see ``to_host``): the compiled output against the eager reference,
+    the arithmetic on ``device`` (a case's GPU: seconds of host arithmetic on a large output are
+    milliseconds there), slice by slice."""
     got = list(flatten(actual))
     want = list(flatten(expected))
     got_paths = [p for p, _ in got]
@@ -121,7 +164,7 @@ def compare_outputs(actual: Any, expected: Any, *, rtol: float, atol: float) -> 
             if not (isinstance(e, torch.Tensor) and isinstance(a, torch.Tensor)):
                 leaf = (False, math.nan, math.nan, f"{type(a).__name__} != eager {type(e).__name__}")
             else:
-                leaf = _tensor_errors(a, e, rtol, atol)
+                leaf = _tensor_errors(a, e, rtol, atol, device)
         else:
             leaf = _scalar_errors(a, e, rtol, atol)
         leaf_ok, leaf_abs, leaf_rel, leaf_problem = leaf
@@ -139,8 +182,9 @@ def compare_outputs(actual: Any, expected: Any, *, rtol: float, atol: float) -> 
 LOW_PRECISION = ("float16", "bfloat16", "amp")
 
 
-def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
-    return float(torch.sqrt(torch.mean((a.to(torch.float64) - b.to(torch.float64)) ** 2)))
+def _rmse(a: torch.Tensor, b: torch.Tensor, device: str) -> float:
+    squares = sum(float(((x - y) ** 2).sum()) for x, y in _slices(a, b, device=device))
+    return math.sqrt(squares / a.numel())
 
 
 @dataclass(frozen=True)
@@ -150,11 +194,13 @@ class Fp64Verdict:
     eager_rmse: float
 
 
-def judge_against_fp64(actual: Any, expected: Any, fp64: Any, *, atol: float, multiplier: float = 2.0) -> Fp64Verdict:
+def judge_against_fp64(actual: Any, expected: Any, fp64: Any, *, atol: float, multiplier: float = 2.0,
+                       device: str = "cpu") -> Fp64Verdict:
     """Is compiled no more than ``multiplier`` times farther from float64 than eager is (per tensor)?
 
     ``atol / 10`` is added to the allowance so that an eager output that happens to match float64
-    exactly does not demand the same of compiled. All three pytrees must share a structure.
+    exactly does not demand the same of compiled. All three pytrees must share a structure; the
+    arithmetic runs on ``device``, where the float64 output may already be.
     """
     leaves = list(zip(flatten(actual), flatten(expected), flatten(fp64)))
     ok, worst_compiled, worst_eager = True, 0.0, 0.0
@@ -163,7 +209,7 @@ def judge_against_fp64(actual: Any, expected: Any, fp64: Any, *, atol: float, mu
             continue
         if a.shape != f.shape or e.shape != f.shape:
             return Fp64Verdict(False, math.inf, math.inf)
-        compiled_rmse, eager_rmse = _rmse(a, f), _rmse(e, f)
+        compiled_rmse, eager_rmse = _rmse(a, f, device), _rmse(e, f, device)
         worst_compiled, worst_eager = max(worst_compiled, compiled_rmse), max(worst_eager, eager_rmse)
         if not compiled_rmse <= multiplier * eager_rmse + atol / 10:  # NaN fails too
             ok = False

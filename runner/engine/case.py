@@ -14,12 +14,16 @@ Cold phase, in order (the result file is rewritten after each step that adds num
    phases (``compile_records``) and generated kernels were read around and after step 2.
 7. graph-break locations: ``torch._dynamo.explain`` on A, only when the compile broke the graph.
 
+On CUDA, steps 4-5 and 6b (and a float64 accuracy run) hold the GPU's exclusive lock
+(``gpu_lock``), so that other cases' processes on the same GPU compile meanwhile but never time.
+
 Warm phase: the same build, eager call and compile as the cold phase, in a new process whose
 inductor/triton cache directory the cold phase filled; only the first compiled call is timed.
 """
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import functools
 import os
@@ -29,7 +33,15 @@ from typing import Any, Callable, Iterator
 import torch
 
 from runner.engine import compat, kernel_profile
-from runner.engine.accuracy import LOW_PRECISION, compare_outputs, inputs_as_fp64, judge_against_fp64, to_host, tolerances
+from runner.engine.accuracy import (
+    LOW_PRECISION,
+    compare_outputs,
+    inputs_as_fp64,
+    judge_against_fp64,
+    map_tensors,
+    to_host,
+    tolerances,
+)
 from runner.engine.dynamo_stats import (
     RecompileWatcher,
     breaks_from_counters,
@@ -41,6 +53,7 @@ from runner.engine.dynamo_stats import (
 from contract.phases import with_first_run
 from runner.engine.compile_records import CompileRecorder
 from runner.engine.failures import CaseFailure, classify
+from runner.engine.gpu_lock import DeviceLock
 from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
 from runner.engine.paths import deploy
@@ -170,15 +183,36 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     _record_path(compiled, record)
     out.write(record, "compile")
 
-    rtol, atol = tolerances(spec.dtype, compiled.instance.rtol, compiled.instance.atol)
-    comparison = compare_outputs(compiled.first_output, eager.reference, rtol=rtol, atol=atol)
-    record.metrics["accuracy_max_abs_error"] = comparison.max_abs_error
-    record.metrics["accuracy_max_rel_error"] = comparison.max_rel_error
-    if not comparison.ok and not _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record):
-        record.status = "fail_accuracy"
-        record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
+    lock = DeviceLock.for_device(spec.device)  # on a GPU: one case at a time times (runner.engine.gpu_lock)
+    with lock.hold("accuracy"):
+        _check_accuracy(spec, workload, eager, compiled, record)
+    record.environment.update(lock.environment())
     out.write(record, "accuracy")
 
+    with lock.hold("timing+memory"):
+        record.environment.update(lock.environment())
+        eager_call, compiled_call = _time_and_measure(spec, eager, compiled, probe, record, out)
+    record.environment.update(lock.environment())
+
+    if compiled.deployed.fixed_shapes:  # a static export or package takes only the shapes it was made for
+        record.environment["second_shape"] = f"not run: a static {spec.compile_mode} accepts only its example shapes"
+        out.write(record, "recompiles")
+    else:
+        _second_shape(spec, workload, compiled, record, out)
+
+    if spec.timing_budget.profile:  # one profiled call per side, after timing (docs/explain.md)
+        with lock.hold("profile"):
+            _profile(spec, record, eager_call, compiled_call, kernels, fingerprint_s)
+        record.environment.update(lock.environment())
+        out.write(record, "profile")
+
+    if counts.graph_break_count != 0:
+        _locate_graph_breaks(spec, workload, eager, record)
+
+
+def _time_and_measure(spec: CaseSpec, eager: EagerSide, compiled: CompiledSide, probe: MemoryProbe,
+                      record: CaseRecord, out: ResultFile) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    """Timing (warm-up, interleaved blocks, the speedup) then each side's memory; the two calls."""
     eager_call = functools.partial(eager.fn, *eager.inputs)
     compiled_call = functools.partial(compiled.fn, *compiled.inputs)
     try:
@@ -202,19 +236,7 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     with failing_as("compile_error", "while measuring memory: "):
         record.metrics["compiled_peak_memory_bytes"] = footprint(compiled_resident, probe.transient_peak(compiled_call))
     out.write(record, "memory")
-
-    if compiled.deployed.fixed_shapes:  # a static export or package takes only the shapes it was made for
-        record.environment["second_shape"] = f"not run: a static {spec.compile_mode} accepts only its example shapes"
-        out.write(record, "recompiles")
-    else:
-        _second_shape(spec, workload, compiled, record, out)
-
-    if spec.timing_budget.profile:  # one profiled call per side, after timing (docs/explain.md)
-        _profile(spec, record, eager_call, compiled_call, kernels, fingerprint_s)
-        out.write(record, "profile")
-
-    if counts.graph_break_count != 0:
-        _locate_graph_breaks(spec, workload, eager, record)
+    return eager_call, compiled_call
 
 
 def _record_path(compiled: CompiledSide, record: CaseRecord) -> None:
@@ -258,37 +280,61 @@ def _timing_environment(samples) -> dict:
     return timing
 
 
+def _check_accuracy(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, record: CaseRecord) -> None:
+    """Compiled's first output against eager's (on the case's device), and against a float64 run
+    where low precision fails the direct comparison."""
+    rtol, atol = tolerances(spec.dtype, compiled.instance.rtol, compiled.instance.atol)
+    comparison = compare_outputs(compiled.first_output, eager.reference, rtol=rtol, atol=atol, device=spec.device)
+    record.metrics["accuracy_max_abs_error"] = comparison.max_abs_error
+    record.metrics["accuracy_max_rel_error"] = comparison.max_rel_error
+    if not comparison.ok and not _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record):
+        record.status = "fail_accuracy"
+        record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
+    if spec.device == "cuda":
+        torch.cuda.empty_cache()  # the comparison's slices (and a float64 copy) are gone; give their memory back
+
+
 def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, atol: float, record: CaseRecord) -> bool:
     """For float16/bfloat16/amp: does compiled stay as close to a float64 run as eager does?
 
-    Only runs when the direct comparison failed (a third instance, in float64, costs memory). If
-    the float64 run itself fails, the direct comparison's verdict stands.
+    Only runs when the direct comparison failed. If the float64 run itself fails, the direct
+    comparison's verdict stands.
     """
     if eager.host_inputs is None:
         return False
     try:
-        fp64_output = _fp64_output(workload, spec, eager.host_inputs)
-        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol)
+        fp64_output, reference = _fp64_output(workload, spec, eager)
+        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol, device=spec.device)
     except Exception as exc:  # noqa: BLE001 (whatever the fp64 check hits is recorded, not raised)
         record.environment["accuracy_fp64"] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
         return False
-    finally:
-        if spec.device == "cuda":
-            torch.cuda.empty_cache()  # the float64 instance is gone; give its memory back
     record.environment["accuracy_fp64"] = {
         "passed": verdict.ok,
         "compiled_rmse": verdict.compiled_rmse,
         "eager_rmse": verdict.eager_rmse,
+        "reference": reference,
     }
     return verdict.ok
 
 
-def _fp64_output(workload, spec: CaseSpec, host_inputs: tuple) -> Any:
-    """Host copy of the output of a float64 instance (same seed) on float64 copies of the inputs."""
+def _fp64_output(workload, spec: CaseSpec, eager: EagerSide) -> tuple[Any, str]:
+    """(a float64 run's output on float64 copies of the inputs, detached, left on the device, how it was made).
+
+    As PyTorch's harness makes its float64 reference (a deep copy of the model it has, cast): the
+    eager instance's modules copied and cast to float64 (its low-precision weights upcast) and run
+    through ``Instance.rebind``; a workload without ``rebind`` is built again in float64 with the
+    same seed (its own float64 weights). The copy lives only for this call.
+    """
     fp64_spec = dataclasses.replace(spec, dtype="float64")
-    instance = build_instance(workload, fp64_spec)
-    output, _ = timed_first_call(instance.fn, inputs_as_fp64(host_inputs, spec.device), fp64_spec)
-    return output
+    inputs = inputs_as_fp64(eager.host_inputs, spec.device)
+    if eager.instance.rebind is not None and eager.instance.modules:
+        fn = eager.instance.rebind([copy.deepcopy(module).to(torch.float64) for module in eager.instance.modules])
+        reference = "eager weights in float64"
+    else:
+        fn = build_instance(workload, fp64_spec).fn
+        reference = "rebuilt in float64"
+    torch.manual_seed(spec.seed)
+    return map_tensors(fn(*inputs), torch.Tensor.detach), reference
 
 
 def _locate_graph_breaks(spec: CaseSpec, workload, eager: EagerSide, record: CaseRecord) -> None:

@@ -1,9 +1,12 @@
 """Small, healthy workloads for the runner's tests (loaded as ``tests.runner.sample_workloads:Class``)."""
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
 from workloads.base import DynamicDim, Instance, Workload
+from workloads.families._steps import instance as family_instance
 
 
 class TinyMLP(Workload):
@@ -111,6 +114,43 @@ def rounding_chain(x):
     for _ in range(20):
         x = x * 1.01
     return x
+
+
+class ScaledRoundingChain(Workload):
+    """The rounding chain over a module's weights, built as the families build (``_steps.instance``,
+    with ``rebind``): the float64 reference is the eager module upcast. ``builds`` counts builds."""
+
+    name = "test_scaled_rounding_chain"
+    category = "test"
+    phase = "infer"
+    description = "bfloat16 rounding chain over random weights, family-style instance (runner tests)"
+    dtypes = ("bfloat16", "float64")
+    builds = 0
+
+    def build(self, *, size, device, dtype, seed=0):
+        type(self).builds += 1
+        torch.manual_seed(seed)
+        model = ScaleChain(torch.rand(64, dtype=torch.float64).mul(0.02).add(1.0)).to(device, dtype)
+
+        def make_inputs(variant: int):
+            generator = torch.Generator().manual_seed(11 + variant)
+            return (torch.rand(64, generator=generator).add(1.0).to(device, dtype),)
+
+        built = family_instance(model, make_inputs, ("x",), loss=None, implementation="tests.runner.sample_workloads")
+        return dataclasses.replace(built, rtol=1e-3, atol=1e-3)
+
+
+class ScaleChain(torch.nn.Module):
+    def __init__(self, scale: torch.Tensor):
+        super().__init__()
+        self.scale = torch.nn.Parameter(scale, requires_grad=False)
+
+    def forward(self, x):
+        if torch.compiler.is_compiling():
+            return (x.float() * self.scale.float() ** 20).to(x.dtype)
+        for _ in range(20):
+            x = x * self.scale
+        return x
 
 
 class DataDependentBranch(Workload):

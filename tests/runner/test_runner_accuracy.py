@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import collections
 
+import pytest
 import torch
 
 from runner.engine.accuracy import compare_outputs, judge_against_fp64, to_host, tolerances
@@ -63,3 +64,32 @@ def test_float64_judgement_compares_distances_to_the_float64_run():
     assert verdict.ok and verdict.compiled_rmse < verdict.eager_rmse
     assert not judge_against_fp64(farther, eager, fp64, atol=1e-3).ok
     assert not judge_against_fp64((torch.tensor([float("nan"), 2.0, 3.0]),), eager, fp64, atol=1e-3).ok
+
+
+def _outputs(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    expected = torch.randn(5, 7, generator=generator).to(torch.bfloat16)
+    actual = (expected.float() + torch.randn(5, 7, generator=generator) * 0.05).to(torch.bfloat16)
+    return actual, expected
+
+
+def test_slice_by_slice_comparison_gives_the_figures_of_one_piece(monkeypatch):
+    """Outputs are compared in slices of CHUNK_ELEMENTS (on the case's device): the maxima, the
+    verdict, the NaN counts and the first problem are those of the whole tensor."""
+    actual, expected = _outputs(0)
+    with_nans = actual.clone()
+    with_nans[0, 0], with_nans[4, 6] = float("nan"), float("nan")
+    with_infs = actual.clone()
+    with_infs[3, 1] = float("inf")
+    cases = [(actual, expected, 3e-2), (actual, expected, 0.5), (with_nans, expected, 0.5), (with_infs, expected, 0.5)]
+    whole = [compare_outputs((a,), (e,), rtol=tol, atol=tol) for a, e, tol in cases]
+    whole_judged = judge_against_fp64((actual,), (expected,), (expected.double() * 1.001,), atol=1e-3)
+    monkeypatch.setattr("runner.engine.accuracy.CHUNK_ELEMENTS", 4)
+    assert [compare_outputs((a,), (e,), rtol=tol, atol=tol) for a, e, tol in cases] == whole
+    assert [w.ok for w in whole] == [False, True, False, False]
+    assert whole[2].problem == "output[0]: NaN in 2 compiled vs 0 eager elements"
+    assert whole[3].problem == "output[0]: infinities differ"
+    judged = judge_against_fp64((actual,), (expected,), (expected.double() * 1.001,), atol=1e-3)
+    assert judged.ok == whole_judged.ok
+    assert judged.compiled_rmse == pytest.approx(whole_judged.compiled_rmse, rel=1e-12)
+    assert judged.eager_rmse == pytest.approx(whole_judged.eager_rmse, rel=1e-12)

@@ -5,6 +5,7 @@ import dataclasses
 import inspect
 
 import pytest
+import torch
 
 from runner.engine.case import run_case
 from runner.engine.result_file import ResultFile
@@ -71,7 +72,34 @@ def test_low_precision_differences_that_float64_explains_pass(tmp_path):
     assert record["metrics"]["accuracy_max_abs_error"] > 1e-3  # beyond the workload's tolerance...
     fp64 = record["environment"]["accuracy_fp64"]
     assert fp64["passed"] and fp64["compiled_rmse"] < fp64["eager_rmse"]  # ...but closer to float64
+    assert fp64["reference"] == "rebuilt in float64"  # no modules to copy: a third build
     assert record["status"] == "pass", record["error"]
+
+
+def _rmse(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float(torch.sqrt(torch.mean((a.double() - b.double()) ** 2)))
+
+
+def test_the_float64_reference_is_the_eager_model_upcast_not_a_third_build(tmp_path):
+    """As the harness's ``cast_to_fp64(deepcopy(model))``: the eager side's bfloat16 weights in
+    float64, and the workload is built twice (eager, compiled), not three times."""
+    workload = sample_workloads.ScaledRoundingChain
+    workload.builds = 0
+    record = run_in_process(tmp_path, "tests.runner.sample_workloads:ScaledRoundingChain", "static", dtype="bfloat16")
+    assert record["status"] == "pass", record["error"]
+    assert record["metrics"]["accuracy_max_abs_error"] > 1e-3  # the float64 check did run
+    fp64 = record["environment"]["accuracy_fp64"]
+    assert fp64["reference"] == "eager weights in float64" and fp64["passed"]
+    assert workload.builds == 2
+    # The eager output's distance to float64 is the distance to the upcast bfloat16 weights' chain,
+    # not to a float64 build's own (unrounded) weights.
+    built = workload().build(size="tiny", device="cpu", dtype=torch.bfloat16)
+    (x,) = built.make_inputs(0)
+    [eager] = built.fn(x)
+    upcast = x.double() * built.modules[0].scale.double() ** 20
+    unrounded = x.double() * workload().build(size="tiny", device="cpu", dtype=torch.float64).modules[0].scale ** 20
+    assert fp64["eager_rmse"] == pytest.approx(_rmse(eager, upcast), rel=1e-6)
+    assert _rmse(eager, unrounded) != pytest.approx(_rmse(eager, upcast), rel=1e-2)
 
 
 def test_low_precision_outputs_that_are_wrong_still_fail(tmp_path):

@@ -3,6 +3,7 @@ family's tiny models on CPU (eager: built, seeded, shapes that vary only on the 
 catalog the dashboard reads, and families whose package does not import saying why."""
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -151,6 +152,25 @@ def test_tiny_hf_training_step_returns_loss_and_gradients():
     loss, grads = instance.fn(*instance.make_inputs(0))
     assert loss.ndim == 0 and torch.isfinite(loss)
     assert len(grads) > 10 and all(g is not None for g in grads)
+
+
+def test_a_family_step_rebinds_to_a_float64_copy_of_its_model():
+    """The runner's float64 reference (docs/explain.md): the same step over the model deep-copied
+    and upcast: the same weights, the same output to float32 rounding, and the original untouched."""
+    for name in ("hf:BertForMaskedLM", "hf:BertForQuestionAnswering@train"):
+        built = get_workload(name).build(size="tiny", device="cpu", dtype=torch.float32)
+        inputs = built.make_inputs(0)
+        [model] = built.modules
+        copy64 = copy.deepcopy(model).to(torch.float64)
+        want, got = built.fn(*inputs), built.rebind([copy64])(*inputs)
+        pairs = list(zip(_flat(want), _flat(got)))
+        assert pairs and pairs[-1][1].dtype == torch.float64  # logits; a training step's last gradient
+        assert all(torch.allclose(w.double(), g.double(), rtol=1e-4, atol=1e-4) for w, g in pairs)
+        assert next(model.parameters()).dtype == torch.float32
+
+
+def _flat(tree):
+    return [t for item in tree for t in (_flat(item) if isinstance(item, tuple) else [item])]
 
 
 def test_float32_only_models_and_hub_llms():

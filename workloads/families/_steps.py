@@ -48,18 +48,24 @@ def instance(model: torch.nn.Module, make_inputs: Callable[[int], Sequence[torch
     does not trace ``loss.backward()``: the step breaks its graph there (one break), and the
     backward of the compiled forward is AOTAutograd's."""
     names = tuple(names)
-    params = [p for p in model.parameters() if p.requires_grad]
 
-    def infer(*tensors):
-        return tensors_of(model(**dict(zip(names, tensors))))
+    def step_over(models: Sequence[torch.nn.Module]) -> Callable[..., Any]:
+        [net] = models
+        params = [p for p in net.parameters() if p.requires_grad]
 
-    def train_step(*tensors):
-        for p in params:
-            p.grad = None
-        kwargs = dict(zip(names, tensors))
-        value = loss(model(**kwargs), kwargs)
-        value.backward()
-        return value.detach(), tuple([p.grad for p in params])  # a list: Dynamo breaks the graph on a generator
+        def infer(*tensors):
+            return tensors_of(net(**dict(zip(names, tensors))))
 
-    return Instance(fn=infer if loss is None else train_step, make_inputs=make_inputs, input_names=names,
-                    modules=(model,), implementation=implementation, loss=loss)
+        def train_step(*tensors):
+            for p in params:
+                p.grad = None
+            kwargs = dict(zip(names, tensors))
+            value = loss(net(**kwargs), kwargs)
+            value.backward()
+            return value.detach(), tuple([p.grad for p in params])  # a list: Dynamo breaks the graph on a generator
+
+        return infer if loss is None else train_step
+
+    # Neither step changes the weights (no optimizer step), so ``rebind`` may copy them after a call.
+    return Instance(fn=step_over((model,)), make_inputs=make_inputs, input_names=names, modules=(model,),
+                    implementation=implementation, loss=loss, rebind=step_over)

@@ -1,0 +1,103 @@
+"""The exclusive GPU timing lock (runner.engine.gpu_lock), proven on CPU with an explicit lock dir:
+two processes serialise through it, a case's holds are recorded, and a CPU case locks nothing."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from contract.spec import CaseSpec, TimingBudget
+from runner.engine.case import run_case
+from runner.engine.gpu_lock import LOCK_DIR_ENV, DeviceLock, exclusive, lock_path
+from runner.engine.result_file import ResultFile
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A second process: says it is trying, holds the lock as a case's step, prints what it waited.
+_CHILD = """
+import sys
+from pathlib import Path
+from runner.engine.gpu_lock import DeviceLock
+lock = DeviceLock(Path(sys.argv[1]))
+Path(sys.argv[2]).write_text("trying")
+with lock.hold("timing+memory"):
+    Path(sys.argv[2]).write_text("held")
+print(lock.environment()["gpu_lock_wait_s"])
+"""
+
+
+def _wait_for(path: Path, text: str, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not (path.exists() and path.read_text() == text):
+        assert time.monotonic() < deadline, f"{path} never said {text!r}"
+        time.sleep(0.02)
+
+
+def test_a_second_process_waits_until_the_first_releases_the_gpu_lock(tmp_path):
+    path = lock_path("GPU-test-uuid", str(tmp_path))
+    state = tmp_path / "child-state"
+    with exclusive(path) as waited:
+        assert waited < 1.0
+        child = subprocess.Popen([sys.executable, "-c", _CHILD, str(path), str(state)], cwd=ROOT,
+                                 stdout=subprocess.PIPE, text=True)
+        _wait_for(state, "trying")
+        time.sleep(0.5)
+        assert state.read_text() == "trying"  # blocked while this process holds the lock
+    out, _ = child.communicate(timeout=60)
+    assert child.returncode == 0 and state.read_text() == "held"
+    assert float(out) >= 0.45  # the child's recorded wait covers the time this process held it
+
+
+def test_holds_add_up_their_waits_and_steps_and_no_path_locks_nothing(tmp_path):
+    lock = DeviceLock(lock_path("GPU-0", str(tmp_path)))
+    with lock.hold("timing+memory"):
+        time.sleep(0.05)
+    with lock.hold("profile"):
+        pass
+    environment = lock.environment()
+    assert environment["gpu_lock"]["steps"] == ["timing+memory", "profile"]
+    assert environment["gpu_lock"]["held_s"] >= 0.05 and environment["gpu_lock_wait_s"] < 1.0
+    assert environment["gpu_lock"]["file"] == str(tmp_path / "ptbench-gpu-GPU-0.lock")
+    unlocked = DeviceLock(None)
+    with unlocked.hold("timing+memory"):
+        pass
+    assert unlocked.environment() == {} and DeviceLock.for_device("cpu").path is None
+
+
+def test_the_lock_file_is_named_for_the_gpu_in_the_directory_the_environment_gives(tmp_path, monkeypatch):
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
+    assert lock_path("GPU-1a2b/../x") == tmp_path / "locks" / "ptbench-gpu-GPU-1a2b_.._x.lock"
+    assert lock_path("GPU-1", str(tmp_path)) == tmp_path / "ptbench-gpu-GPU-1.lock"  # an explicit dir wins
+    monkeypatch.delenv(LOCK_DIR_ENV)
+    assert lock_path("GPU-1").parent.is_dir()  # the system temp dir
+
+
+def _tiny_case(tmp_path) -> dict:
+    spec = CaseSpec(workload="tests.runner.sample_workloads:TinyMLP", compile_mode="default", shape_regime="static",
+                    dtype="float32", device="cpu", backend="eager",
+                    timing=TimingBudget(budget_s=0.05, target_block_s=0.002, warmup_s=0.01, min_pairs=3))
+    out = ResultFile(tmp_path / "case.json")
+    run_case(spec, out)
+    return out.read()
+
+
+def test_a_cpu_case_takes_no_lock(tmp_path, monkeypatch):
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path / "locks"))
+    record = _tiny_case(tmp_path)
+    assert record["status"] == "pass", record["error"]
+    assert "gpu_lock" not in record["environment"] and "gpu_lock_wait_s" not in record["environment"]
+    assert not (tmp_path / "locks").exists()
+
+
+def test_a_case_holds_the_lock_to_check_accuracy_time_measure_memory_and_profile_not_to_compile(tmp_path, monkeypatch):
+    """The case's steps with a lock file as a GPU case has one (the lock is device-agnostic)."""
+    path = lock_path("GPU-test", str(tmp_path))
+    monkeypatch.setattr("runner.engine.case.DeviceLock.for_device", lambda device: DeviceLock(path))
+    record = _tiny_case(tmp_path)
+    assert record["status"] == "pass", record["error"]
+    held = record["environment"]["gpu_lock"]
+    assert held["steps"] == ["accuracy", "timing+memory", "profile"] and held["file"] == str(path)
+    ends = record["environment"]["phase_end_s"]
+    assert 0 < held["held_s"] <= ends["profile"] - ends["compile"]  # none of it while compiling
+    assert record["environment"]["gpu_lock_wait_s"] < 1.0
