@@ -9,7 +9,8 @@ Cold phase, in order (the result file is rewritten after each step that adds num
 3. accuracy: B's first output against A's.
 4. timing: warm-up, then interleaved blocks (``timing``), speedup and its bootstrap noise (``stats``).
 5. memory: resident + transient peak of one call, per side (``memory``; CUDA-graph pools counted).
-6. recompiles: B's variant-1 inputs, marked the same way, through the compiled function.
+6. recompiles: B's variant-1 inputs, marked the same way, through the compiled function (static
+   with one graph: stopped at the recompile once its reason is recorded, not compiled again).
 6b. profile: one profiled call of each side (``kernel_profile``, docs/explain.md); the compile's
    phases (``compile_records``) and generated kernels were read around and after step 2.
 7. graph-break locations: ``torch._dynamo.explain`` on A, only when the compile broke the graph.
@@ -43,12 +44,12 @@ from runner.engine.accuracy import (
     tolerances,
 )
 from runner.engine.dynamo_stats import (
-    RecompileWatcher,
     breaks_from_counters,
     cache_counters,
     explain_graph_breaks,
     locate_breaks,
     read_compile_counters,
+    second_call_recompiles,
 )
 from runner.engine.compile_records import CompileRecorder
 from runner.engine.failures import CaseFailure, classify
@@ -196,7 +197,7 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         record.environment["second_shape"] = f"not run: a static {spec.compile_mode} accepts only its example shapes"
         out.write(record, "recompiles")
     else:
-        _second_shape(spec, workload, compiled, record, out)
+        _second_shape(spec, workload, compiled, counts, record, out)
 
     if spec.timing_budget.profile:  # one profiled call per side, after timing (docs/explain.md)
         with lock.hold("profile"):
@@ -245,15 +246,23 @@ def _record_path(compiled: CompiledSide, record: CaseRecord) -> None:
         record.environment["compile_path"] = compiled.deployed.facts
 
 
-def _second_shape(spec: CaseSpec, workload, compiled: CompiledSide, record: CaseRecord, out: ResultFile) -> None:
+def _second_shape(spec: CaseSpec, workload, compiled: CompiledSide, counts, record: CaseRecord, out: ResultFile) -> None:
+    # Static with one graph: the recompile is counted at its guard failure, not compiled
+    # (runner.engine.dynamo_stats.second_call_recompiles).
+    one_frame = spec.shape_regime == "static" and counts.graph_break_count == 0 and counts.unique_graphs == 1
     with failing_as("compile_error", "while running the second shape (variant 1): "):
         second_inputs = tuple(compiled.instance.make_inputs(1))
         mark_dynamic_dims(second_inputs, compiled.instance.input_names, marked_dims(workload, spec), spec.shape_regime)
-        with RecompileWatcher() as watcher:
+
+        def call() -> None:
             compiled.fn(*second_inputs)
             compat.synchronize(spec.device)
+
+        watcher, stopped = second_call_recompiles(call, stop_before_compiling=one_frame)
     record.metrics["recompile_count"] = watcher.count
     record.recompiles = watcher.reasons
+    if stopped:
+        record.environment["second_shape"] = "recompile counted at its guard failure, not compiled (static, one graph)"
     out.write(record, "recompiles")
 
 
