@@ -52,6 +52,7 @@ from runner.engine.dynamo_stats import (
     second_call_recompiles,
 )
 from runner.engine.compile_records import CompileRecorder
+from runner.engine.cost import Laps
 from runner.engine.failures import CaseFailure, classify
 from runner.engine.gpu_lock import DeviceLock
 from runner.engine.host_speed import HostSpeedSampler
@@ -98,15 +99,21 @@ def timed_first_call(fn: Callable[..., Any], inputs: tuple, spec: CaseSpec) -> t
 class EagerSide:
     """Instance A, its inputs, and a pristine copy of them for the compiled side."""
 
-    def __init__(self, workload, spec: CaseSpec, probe: MemoryProbe):
+    def __init__(self, workload, spec: CaseSpec, probe: MemoryProbe, laps: Laps | None = None):
+        laps = laps or Laps()
         before = probe.allocated()
         self.instance = build_instance(workload, spec)
+        laps.mark("build")
         self.inputs = tuple(self.instance.make_inputs(0))
         self.pristine_inputs = clone_inputs(self.inputs)
         # Host copy for a float64 re-check of a failing low-precision comparison.
         self.host_inputs = to_host(self.inputs) if spec.dtype in LOW_PRECISION else None
         self.fn = runnable(self.instance.fn, spec)
-        self.reference, _ = timed_first_call(self.fn, self.inputs, spec)
+        laps.mark("inputs")
+        self.reference, call_s = timed_first_call(self.fn, self.inputs, spec)
+        laps.mark("first_call")
+        laps.seconds["reference_to_host"] = round(laps.seconds["first_call"] - call_s, 3)
+        laps.seconds["first_call"] = round(call_s, 3)
         self.resident_bytes = probe.resident(self.instance, before, -device_bytes(self.pristine_inputs))
 
 
@@ -157,11 +164,16 @@ def _case_environment(spec: CaseSpec, workload, instance) -> dict:
 def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     from workloads.registry import get_workload
 
+    laps = Laps()  # the eager step's parts (environment.eager_parts_s, docs/families.md "Cost")
     probe = MemoryProbe(spec.device)
+    probe.allocated()  # on a GPU: the CUDA context starts here
+    laps.mark("device")
     with failing_as("eager_error"):
         workload = get_workload(spec.workload, allow_import=spec.import_allowed)
-        eager = EagerSide(workload, spec, probe)
+        laps.mark("workload")
+        eager = EagerSide(workload, spec, probe, laps)
     record.environment.update(_case_environment(spec, workload, eager.instance))
+    record.environment["eager_parts_s"] = laps.seconds
     out.write(record, "eager")
 
     code_mark = kernel_profile.code_mark()

@@ -60,6 +60,9 @@ def test_one_graph_function_recompiles_only_when_static(tmp_path, regime, recomp
         assert record["recompiles"] == []
     samples = record["samples"]
     assert len(samples["eager_ms"]) == len(samples["compiled_ms"]) >= 3
+    parts = record["environment"]["eager_parts_s"]  # the eager step's wall time, by part
+    assert list(parts) == ["device", "workload", "build", "inputs", "first_call", "reference_to_host"]
+    assert all(v >= 0 for v in parts.values()) and sum(parts.values()) <= record["environment"]["phase_end_s"]["eager"] + 0.01
     assert metrics["speedup"] > 0 and metrics["speedup_noise"] >= 0
     # CPU: the parameters plus the rise of the process's peak resident size during one call.
     assert metrics["eager_peak_memory_bytes"] > 0 and metrics["compiled_peak_memory_bytes"] > 0
