@@ -216,6 +216,20 @@ def second_call_recompiles(call: Callable[[], Any], *, stop_before_compiling: bo
         try:
             with stopping():
                 call()
-        except error:
+        except Exception as exc:
+            if not _caused_by(exc, error):  # a wrapped RecompileError counts as one; anything else is the call's
+                raise
             return watcher, True
     return watcher, False
+
+
+def _caused_by(exc: BaseException, error: type[BaseException]) -> bool:
+    """``exc`` is ``error`` or was raised from or during one (a torch build that wraps it)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, error):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

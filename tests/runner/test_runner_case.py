@@ -201,3 +201,23 @@ def test_a_one_frame_recompile_is_counted_as_compiling_would_count_it_without_co
     # Guards that pass: the compiled code runs, nothing is stopped or counted.
     same, same_stopped = second_call_recompiles(lambda: fn(torch.ones(8, 4)), stop_before_compiling=True)
     assert not same_stopped and same.count == 0 and len(compiles) == 2
+
+
+def test_a_wrapped_recompile_error_still_counts_as_stopped_and_other_errors_are_raised():
+    """A torch build that wraps RecompileError in its own error (the GPU hosts run 2.11) is still
+    stopped, not a compile error; an unrelated error from the call is the call's."""
+    error = compat.recompile_stopper()[1]
+
+    def wrapped():
+        try:
+            raise error("Recompiling function f")
+        except error as inner:
+            raise RuntimeError("dynamo wrapped it") from inner
+
+    assert second_call_recompiles(wrapped, stop_before_compiling=True)[1] is True
+
+    def unrelated():
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        second_call_recompiles(unrelated, stop_before_compiling=True)
