@@ -9,7 +9,8 @@ Cold phase, in order (the result file is rewritten after each step that adds num
 3. accuracy: B's first output against A's.
 4. timing: warm-up, then interleaved blocks (``timing``), speedup and its bootstrap noise (``stats``).
 5. memory: resident + transient peak of one call, per side (``memory``; CUDA-graph pools counted).
-6. recompiles: B's variant-1 inputs, marked the same way, through the compiled function.
+6. recompiles: B's variant-1 inputs, marked the same way, through the compiled function (static
+   with one graph: stopped at the recompile once its reason is recorded, not compiled again).
 6b. profile: one profiled call of each side (``kernel_profile``, docs/explain.md); the compile's
    phases (``compile_records``) and generated kernels were read around and after step 2.
 7. graph-break locations: ``torch._dynamo.explain`` on A, only when the compile broke the graph.
@@ -43,15 +44,16 @@ from runner.engine.accuracy import (
     tolerances,
 )
 from runner.engine.dynamo_stats import (
-    RecompileWatcher,
     breaks_from_counters,
     cache_counters,
     explain_graph_breaks,
     locate_breaks,
     read_compile_counters,
+    second_call_recompiles,
 )
 from contract.phases import with_first_run
 from runner.engine.compile_records import CompileRecorder
+from runner.engine.cost import Laps
 from runner.engine.failures import CaseFailure, classify
 from runner.engine.gpu_lock import DeviceLock
 from runner.engine.host_speed import HostSpeedSampler
@@ -98,15 +100,21 @@ def timed_first_call(fn: Callable[..., Any], inputs: tuple, spec: CaseSpec) -> t
 class EagerSide:
     """Instance A, its inputs, and a pristine copy of them for the compiled side."""
 
-    def __init__(self, workload, spec: CaseSpec, probe: MemoryProbe):
+    def __init__(self, workload, spec: CaseSpec, probe: MemoryProbe, laps: Laps | None = None):
+        laps = laps or Laps()
         before = probe.allocated()
         self.instance = build_instance(workload, spec)
+        laps.mark("build")
         self.inputs = tuple(self.instance.make_inputs(0))
         self.pristine_inputs = clone_inputs(self.inputs)
         # Host copy for a float64 re-check of a failing low-precision comparison.
         self.host_inputs = to_host(self.inputs) if spec.dtype in LOW_PRECISION else None
         self.fn = runnable(self.instance.fn, spec)
-        self.reference, _ = timed_first_call(self.fn, self.inputs, spec)
+        laps.mark("inputs")
+        self.reference, call_s = timed_first_call(self.fn, self.inputs, spec)
+        laps.mark("first_call")
+        laps.seconds["reference_to_host"] = round(laps.seconds["first_call"] - call_s, 3)
+        laps.seconds["first_call"] = round(call_s, 3)
         self.resident_bytes = probe.resident(self.instance, before, -device_bytes(self.pristine_inputs))
 
 
@@ -158,11 +166,16 @@ def _case_environment(spec: CaseSpec, workload, instance) -> dict:
 def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     from workloads.registry import get_workload
 
+    laps = Laps()  # the eager step's parts (environment.eager_parts_s, docs/families.md "Cost")
     probe = MemoryProbe(spec.device)
+    probe.allocated()  # on a GPU: the CUDA context starts here
+    laps.mark("device")
     with failing_as("eager_error"):
         workload = get_workload(spec.workload, allow_import=spec.import_allowed)
-        eager = EagerSide(workload, spec, probe)
+        laps.mark("workload")
+        eager = EagerSide(workload, spec, probe, laps)
     record.environment.update(_case_environment(spec, workload, eager.instance))
+    record.environment["eager_parts_s"] = laps.seconds
     out.write(record, "eager")
 
     code_mark = kernel_profile.code_mark()
@@ -198,7 +211,7 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         record.environment["second_shape"] = f"not run: a static {spec.compile_mode} accepts only its example shapes"
         out.write(record, "recompiles")
     else:
-        _second_shape(spec, workload, compiled, record, out)
+        _second_shape(spec, workload, compiled, counts, record, out)
 
     if spec.timing_budget.profile:  # one profiled call per side, after timing (docs/explain.md)
         with lock.hold("profile"):
@@ -247,15 +260,23 @@ def _record_path(compiled: CompiledSide, record: CaseRecord) -> None:
         record.environment["compile_path"] = compiled.deployed.facts
 
 
-def _second_shape(spec: CaseSpec, workload, compiled: CompiledSide, record: CaseRecord, out: ResultFile) -> None:
+def _second_shape(spec: CaseSpec, workload, compiled: CompiledSide, counts, record: CaseRecord, out: ResultFile) -> None:
+    # Static with one graph: the recompile is counted at its guard failure, not compiled
+    # (runner.engine.dynamo_stats.second_call_recompiles).
+    one_frame = spec.shape_regime == "static" and counts.graph_break_count == 0 and counts.unique_graphs == 1
     with failing_as("compile_error", "while running the second shape (variant 1): "):
         second_inputs = tuple(compiled.instance.make_inputs(1))
         mark_dynamic_dims(second_inputs, compiled.instance.input_names, marked_dims(workload, spec), spec.shape_regime)
-        with RecompileWatcher() as watcher:
+
+        def call() -> None:
             compiled.fn(*second_inputs)
             compat.synchronize(spec.device)
+
+        watcher, stopped = second_call_recompiles(call, stop_before_compiling=one_frame)
     record.metrics["recompile_count"] = watcher.count
     record.recompiles = watcher.reasons
+    if stopped:
+        record.environment["second_shape"] = "recompile counted at its guard failure, not compiled (static, one graph)"
     out.write(record, "recompiles")
 
 

@@ -115,6 +115,23 @@ def guard_failures() -> dict | None:
     return getattr(dynamo_utils, "guard_failures", None)
 
 
+def recompile_stopper() -> tuple[Callable[[], Any], type[BaseException]] | None:
+    """(a context factory under which Dynamo, at a recompile, records the guard-failure reasons in
+    ``guard_failures`` then raises instead of compiling, the error it raises):
+    ``torch._dynamo.config.error_on_recompile`` and ``torch._dynamo.exc.RecompileError`` (both
+    since torch 2.0; the reasons are recorded before the raise through 2.13). None where either is
+    missing."""
+    try:
+        import torch._dynamo
+        from torch._dynamo import exc as dynamo_exc
+    except ImportError:
+        return None
+    config, error = torch._dynamo.config, getattr(dynamo_exc, "RecompileError", None)
+    if error is None or not hasattr(config, "error_on_recompile"):
+        return None
+    return (lambda: config.patch(error_on_recompile=True)), error
+
+
 def explain() -> Callable[..., Any] | None:
     """``torch._dynamo.explain`` (curried form ``explain(fn)(*args)`` since torch 2.1)."""
     import torch._dynamo

@@ -8,6 +8,8 @@ wall times.
 """
 from __future__ import annotations
 
+import time
+
 # The case process's steps in the order it stamps them: (stamp, cost step).
 _STAMPS = (("eager", "build"), ("compile", "compile"), ("accuracy", "accuracy"), ("timing", "timing"),
            ("memory", "memory"), ("recompiles", "recompiles"), ("profile", "profile"), ("done", "explain"))
@@ -34,3 +36,17 @@ def case_cost(record: dict, *, compile_pairs_s: float | None = None, warm_s: flo
     if warm_s is not None:
         cost["warm"] = round(warm_s, 3)
     return cost
+
+
+class Laps:
+    """The seconds between marks inside one step: ``mark("build")`` records the time since the
+    previous mark (or since the ``Laps`` began) under "build"."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + now - self._last, 3)
+        self._last = now

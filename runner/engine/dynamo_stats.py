@@ -195,3 +195,41 @@ class RecompileWatcher:
             self.count = frames_after - self._frames_before
             if self.count:
                 self.reasons = [{"reason": "guard failure (reasons unavailable in this torch)", "count": self.count}]
+
+
+def second_call_recompiles(call: Callable[[], Any], *, stop_before_compiling: bool) -> tuple[RecompileWatcher, bool]:
+    """Run ``call`` (the compiled function on the second shape) counting its recompiles; and whether
+    it was stopped at its recompile, before compiling.
+
+    ``stop_before_compiling`` (a static case whose compile made one graph, no break: one frame)
+    records the recompile's guard-failure reason as the real recompile would, then stops it
+    (``compat.recompile_stopper``): the count and reasons are the same as compiling again would
+    give, without paying for a second compile. A program of several frames needs every frame run
+    (each recompiles in turn), so it is called as it is.
+    """
+    stopper = compat.recompile_stopper() if stop_before_compiling else None
+    with RecompileWatcher() as watcher:
+        if stopper is None:
+            call()
+            return watcher, False
+        stopping, error = stopper
+        try:
+            with stopping():
+                call()
+        except Exception as exc:
+            if not _caused_by(exc, error):  # a wrapped RecompileError counts as one; anything else is the call's
+                raise
+            return watcher, True
+    return watcher, False
+
+
+def _caused_by(exc: BaseException, error: type[BaseException]) -> bool:
+    """``exc`` is ``error`` or was raised from or during one (a torch build that wraps it)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, error):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

@@ -43,6 +43,7 @@ RUNS = [
     (["case_lifetime.py", "--repeats", "1"], "SIGTERM  runner (cpu)", 120),
     (["artifact_overhead.py", "--workloads", "mlp_loop", "--repeats", "1", "--backend", "eager"], "cold compile off/on", 240),
     (["distributed_table.py", "--from", f"{RESULTS}/distributed/cpu-tiny-eager-2026-11-25.json"], "graph breaks (per collective)", 60),
+    (["second_shape_check.py", "--workloads", "mlp_loop"], "same", 180),
     (["compile_paths.py", "--from", f"{RESULTS}/compile-paths-cpu-2026-11-25.json"], "aot_inductor  backed", 60),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),

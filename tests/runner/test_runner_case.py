@@ -7,7 +7,9 @@ import inspect
 import pytest
 import torch
 
+from runner.engine import compat
 from runner.engine.case import run_case
+from runner.engine.dynamo_stats import second_call_recompiles
 from runner.engine.result_file import ResultFile
 from contract.spec import CaseSpec, TimingBudget
 from tests.runner import sample_workloads
@@ -40,6 +42,7 @@ def test_two_graph_breaks_are_counted_with_their_locations_and_every_frame_recom
     assert record["metrics"]["recompile_count"] == 3
     assert sum(entry["count"] for entry in record["recompiles"]) == 3
     assert all("size mismatch at index 0. expected 8, actual 12" in entry["reason"] for entry in record["recompiles"])
+    assert "second_shape" not in record["environment"]  # several frames: each recompiled in turn, for real
 
 
 @pytest.mark.parametrize("regime, recompiles", [("static", 1), ("backed", 0), ("unbacked", 0)])
@@ -52,10 +55,14 @@ def test_one_graph_function_recompiles_only_when_static(tmp_path, regime, recomp
     if recompiles:
         [entry] = record["recompiles"]
         assert entry["count"] == 1 and "size mismatch at index 0. expected 16, actual 24" in entry["reason"]
+        assert record["environment"]["second_shape"] == "recompile counted at its guard failure, not compiled (static, one graph)"
     else:
         assert record["recompiles"] == []
     samples = record["samples"]
     assert len(samples["eager_ms"]) == len(samples["compiled_ms"]) >= 3
+    parts = record["environment"]["eager_parts_s"]  # the eager step's wall time, by part
+    assert list(parts) == ["device", "workload", "build", "inputs", "first_call", "reference_to_host"]
+    assert all(v >= 0 for v in parts.values()) and sum(parts.values()) <= record["environment"]["phase_end_s"]["eager"] + 0.01
     assert metrics["speedup"] > 0 and metrics["speedup_noise"] >= 0
     # CPU: the parameters plus the rise of the process's peak resident size during one call.
     assert metrics["eager_peak_memory_bytes"] > 0 and metrics["compiled_peak_memory_bytes"] > 0
@@ -171,3 +178,46 @@ def test_amp_runs_the_step_under_bfloat16_autocast_on_the_case_device():
     spec = CaseSpec(workload="transformer_train_step", compile_mode="default", shape_regime="static", dtype="amp", device="cpu")
     seen = runnable(lambda: (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu")), spec)()
     assert seen == (True, torch.bfloat16)
+
+
+def test_a_one_frame_recompile_is_counted_as_compiling_would_count_it_without_compiling():
+    """second_call_recompiles(stop_before_compiling=True): the guard failure is recorded, the compile
+    is not run; the count and reason equal those of the real recompile that follows."""
+    compiles = []
+
+    def counting_backend(graph, example_inputs):
+        compiles.append([tuple(t.shape) for t in example_inputs])
+        return graph.forward
+
+    compat.reset_dynamo()
+    fn = torch.compile(lambda x: (x * 2).sum(0), backend=counting_backend, dynamic=False)
+    fn(torch.ones(8, 4))
+    stopped, was_stopped = second_call_recompiles(lambda: fn(torch.ones(12, 4)), stop_before_compiling=True)
+    assert was_stopped and len(compiles) == 1
+    real, real_stopped = second_call_recompiles(lambda: fn(torch.ones(12, 4)), stop_before_compiling=False)
+    assert not real_stopped and len(compiles) == 2
+    assert stopped.count == real.count == 1 and stopped.reasons == real.reasons
+    assert "size mismatch at index 0. expected 8, actual 12" in real.reasons[0]["reason"]
+    # Guards that pass: the compiled code runs, nothing is stopped or counted.
+    same, same_stopped = second_call_recompiles(lambda: fn(torch.ones(8, 4)), stop_before_compiling=True)
+    assert not same_stopped and same.count == 0 and len(compiles) == 2
+
+
+def test_a_wrapped_recompile_error_still_counts_as_stopped_and_other_errors_are_raised():
+    """A torch build that wraps RecompileError in its own error (the GPU hosts run 2.11) is still
+    stopped, not a compile error; an unrelated error from the call is the call's."""
+    error = compat.recompile_stopper()[1]
+
+    def wrapped():
+        try:
+            raise error("Recompiling function f")
+        except error as inner:
+            raise RuntimeError("dynamo wrapped it") from inner
+
+    assert second_call_recompiles(wrapped, stop_before_compiling=True)[1] is True
+
+    def unrelated():
+        raise ValueError("bad input")
+
+    with pytest.raises(ValueError, match="bad input"):
+        second_call_recompiles(unrelated, stop_before_compiling=True)
