@@ -3,7 +3,7 @@
 A workload builds, at a named size, a function to compile and the inputs to call it with. The
 measurement engine (``runner.engine``) calls ``build`` twice with the same seed (one instance stays
 eager, one is compiled) so that training steps, which mutate their own weights, start from identical
-state and can be compared for accuracy.
+state and can be compared for accuracy; an instance with ``rebind`` is copied instead.
 """
 from __future__ import annotations
 
@@ -72,10 +72,10 @@ class Instance:
     # The training loss from ``modules[0]``'s output and the named inputs: what a distributed case
     # (runner.engine.distributed) differentiates around its wrapped model. None: not trainable there.
     loss: Callable[[Any, dict], torch.Tensor] | None = None
-    # ``fn`` over other modules (copies of ``modules``, in their order): the engine's float64
-    # reference runs ``rebind(float64 copies)`` instead of building a third instance
-    # (docs/explain.md, accuracy). Only for an ``fn`` whose first call leaves the weights as built
-    # (no optimizer step). None: the engine rebuilds the workload in float64.
+    # ``fn`` over other modules (copies of ``modules``, in their order): the engine's compiled side
+    # runs ``rebind(copies)`` and its float64 reference ``rebind(float64 copies)`` instead of
+    # building the workload again (docs/families.md, "Cost"). Only for an ``fn`` whose calls leave
+    # the weights as built (no optimizer step). None: the engine builds again, with the same seed.
     rebind: Callable[[Sequence[torch.nn.Module]], Callable[..., Any]] | None = None
 
 

@@ -3,7 +3,8 @@
 Cold phase, in order (the result file is rewritten after each step that adds numbers):
 1. eager: build instance A, make the variant-0 inputs (and a pristine copy for B), call A once:
    the reference output (copied to the host).
-2. compile: reset dynamo, build instance B with the same seed, mark the dynamic dims of B's inputs
+2. compile: reset dynamo, build instance B with the same seed (or deep-copy A's modules where
+   the instance's ``rebind`` allows: the families), mark the dynamic dims of B's inputs
    per regime, ``torch.compile``, time the first call (synchronised) = cold compile time; read
    dynamo's counters (graph breaks, unique graphs).
 3. accuracy: B's first output against A's.
@@ -24,8 +25,6 @@ inductor/triton cache directory the cold phase filled; only the first compiled c
 from __future__ import annotations
 
 import contextlib
-import copy
-import dataclasses
 import functools
 import os
 import time
@@ -34,15 +33,8 @@ from typing import Any, Callable, Iterator
 import torch
 
 from runner.engine import compat, kernel_profile
-from runner.engine.accuracy import (
-    LOW_PRECISION,
-    compare_outputs,
-    inputs_as_fp64,
-    judge_against_fp64,
-    map_tensors,
-    to_host,
-    tolerances,
-)
+from runner.engine.accuracy import LOW_PRECISION, to_host
+from runner.engine.accuracy_check import check_accuracy
 from runner.engine.dynamo_stats import (
     breaks_from_counters,
     cache_counters,
@@ -57,12 +49,14 @@ from runner.engine.cost import Laps
 from runner.engine.failures import CaseFailure, classify
 from runner.engine.gpu_lock import DeviceLock
 from runner.engine.host_speed import HostSpeedSampler
+from runner.engine.instances import build_instance, second_instance
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
 from runner.engine.paths import deploy
-from runner.engine.prepare import build_dtype, clone_inputs, mark_dynamic_dims, marked_dims, runnable
+from runner.engine.prepare import clone_inputs, mark_dynamic_dims, marked_dims, runnable
 from runner.engine.result_file import CaseRecord, ResultFile
 from contract.spec import CaseSpec
 from runner.engine.stats import bootstrap_speedup, median
+from workloads.base import Instance
 from runner.engine.timing import TimedCallFailed, measure_interleaved
 
 
@@ -79,11 +73,6 @@ def failing_as(status: str, context: str = "") -> Iterator[None]:
         raise
     except Exception as exc:
         raise CaseFailure(status, exc, context) from exc
-
-
-def build_instance(workload, spec: CaseSpec):
-    torch.manual_seed(spec.seed)
-    return workload.build(size=spec.size, device=spec.device, dtype=build_dtype(spec.dtype), seed=spec.seed)
 
 
 def timed_first_call(fn: Callable[..., Any], inputs: tuple, spec: CaseSpec) -> tuple[Any, float]:
@@ -121,13 +110,16 @@ class EagerSide:
 class CompiledSide:
     """Instance B compiled on the pristine inputs, marked per regime; the first call timed.
     ``before_first_call`` runs once everything but the compile is done (instance built, inputs
-    marked): a compile pair's side waits there for its go line and starts its CPU count."""
+    marked): a compile pair's side waits there for its go line and starts its CPU count.
+    ``copy_of``: the eager instance, whose modules B deep-copies where its ``rebind`` allows (the
+    same weights as a second seeded build, without building: ``instances.second_instance``;
+    ``made`` says which)."""
 
     def __init__(self, workload, spec: CaseSpec, inputs: tuple, probe: MemoryProbe,
-                 before_first_call: Callable[[], None] | None = None):
+                 before_first_call: Callable[[], None] | None = None, copy_of: Instance | None = None):
         compat.reset_dynamo()
         before = probe.allocated()
-        self.instance = build_instance(workload, spec)
+        self.instance, self.made = second_instance(workload, spec, copy_of)
         self.inputs = inputs
         mark_dynamic_dims(inputs, self.instance.input_names, marked_dims(workload, spec), spec.shape_regime)
         # torch.compile, or a compile path's export / package / load (runner.engine.paths)
@@ -180,13 +172,14 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
 
     code_mark = kernel_profile.code_mark()
     with failing_as("compile_error"):
-        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
+        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance)
     started = time.perf_counter()
     kernels = kernel_profile.generated_kernels(code_mark)
     fingerprint_s = time.perf_counter() - started
     record.compile_phases["cold"] = compiled.compile_record
     counts = read_compile_counters()
     record.metrics["compile_time_cold_s"] = compiled.compile_time_s
+    record.environment["compiled_instance"] = compiled.made
     if compiled.host_speed is not None:
         record.environment["compile"] = compiled.host_speed.as_environment()
     record.metrics["graph_break_count"] = counts.graph_break_count
@@ -198,7 +191,7 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
 
     lock = DeviceLock.for_device(spec.device)  # on a GPU: one case at a time times (runner.engine.gpu_lock)
     with lock.hold("accuracy"):
-        _check_accuracy(spec, workload, eager, compiled, record)
+        check_accuracy(spec, workload, eager, compiled, record)
     record.environment.update(lock.environment())
     out.write(record, "accuracy")
 
@@ -301,63 +294,6 @@ def _timing_environment(samples) -> dict:
     return timing
 
 
-def _check_accuracy(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, record: CaseRecord) -> None:
-    """Compiled's first output against eager's (on the case's device), and against a float64 run
-    where low precision fails the direct comparison."""
-    rtol, atol = tolerances(spec.dtype, compiled.instance.rtol, compiled.instance.atol)
-    comparison = compare_outputs(compiled.first_output, eager.reference, rtol=rtol, atol=atol, device=spec.device)
-    record.metrics["accuracy_max_abs_error"] = comparison.max_abs_error
-    record.metrics["accuracy_max_rel_error"] = comparison.max_rel_error
-    if not comparison.ok and not _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record):
-        record.status = "fail_accuracy"
-        record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
-    if spec.device == "cuda":
-        torch.cuda.empty_cache()  # the comparison's slices (and a float64 copy) are gone; give their memory back
-
-
-def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager: EagerSide, compiled: CompiledSide, atol: float, record: CaseRecord) -> bool:
-    """For float16/bfloat16/amp: does compiled stay as close to a float64 run as eager does?
-
-    Only runs when the direct comparison failed. If the float64 run itself fails, the direct
-    comparison's verdict stands.
-    """
-    if eager.host_inputs is None:
-        return False
-    try:
-        fp64_output, reference = _fp64_output(workload, spec, eager)
-        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol, device=spec.device)
-    except Exception as exc:  # noqa: BLE001 (whatever the fp64 check hits is recorded, not raised)
-        record.environment["accuracy_fp64"] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
-        return False
-    record.environment["accuracy_fp64"] = {
-        "passed": verdict.ok,
-        "compiled_rmse": verdict.compiled_rmse,
-        "eager_rmse": verdict.eager_rmse,
-        "reference": reference,
-    }
-    return verdict.ok
-
-
-def _fp64_output(workload, spec: CaseSpec, eager: EagerSide) -> tuple[Any, str]:
-    """(a float64 run's output on float64 copies of the inputs, detached, left on the device, how it was made).
-
-    As PyTorch's harness makes its float64 reference (a deep copy of the model it has, cast): the
-    eager instance's modules copied and cast to float64 (its low-precision weights upcast) and run
-    through ``Instance.rebind``; a workload without ``rebind`` is built again in float64 with the
-    same seed (its own float64 weights). The copy lives only for this call.
-    """
-    fp64_spec = dataclasses.replace(spec, dtype="float64")
-    inputs = inputs_as_fp64(eager.host_inputs, spec.device)
-    if eager.instance.rebind is not None and eager.instance.modules:
-        fn = eager.instance.rebind([copy.deepcopy(module).to(torch.float64) for module in eager.instance.modules])
-        reference = "eager weights in float64"
-    else:
-        fn = build_instance(workload, fp64_spec).fn
-        reference = "rebuilt in float64"
-    torch.manual_seed(spec.seed)
-    return map_tensors(fn(*inputs), torch.Tensor.detach), reference
-
-
 def _locate_graph_breaks(spec: CaseSpec, workload, eager: EagerSide, record: CaseRecord) -> None:
     """Replace the counters' location-less reasons with explain's (reason, location) groups."""
     inputs = clone_inputs(eager.inputs)
@@ -386,7 +322,7 @@ def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         eager = EagerSide(workload, spec, probe)  # same process state as the cold phase at compile time
     record.environment.update(_case_environment(spec, workload, eager.instance))
     with failing_as("compile_error"):
-        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe)
+        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance)
     record.metrics["compile_time_warm_s"] = compiled.compile_time_s
     _record_path(compiled, record)
     record.compile_phases["warm"] = compiled.compile_record

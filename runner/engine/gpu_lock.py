@@ -48,8 +48,9 @@ def cuda_key() -> str:
 
     index = torch.cuda.current_device()
     uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
-    if uuid is not None:
-        return f"GPU-{uuid}"
+    raw = getattr(uuid, "bytes", None)  # torch's _CUuuid: 16 bytes (its str is the dashed hex form)
+    if raw is not None:
+        return "GPU-" + bytes(raw).hex()
     visible = [v.strip() for v in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
     return f"index-{visible[index] if index < len(visible) else index}"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from contract.spec import CaseSpec, TimingBudget
 from runner.engine.case import run_case
-from runner.engine.gpu_lock import LOCK_DIR_ENV, DeviceLock, exclusive, lock_path
+from runner.engine.gpu_lock import LOCK_DIR_ENV, DeviceLock, cuda_key, exclusive, lock_path
 from runner.engine.result_file import ResultFile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,3 +101,17 @@ def test_a_case_holds_the_lock_to_check_accuracy_time_measure_memory_and_profile
     ends = record["environment"]["phase_end_s"]
     assert 0 < held["held_s"] <= ends["profile"] - ends["compile"]  # none of it while compiling
     assert record["environment"]["gpu_lock_wait_s"] < 1.0
+
+
+def test_the_gpu_is_named_by_its_uuid_else_its_physical_index(monkeypatch):
+    """No GPU here: torch.cuda's device queries stand in (the same UUID from every process that sees
+    that GPU, whatever its CUDA_VISIBLE_DEVICES)."""
+    import torch
+
+    uuid = type("CUuuid", (), {"bytes": list(range(16))})()
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: type("Props", (), {"uuid": uuid})())
+    assert cuda_key() == "GPU-000102030405060708090a0b0c0d0e0f"
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: object())  # a torch without uuid
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    assert cuda_key() == "index-5"

@@ -83,7 +83,7 @@ class Rank:
         """(step, model, instance) of one side; the compiled side is marked and compiled, not yet called."""
         import torch
 
-        from runner.engine.case import build_instance
+        from runner.engine.instances import build_instance
         from runner.engine.distributed.wrap import prepare
         from runner.engine.prepare import compile_kwargs
 

@@ -1,0 +1,72 @@
+"""The accuracy step of a case: compiled's first output against eager's reference, and against a
+float64 run where low precision fails the direct comparison (docs/families.md, docs/explain.md)."""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import torch
+
+from contract.spec import CaseSpec
+from runner.engine.accuracy import compare_outputs, inputs_as_fp64, judge_against_fp64, map_tensors, tolerances
+from runner.engine.instances import build_instance
+from runner.engine.result_file import CaseRecord
+
+
+def check_accuracy(spec: CaseSpec, workload, eager, compiled, record: CaseRecord) -> None:
+    """``eager`` and ``compiled``: the case's EagerSide and CompiledSide (runner.engine.case).
+    Compiled's first output against eager's (on the case's device), and against a float64 run
+    where low precision fails the direct comparison."""
+    rtol, atol = tolerances(spec.dtype, compiled.instance.rtol, compiled.instance.atol)
+    comparison = compare_outputs(compiled.first_output, eager.reference, rtol=rtol, atol=atol, device=spec.device)
+    record.metrics["accuracy_max_abs_error"] = comparison.max_abs_error
+    record.metrics["accuracy_max_rel_error"] = comparison.max_rel_error
+    if not comparison.ok and not _closer_to_fp64_than_allowed(spec, workload, eager, compiled, atol, record):
+        record.status = "fail_accuracy"
+        record.error = {"type": "AccuracyMismatch", "message": f"compiled output differs from eager: {comparison.problem}"}
+    if spec.device == "cuda":
+        torch.cuda.empty_cache()  # the comparison's slices (and a float64 copy) are gone; give their memory back
+
+
+def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager, compiled, atol: float, record: CaseRecord) -> bool:
+    """For float16/bfloat16/amp: does compiled stay as close to a float64 run as eager does?
+
+    Only runs when the direct comparison failed. If the float64 run itself fails, the direct
+    comparison's verdict stands.
+    """
+    if eager.host_inputs is None:
+        return False
+    try:
+        fp64_output, reference = _fp64_output(workload, spec, eager)
+        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol, device=spec.device)
+    except Exception as exc:  # noqa: BLE001 (whatever the fp64 check hits is recorded, not raised)
+        record.environment["accuracy_fp64"] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
+        return False
+    record.environment["accuracy_fp64"] = {
+        "passed": verdict.ok,
+        "compiled_rmse": verdict.compiled_rmse,
+        "eager_rmse": verdict.eager_rmse,
+        "reference": reference,
+    }
+    return verdict.ok
+
+
+def _fp64_output(workload, spec: CaseSpec, eager) -> tuple[Any, str]:
+    """(a float64 run's output on float64 copies of the inputs, detached, left on the device, how it was made).
+
+    As PyTorch's harness makes its float64 reference (a deep copy of the model it has, cast): the
+    eager instance's modules copied and cast to float64 (its low-precision weights upcast) and run
+    through ``Instance.rebind``; a workload without ``rebind`` is built again in float64 with the
+    same seed (its own float64 weights). The copy lives only for this call.
+    """
+    fp64_spec = dataclasses.replace(spec, dtype="float64")
+    inputs = inputs_as_fp64(eager.host_inputs, spec.device)
+    if eager.instance.rebind is not None and eager.instance.modules:
+        fn = eager.instance.rebind([copy.deepcopy(module).to(torch.float64) for module in eager.instance.modules])
+        reference = "eager weights in float64"
+    else:
+        fn = build_instance(workload, fp64_spec).fn
+        reference = "rebuilt in float64"
+    torch.manual_seed(spec.seed)
+    return map_tensors(fn(*inputs), torch.Tensor.detach), reference
