@@ -13,8 +13,14 @@ compile, i.e. the case process's wall time (``environment.process_wall_s.cold``,
 ``phase_end_s``) minus ``compile_time_cold_s``; ``--cost`` adds a line per static case with its
 ``cost`` steps, the eager step's parts (``eager_parts_s``) and the GPU lock's wait.
 
-Cases whose configuration names dims (``--dims batch``: docs/case-config.md) are their own rows,
-``hf [batch]``: a backed and an unbacked case pair up only within the same dims.
+A training step (``@train``) is its own row (``hf train``). Dynamic cases are counted per regime
+and dims (``backed``, ``unbacked [batch]``, ``unbacked [sequence]``: ``--dims``, docs/case-config.md);
+an unbacked case pairs with the backed case of the same model and dims, else with the backed case
+on every dim (the regime as the issue lists it: backed on batch and sequence, unbacked on each), and
+the pairing is named in the ratio's label.
+
+Cases measured several at a time on one GPU (bench/families_gpu.sh) wait for its timing lock; the
+cost column also gives the median less each case's wait (``environment.gpu_lock_wait_s``).
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ from pathlib import Path
 
 def _family(workload: str) -> str:
     prefix, colon, _ = workload.partition(":")
-    return prefix if colon else "core"
+    return (prefix if colon else "core") + (" train" if "@train" in workload else "")
 
 
 def _dims(result: dict) -> str:
@@ -55,39 +61,66 @@ def non_compile_s(result: dict) -> float | None:
     return None if wall is None or compile_s is None else wall - compile_s
 
 
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _dynamic(rows: list[dict]) -> tuple[dict[str, str], dict[str, dict]]:
+    """({regime [dims]: "passed/cases"}, {unbacked label: {"ratio", "pairs", "failed", "against"}})."""
+    by_label: dict[str, list[dict]] = defaultdict(list)
+    cases: dict[tuple[str, str, str], dict] = {}
+    for r in rows:
+        regime = r["config"]["shape_regime"]
+        if regime == "static":
+            continue
+        by_label[regime + _dims(r)].append(r)
+        cases[(r["workload"], regime, _dims(r))] = r
+    passes = {label: f"{sum(r['status'] == 'pass' for r in found)}/{len(found)}" for label, found in sorted(by_label.items())}
+    ratios: dict[str, dict] = {}
+    for label, found in sorted(by_label.items()):
+        if not label.startswith("unbacked"):
+            continue
+        values, failed, against = [], 0, set()
+        for unbacked in found:
+            dims = _dims(unbacked)
+            backed = cases.get((unbacked["workload"], "backed", dims)) or cases.get((unbacked["workload"], "backed", ""))
+            if not backed or backed["status"] != "pass":
+                continue
+            against.add("backed" + _dims(backed) if _dims(backed) else "backed on every dim")
+            if unbacked["status"] == "pass":
+                values.append(unbacked["metrics"]["speedup"] / backed["metrics"]["speedup"])
+            else:
+                failed += 1
+        ratios[label] = {"ratio": statistics.geometric_mean(values) if values else None, "pairs": len(values),
+                         "failed": failed, "against": " / ".join(sorted(against)) or "-"}
+    return passes, ratios
+
+
 def summarise(results: list[dict]) -> dict[str, dict]:
     by_family: dict[str, list[dict]] = defaultdict(list)
     for result in results:
-        by_family[_family(result["workload"]) + _dims(result)].append(result)
+        by_family[_family(result["workload"])].append(result)
     table = {}
     for family, rows in sorted(by_family.items()):
         static = [r for r in rows if r["config"]["shape_regime"] == "static"]
         passed = [r for r in static if r["status"] == "pass"]
         speedups = [r["metrics"]["speedup"] for r in passed if r["metrics"].get("speedup")]
         compiles = [r["metrics"]["compile_time_cold_s"] for r in passed if r["metrics"].get("compile_time_cold_s")]
-        outside = [v for v in map(non_compile_s, static) if v is not None]
-        regimes: dict[str, dict[str, dict]] = defaultdict(dict)
-        for r in rows:
-            regimes[r["workload"]][r["config"]["shape_regime"]] = r
-        ratios, unbacked_failed = [], 0
-        for cases in regimes.values():
-            backed, unbacked = cases.get("backed"), cases.get("unbacked")
-            if backed and unbacked and backed["status"] == "pass":
-                if unbacked["status"] == "pass":
-                    ratios.append(unbacked["metrics"]["speedup"] / backed["metrics"]["speedup"])
-                else:
-                    unbacked_failed += 1
+        costed = [r for r in static if non_compile_s(r) is not None]
+        outside = [non_compile_s(r) for r in costed]
+        unlocked = [non_compile_s(r) - ((r.get("environment") or {}).get("gpu_lock_wait_s") or 0.0) for r in costed]
+        passes, ratios = _dynamic(rows)
         table[family] = {
             "models": len({_base(r["workload"]) for r in rows}),
             "cases": len(rows),
             "static_pass": f"{len(passed)}/{len(static)}",
             "geomean_speedup": statistics.geometric_mean(speedups) if speedups else None,
-            "median_compile_s": statistics.median(compiles) if compiles else None,
-            "median_non_compile_s": statistics.median(outside) if outside else None,
+            "median_compile_s": _median(compiles),
+            "median_non_compile_s": _median(outside),
+            "median_non_compile_less_lock_s": _median(unlocked),
             "costed": len(outside),
-            "unbacked_over_backed": statistics.geometric_mean(ratios) if ratios else None,
-            "pairs": len(ratios),
-            "unbacked_failed_where_backed_passed": unbacked_failed,
+            "dynamic_passes": passes,
+            "unbacked_over_backed": ratios,
             "failures": Counter(_failure(r) for r in rows if r["status"] != "pass"),
         }
     return table
@@ -103,15 +136,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cost", action="store_true", help="a line per static case: where its wall time went")
     args = parser.parse_args(argv)
     results = [r for path in args.documents for r in json.loads(path.read_text())["results"]]
-    header = ("family", "models", "cases", "static pass", "geomean speedup", "median compile s", "median non-compile s (static cases)",
-              "unbacked/backed (pairs)")
+    header = ("family", "models", "cases", "static pass", "geomean speedup", "median compile s",
+              "median non-compile s (static cases; less lock waits)", "dynamic pass", "unbacked/backed (pairs; unbacked failed)")
     print(" | ".join(header))
     print(" | ".join("---" for _ in header))
     table = summarise(results)
     for family, row in table.items():
-        ratio = f"{_fmt(row['unbacked_over_backed'], '.3f')} ({row['pairs']}; {row['unbacked_failed_where_backed_passed']} unbacked failed)"
+        passes = "; ".join(f"{label} {count}" for label, count in row["dynamic_passes"].items()) or "-"
+        ratios = "; ".join(f"{label}: {_fmt(r['ratio'], '.3f')} ({r['pairs']}; {r['failed']}) vs {r['against']}"
+                           for label, r in row["unbacked_over_backed"].items()) or "-"
+        cost = f"{_fmt(row['median_non_compile_s'], '.1f')} ({row['costed']}; {_fmt(row['median_non_compile_less_lock_s'], '.1f')})"
         print(" | ".join((family, str(row["models"]), str(row["cases"]), row["static_pass"], _fmt(row["geomean_speedup"], ".3f") + "x",
-                          _fmt(row["median_compile_s"], ".1f"), f"{_fmt(row['median_non_compile_s'], '.1f')} ({row['costed']})", ratio)))
+                          _fmt(row["median_compile_s"], ".1f"), cost, passes, ratios)))
     print("\nfailures by class:")
     for family, row in table.items():
         for failure, count in row["failures"].most_common():
@@ -121,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\nper case:")
     for r in sorted(results, key=lambda r: (r["workload"], _dims(r), r["config"]["shape_regime"])):
         m = r["metrics"]
-        print(f"  {r['workload']:45s} {r['config']['shape_regime'] + _dims(r):16s} {r['status']:14s} speedup {_fmt(m.get('speedup'), '.3f')} "
+        print(f"  {r['workload']:45s} {r['config']['shape_regime'] + _dims(r):20s} {r['status']:14s} speedup {_fmt(m.get('speedup'), '.3f')} "
               f"compile {_fmt(m.get('compile_time_cold_s'), '.1f')} s  {((r.get('error') or {}).get('message') or '').replace(chr(10), ' ')[:90]}")
     return 0
 

@@ -28,13 +28,16 @@ def test_a_family_row_has_the_median_over_its_static_cases_only(tmp_path, capsys
                case("hf:D", "static", wall=90.0, compile_s=None)]
     row = summarise(results)["hf"]
     assert (row["median_non_compile_s"], row["costed"]) == (40.0, 3)
+    results[1]["environment"]["gpu_lock_wait_s"] = 12.0  # hf:B waited 12 s of its 40 for the GPU
+    assert summarise(results)["hf"]["median_non_compile_less_lock_s"] == 28.0
+    del results[1]["environment"]["gpu_lock_wait_s"]
     results[0]["cost"] = {"build": 4.0, "recompiles": 0.004}
     results[0]["environment"].update(eager_parts_s={"device": 1.5, "build": 2.0}, gpu_lock_wait_s=0.25)
     document = tmp_path / "run.json"
     document.write_text(json.dumps({"results": results}))
     assert main([str(document), "--cost"]) == 0
     out = capsys.readouterr().out
-    assert "| 40.0 (3) |" in out
+    assert "| 40.0 (3; 40.0) |" in out  # median, cases, median less lock waits
     line = next(text for text in out.splitlines() if text.strip().startswith("hf:A") and "outside" in text)
     assert "wall 30.0 compile 10.0 outside 20.0 | build=4 recompiles=0.004 | eager: device=1.5 build=2 | lock wait 0.2" in line
     assert not any("backed" in text for text in out.splitlines() if "outside" in text)

@@ -15,7 +15,8 @@ from django.core.management import call_command
 LOCAL_CLASS = "cpu-amd-epyc-2c"  # what runner.engine.environment.cpu_machine_class() names a 2-core AMD EPYC host
 RESULTS = Path(__file__).resolve().parents[2] / "bench" / "results"
 IMPORTED_GLOBS = ("releases/*.json", "h100-torch2.11-*.json", "h200-torch2.11-*.json", "h200x2/*.json", "history/hist-*.json",
-                 "families/r1/*.json", "families/r2/*.json", "families/spread/*.json")
+                 "families/r1/*.json", "families/r2/*.json", "families/spread/*.json",
+                 "families/locked-static/*.json", "families/locked-dynamic/*.json", "compile-paths-gpu-2026-11-25/*.json")
 LOCAL_WORKLOADS = ("mlp_loop", "positional_graph_break", "masked_attention")
 
 
@@ -24,9 +25,10 @@ def imported_files() -> list[Path]:
 
 
 def local_document() -> dict:
-    """The quick start's own measurement: the local build (sha of torch 2.13, label ``cpu``) on this host."""
+    """The quick start's own measurement: the local build (sha of torch 2.13, label ``cpu``) on this host,
+    measured after every imported document (as the quick start measures it after importing them)."""
     document = copy.deepcopy(json.loads((RESULTS / "releases" / "cpu-torch2.13.0-cpu-tiny.json").read_text()))
-    document["run"].update(id=str(uuid.uuid4()), started_at="2026-11-25T12:00:00+00:00", finished_at="2026-11-25T12:05:00+00:00",
+    document["run"].update(id=str(uuid.uuid4()), started_at="2026-11-25T23:00:00+00:00", finished_at="2026-11-25T23:05:00+00:00",
                            command=f"python manage.py request_run --size tiny --machine-class {LOCAL_CLASS}", requested_by="quickstart")
     document["machine"].update(hostname="localhost", machine_class=LOCAL_CLASS)
     document["results"] = [r for r in document["results"] if r["workload"] in LOCAL_WORKLOADS]

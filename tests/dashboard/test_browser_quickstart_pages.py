@@ -84,10 +84,10 @@ def test_home_says_last_night_first_and_links_its_counts(browser, live_server, q
     local = rows.nth(1).inner_text()
     # The local run: measured today in its own class, its build dated by the 2.13 release, compared
     # with nothing (the imported measurement of the same commit is another host's, in class cpu).
-    assert "cf30153c4c13+cpu" in local and "2026-11-25 12:00" in local and "build dated 2026-08-19" in local
+    assert "cf30153c4c13+cpu" in local and "2026-11-25 23:00" in local and "build dated 2026-08-19" in local
     assert "no earlier build: its baseline" in local and ".imported" not in local
     assert rows.nth(1).locator("td.verdict strong").inner_text() == "pass"
-    assert "measured 2026-11-25 12:00" in page.inner_text(f"#class-{LOCAL_CLASS} h2")
+    assert "measured 2026-11-25 23:00" in page.inner_text(f"#class-{LOCAL_CLASS} h2")
     # Its block names the imported measurement of its commit, and that it is not compared with it.
     assert page.inner_text(f"#elsewhere-{LOCAL_CLASS}") == (
         "(the same commit measured on another host: cf30153c4c13+cpu.imported on cpu, never compared with it)")
