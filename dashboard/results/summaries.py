@@ -16,7 +16,7 @@ from django.db import transaction
 from contract.case_config import CaseConfig
 from contract.metrics import DYNAMIC_SIDE  # DynamicSummary.pairs' sides (results.selectors.dynamic.Side)
 from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series
-from dashboard.results.selectors.dynamic import DYNAMIC_REGIMES, dynamic_pair_key, pairs_geomeans, summary_pairs
+from dashboard.results.selectors.dynamic import BACKED_EVERY_DIM, DYNAMIC_REGIMES, dynamic_pair_key, pairs_geomeans, summary_pairs
 
 OPEN_RUN_STATUSES = ("pending", "running")
 EXPORT_S = "path_phases__export_s"
@@ -120,13 +120,28 @@ def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, case
 
     out = []
     for config_key, workloads in sorted(found.items()):
-        pairs = [[names[w], side(sides.get("backed")), side(sides.get("unbacked"))] for w, sides in workloads.items()]
+        every_dim = found.get(_every_dim_key(config_key), {})
+        pairs = []
+        for w, sides in workloads.items():
+            pair = [names[w], side(sides.get("backed")), side(sides.get("unbacked"))]
+            fallback = every_dim.get(w, {}).get("backed") if every_dim is not workloads else None
+            if pair[1] is None and pair[2] is not None and fallback is not None:
+                # Unbacked on some dims, no backed case of those dims: against backed on every dim
+                # (docs/families.md, "What the pages show"); the pair's fourth item says so.
+                pair[1:] = [side(fallback), pair[2], BACKED_EVERY_DIM]
+            pairs.append(pair)
         built = summary_pairs(pairs)
         geomean_gap, geomean_compile_ratio = pairs_geomeans(built)
         out.append(m.DynamicSummary(build_id=build_id, machine_class=machine_class, config_key=config_key,
                                     ordered_at=ordered_at, pairs=pairs, gaps={p.workload: p.gap for p in built},
                                     geomean_gap=geomean_gap, geomean_compile_ratio=geomean_compile_ratio))
     return out
+
+
+def _every_dim_key(config_key: str) -> str:
+    """The ``dynamic_pair_key`` of the same mode and dtype on every declared dim (``.../dims=batch``
+    without its dims part; a key without dims is its own)."""
+    return config_key.split("/dims=", 1)[0]
 
 
 def summaries_refresh_all(*, models: SimpleNamespace | None = None) -> int:

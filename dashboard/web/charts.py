@@ -189,6 +189,8 @@ def dynamic_trends(*, gaps, machine_class: str) -> dict:
         "failed": [[b.failed.get(w) for b in builds] for w in gaps.workloads],
         # A gap within its noise or too noisy to track is drawn as no gap (white), its hover says which.
         "quiet": [[b.quiet.get(w) for b in builds] for w in gaps.workloads],
+        # Unbacked on some dims against backed on every dim (no backed case of those dims): the hover says so.
+        "every_dim": [[w in b.backed_every_dim for b in builds] for w in gaps.workloads],
         "gap": [sig(b.geomean_gap) for b in builds],
         "compile": [sig(b.geomean_compile_ratio) for b in builds],
     }

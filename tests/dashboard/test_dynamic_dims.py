@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.results.models import Config, Result
+from dashboard.results.models import Build, Config, Result
+from dashboard.results.selectors.dynamic import dynamic_options, dynamic_pairs, pair_failure
+from dashboard.results.selectors.dynamic_families import dynamic_blockers, family_gaps, headline
 from contract import document as run_document
 from dashboard.pipeline.services import run_ingest_and_detect
 from tests.documents import make_document, make_result
@@ -16,6 +18,7 @@ from tests.dashboard.test_browser_noise_rule import shot
 from tests.dashboard.test_dynamic import pair, table_rows
 
 VIEW = {"width": 1400, "height": 900}
+BERT = {"name": "bert_encoder", "category": "transformer", "phase": "infer", "dynamic_dims": ["x:0"], "description": "bert"}
 
 
 def with_dims(results: list[dict], dims: list[str]) -> list[dict]:
@@ -96,3 +99,75 @@ def test_the_dims_picker_shows_the_batch_only_pair(browser, live_server):
     assert page.get_by_role("heading", name="default · unbacked (batch) · float32 on cpu").count() == 1
     assert page.locator("#workload-pickers select[name=dims]").input_value() == "batch"
     assert problems == []
+
+
+def fallback_history() -> None:
+    """Unbacked on batch with no backed case on batch (the H100 documents' shape): mlp_loop backed
+    on every dim 2.0, unbacked on batch 1.5; bert_encoder unbacked on batch hits a data-dependent
+    error; resnet_train has backed and unbacked on batch both (same dims win)."""
+    failed = make_result("bert_encoder", "unbacked", status="compile_error", speedup=None)
+    failed["error"] = {"type": "torch._inductor.exc.InductorError",
+                       "message": "AssertionError: failed OrderedSet([]) >= OrderedSet([u1]) (inductor >= fx)"}
+    ingest_build(1, pair("mlp_loop", 2.0, 2.0) + pair("bert_encoder", 3.0, 3.0) + pair("resnet_train", 4.0, 4.0)
+                 + with_dims([make_result("mlp_loop", "unbacked", speedup=1.5), failed], ["batch"])
+                 + with_dims(pair("resnet_train", 2.0, 1.0), ["batch"]), extra_workloads=[BERT])
+
+
+@pytest.mark.django_db
+def test_unbacked_on_batch_without_backed_on_batch_pairs_with_backed_on_every_dim():
+    fallback_history()
+    assert ("default", "float32", "batch") in dynamic_options(machine_class="cpu")
+    build_id = Build.objects.get().id
+    pairs = {p.workload: p for p in dynamic_pairs(machine_class="cpu", mode="default", dtype="float32", build_id=build_id, dims=("batch",))}
+    assert pairs["mlp_loop"].backed_every_dim and pairs["mlp_loop"].gap == pytest.approx(0.75)  # 1.5 / backed on every dim 2.0
+    assert not pairs["resnet_train"].backed_every_dim and pairs["resnet_train"].gap == pytest.approx(0.5)  # same dims: 1.0 / 2.0
+    assert pairs["bert_encoder"].backed_every_dim and pairs["bert_encoder"].backed.speedup == 3.0
+    # Every dim is as it was: no pair there is marked.
+    every = dynamic_pairs(machine_class="cpu", mode="default", dtype="float32", build_id=build_id)
+    assert [p.gap for p in every] == [1.0, 1.0, 1.0] and not any(p.backed_every_dim for p in every)
+    blockers = dynamic_blockers(machine_class="cpu", mode="default", dtype="float32", build_id=build_id, dims=("batch",))
+    assert set(blockers) == {"bert_encoder"} and blockers["bert_encoder"].regime == "unbacked" and blockers["bert_encoder"].data_dependent
+    families = family_gaps(list(pairs.values()), blockers)
+    assert [(f.family, f.workloads, f.measured, f.failed, f.data_dependent, f.backed_every_dim) for f in families] == [("core", 3, 2, 1, 1, 2)]
+
+
+@pytest.mark.django_db
+def test_a_backed_failure_on_every_dim_blocks_the_batch_pair_and_is_named():
+    failed = make_result("mlp_loop", "backed", status="compile_error", speedup=None)
+    failed["error"] = {"type": "RuntimeError", "message": "backed broke"}
+    ingest_build(1, [failed, make_result("mlp_loop", "unbacked", speedup=2.0)] + with_dims([make_result("mlp_loop", "unbacked", speedup=1.5)], ["batch"]))
+    build_id = Build.objects.get().id
+    [only] = dynamic_pairs(machine_class="cpu", mode="default", dtype="float32", build_id=build_id, dims=("batch",))
+    assert only.backed_every_dim and only.gap is None and pair_failure(only.backed, only.unbacked) == "backed compile_error"
+    blocker = dynamic_blockers(machine_class="cpu", mode="default", dtype="float32", build_id=build_id, dims=("batch",))["mlp_loop"]
+    assert (blocker.regime, blocker.text, blocker.data_dependent) == ("backed", "RuntimeError: backed broke", False)
+
+
+@pytest.mark.django_db
+def test_unbacked_on_batch_alone_without_any_backed_is_not_offered():
+    ingest_build(1, with_dims([make_result("mlp_loop", "unbacked", speedup=1.5)], ["batch"]) + [make_result("mlp_loop", "static")])
+    assert dynamic_options(machine_class="cpu") == []
+
+
+@pytest.mark.django_db
+def test_the_dims_page_says_which_pairs_stand_against_backed_on_every_dim(client):
+    fallback_history()
+    html = client.get("/dynamic/?dims=batch").content.decode()
+    note = html.split('id="dynamic-every-dim">')[1].split("</p>")[0]
+    assert "unbacked on batch against backed on every dim</strong>: no backed case on batch alone was measured for bert_encoder, mlp_loop" in note
+    rows = table_rows(html)
+    assert "0.750" in rows["mlp_loop"] and "on every dim" in rows["mlp_loop"]
+    assert "0.500" in rows["resnet_train"] and "on every dim" not in rows["resnet_train"]
+    # The chart's hover knows which cells stand against backed on every dim.
+    assert '"every_dim": [[true], [true], [false]]' in html  # bert_encoder, mlp_loop, resnet_train
+    every = client.get("/dynamic/").content.decode()
+    assert 'id="dynamic-every-dim"' not in every and "on every dim" not in table_rows(every)["mlp_loop"]
+
+
+def test_an_error_that_only_announces_a_subprocess_error_is_shown_with_its_kernel_and_cause():
+    message = ("SubprocException: An exception occurred in a subprocess:\n\nName=triton_red_fused_0\nTraceback (most recent call last):\n"
+               '  File "x.py", line 1, in f\n    raise\nAssertionError("Loop-carried variable _tmp7 changes type")\n\nSet TORCHDYNAMO_VERBOSE=1\n')
+    assert headline(message) == ('SubprocException: An exception occurred in a subprocess: triton_red_fused_0 '
+                                 'AssertionError("Loop-carried variable _tmp7 changes type")')
+    assert headline("TypeError: Cannot convert symbols to int\nmore") == "TypeError: Cannot convert symbols to int"
+    assert headline("") == ""

@@ -21,6 +21,10 @@ from dashboard.results.variants import PLAIN_BUILD
 
 GAP_HIGHLIGHT = 0.05  # a ratio further than this from 1 is highlighted
 DYNAMIC_REGIMES = ("backed", "unbacked")
+# A ``DynamicSummary`` pair's fourth item: its unbacked case marked some dims (``dims=batch``) and no
+# backed case of those dims was measured, so its backed side is the workload's backed case on every
+# declared dim (docs/families.md, "What the pages show").
+BACKED_EVERY_DIM = "backed on every dim"
 
 
 def dynamic_pair_key(config: CaseConfig) -> str:
@@ -52,6 +56,7 @@ class Pair:
     # The 95 % band of cold compile time on this workload's series (the wider side's; /compare/'s
     # bands, ``pairs_compile_noise``): what the compile-time ratio is judged against. None: the threshold.
     compile_band: float | None = None
+    backed_every_dim: bool = False  # the backed side marked every declared dim, the unbacked only some
 
     @property
     def gap(self) -> float | None:
@@ -144,10 +149,16 @@ class Pair:
 def pairs_compile_noise(*, pairs: list[Pair], machine_class: str, mode: str, dtype: str,
                         bands: Callable[[int], dict[str, float]], dims: tuple[str, ...] | None = None) -> None:
     """Sets each pair's ``compile_band``: the wider cold-compile band (``bands``: series id -> its
-    bands, /compare/'s) of the workload's backed and unbacked series on the class (one read)."""
-    series = Series.objects.filter(machine_class=machine_class,
-                                   **config_lookups(compile_mode=mode, dtype=dtype, shape_regime__in=DYNAMIC_REGIMES, dims=dims),
-                                   workload__name__in=[p.workload for p in pairs]).values_list("workload__name", "id")
+    bands, /compare/'s) of the workload's backed and unbacked series on the class (one read; with
+    dims, a second for the backed series on every dim that ``backed_every_dim`` pairs stand against)."""
+    series = list(Series.objects.filter(machine_class=machine_class,
+                                        **config_lookups(compile_mode=mode, dtype=dtype, shape_regime__in=DYNAMIC_REGIMES, dims=dims),
+                                        workload__name__in=[p.workload for p in pairs]).values_list("workload__name", "id"))
+    every_dim = [p.workload for p in pairs if p.backed_every_dim]
+    if dims and every_dim:
+        series += Series.objects.filter(machine_class=machine_class,
+                                        **config_lookups(compile_mode=mode, dtype=dtype, shape_regime="backed", dims=None),
+                                        workload__name__in=every_dim).values_list("workload__name", "id")
     widest: dict[str, float] = {}
     for workload, series_id in series:
         band = bands(series_id).get("compile_time_cold_s")
@@ -158,9 +169,11 @@ def pairs_compile_noise(*, pairs: list[Pair], machine_class: str, mode: str, dty
 
 
 def summary_pairs(pairs: list) -> list[Pair]:
-    """``DynamicSummary.pairs`` (``[[workload, backed, unbacked], ...]``) as pairs, in their order."""
-    return [Pair(workload, Side(*backed) if backed else None, Side(*unbacked) if unbacked else None)
-            for workload, backed, unbacked in pairs]
+    """``DynamicSummary.pairs`` (``[[workload, backed, unbacked], ...]``, a fourth item
+    ``BACKED_EVERY_DIM`` where the backed side is on every dim) as pairs, in their order."""
+    return [Pair(workload, Side(*backed) if backed else None, Side(*unbacked) if unbacked else None,
+                 backed_every_dim=BACKED_EVERY_DIM in rest)
+            for workload, backed, unbacked, *rest in pairs]
 
 
 def pair_failure(backed, unbacked) -> str | None:
@@ -211,6 +224,7 @@ class BuildGaps:
     gaps: dict[str, float | None] = field(default_factory=dict)  # by workload name; None: not both passed
     failed: dict[str, str] = field(default_factory=dict)  # by workload name: "unbacked compile_error", ...
     quiet: dict[str, str] = field(default_factory=dict)  # by workload name: its gap "within noise" / "too noisy to track"
+    backed_every_dim: set[str] = field(default_factory=set)  # workloads whose backed side is on every dim (``BACKED_EVERY_DIM``)
     geomean_gap: float | None = None
     geomean_compile_ratio: float | None = None
 
@@ -244,8 +258,10 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
     for build_id, gaps, geomean_gap, geomean_compile_ratio, pairs in rows:
         build = builds[build_id]
         build.gaps, build.geomean_gap, build.geomean_compile_ratio = gaps, geomean_gap, geomean_compile_ratio
-        build.failed = {workload: f for workload, backed, unbacked in pairs or [] if (f := pair_failure(backed, unbacked))}
-        build.quiet = {p.workload: p.gap_quiet for p in summary_pairs(pairs or []) if p.gap_quiet}
+        build.failed = {workload: f for workload, backed, unbacked, *_ in pairs or [] if (f := pair_failure(backed, unbacked))}
+        built = summary_pairs(pairs or [])
+        build.quiet = {p.workload: p.gap_quiet for p in built if p.gap_quiet}
+        build.backed_every_dim = {p.workload for p in built if p.backed_every_dim}
     return DynamicGaps(workloads=workloads, builds=[b for b in builds.values() if b.gaps])
 
 
@@ -259,10 +275,16 @@ def dynamic_pairs(*, machine_class: str, mode: str, dtype: str, build_id: int, d
 
 def dynamic_options(*, machine_class: str) -> list[tuple[str, str, str]]:
     """The (compile mode, dtype, dims) measured both backed and unbacked on a machine class; dims
-    ``""`` for every declared dim, else the names joined by commas (``batch``)."""
+    ``""`` for every declared dim, else the names joined by commas (``batch``). Unbacked on some dims
+    counts with backed on every dim of the same mode and dtype (``BACKED_EVERY_DIM``)."""
     regimes: dict[tuple[str, str, str], set] = {}
     for tags in _dynamic_series(machine_class).values_list("config__tags", flat=True).distinct():
         config = CaseConfig.from_document(tags)
         dims = ",".join(config.dims) if config.dims else ""
         regimes.setdefault((config.compile_mode, config.dtype, dims), set()).add(config.shape_regime)
-    return sorted(k for k, v in regimes.items() if len(v) == 2)
+
+    def paired(mode: str, dtype: str, dims: str) -> bool:
+        found = regimes[(mode, dtype, dims)]
+        return len(found) == 2 or (bool(dims) and "unbacked" in found and "backed" in regimes.get((mode, dtype, ""), ()))
+
+    return sorted(k for k in regimes if paired(*k))

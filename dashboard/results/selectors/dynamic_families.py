@@ -26,6 +26,7 @@ DATA_DEPENDENT = re.compile(
 )
 DATA_DEPENDENT_STATUS = "data_dependent_error"  # the runner classified it (runner.engine.data_dependent)
 FIRST_LINE = 200  # characters of an error's first line shown in the table
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")  # "AssertionError(...", "triton.CompilationError: ..."
 
 
 @dataclass
@@ -48,6 +49,19 @@ class FamilyGap:
     failed: int = 0
     data_dependent: int = 0
     gaps: list[float] = field(default_factory=list)
+    backed_every_dim: int = 0  # models whose backed side is on every dim (``Pair.backed_every_dim``)
+
+
+def headline(message: str) -> str:
+    """An error's first line; where that line only announces what follows (``SubprocException: An
+    exception occurred in a subprocess:``, a Triton kernel's compile error), the kernel's
+    ``Name=`` line and the last exception line beneath it too, so the table names the cause."""
+    lines = [line.strip() for line in (message or "").strip().splitlines() if line.strip()]
+    if not lines or not lines[0].endswith(":"):
+        return lines[0] if lines else ""
+    names = [line.removeprefix("Name=") for line in lines[1:] if line.startswith("Name=")]
+    causes = [line for line in lines[1:] if EXCEPTION_LINE.match(line)]
+    return " ".join([lines[0], *names[:1], *causes[-1:]])
 
 
 def is_data_dependent(text: str) -> bool:
@@ -68,27 +82,36 @@ def dynamic_run_notes(*, machine_class: str, mode: str, dtype: str, build_id: in
 
 def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int, dims: tuple[str, ...] | None = None) -> dict[str, Blocker]:
     """Per workload of the build whose backed or unbacked case did not pass, the failed side's error
-    (the unbacked side first, as ``pair_failure`` names it; the case stored last of each series)."""
-    rows = (
-        _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id, dims=dims)
-        .order_by("id")
-        .annotate(error_type=KT("error__type"), error_message=KT("error__message"))
-        .values_list("workload__name", *config_fields("shape_regime"), "status", "error_type", "error_message")
-    )
+    (the unbacked side first, as ``pair_failure`` names it; the case stored last of each series).
+    With dims, a workload without a backed case of those dims has its backed case on every dim
+    (the pair ``BACKED_EVERY_DIM`` stands against)."""
     sides: dict[str, dict[str, tuple]] = {}
-    for workload, regime, status, error_type, message in rows:
+    for workload, regime, status, error_type, message in _failure_rows(
+            _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id, dims=dims)):
         sides.setdefault(workload, {})[regime] = (status, error_type or "", message or "")
+    alone = [w for w, by_regime in sides.items() if "backed" not in by_regime]
+    if dims and alone:
+        every_dim = Result.objects.filter(build_id=build_id, series__machine_class=machine_class, workload__name__in=alone,
+                                          **config_lookups(compile_mode=mode, dtype=dtype, shape_regime="backed", dims=None))
+        for workload, regime, status, error_type, message in _failure_rows(every_dim):
+            sides[workload][regime] = (status, error_type or "", message or "")
     out = {}
     for workload, by_regime in sides.items():
         for regime in ("unbacked", "backed"):
             status, error_type, message = by_regime.get(regime, ("pass", "", ""))
             if status != "pass":
-                first = (message.strip().splitlines() or [""])[0]
+                first = headline(message)
                 text = f"{error_type.rsplit('.', 1)[-1]}: {first}" if error_type else first
                 out[workload] = Blocker(regime=regime, status=status, text=text[:FIRST_LINE], full=f"{error_type}: {message}"[:4000],
                                         data_dependent=status == DATA_DEPENDENT_STATUS or is_data_dependent(f"{error_type} {message}"))
                 break
     return out
+
+
+def _failure_rows(cases):
+    """(workload, regime, status, error type, error message) of ``cases``, in the order stored."""
+    return (cases.order_by("id").annotate(error_type=KT("error__type"), error_message=KT("error__message"))
+            .values_list("workload__name", *config_fields("shape_regime"), "status", "error_type", "error_message"))
 
 
 def family_gaps(pairs: list[Pair], blockers: dict[str, Blocker]) -> list[FamilyGap]:
@@ -98,6 +121,7 @@ def family_gaps(pairs: list[Pair], blockers: dict[str, Blocker]) -> list[FamilyG
     for pair in pairs:
         row = rows.setdefault(suite_of(pair.workload), FamilyGap(family=suite_of(pair.workload)))
         row.workloads += 1
+        row.backed_every_dim += pair.backed_every_dim
         if pair.gap is not None:
             row.gaps.append(pair.gap)
         if pair_failure(pair.backed, pair.unbacked):

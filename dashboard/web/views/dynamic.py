@@ -61,6 +61,9 @@ def dynamic(request):
         families=family_gaps(pairs, blockers),
         run_notes=dynamic_run_notes(machine_class=machine_class, mode=mode, dtype=dtype, build_id=chosen.build_id, dims=dims) if chosen else [],
         summary=gap_summary(pairs),
+        # Unbacked on these dims against backed on every dim, where no backed case of the dims was measured.
+        every_dim_backed=sorted(p.workload for p in pairs if p.backed_every_dim),
+        every_dim_all=bool(pairs) and all(p.backed_every_dim for p in pairs if p.unbacked),
         builds=builds,
         trends=charts.dynamic_trends(gaps=gaps, machine_class=machine_class),
         any_synthetic=any(b.synthetic for b in builds[:1]) or any(b.synthetic for b in builds if chosen and b.build_id == chosen.build_id),

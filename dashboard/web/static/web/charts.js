@@ -154,7 +154,8 @@
         return v > 0 ? Math.max(-reach, Math.min(reach, Math.log2(v))) : null; }); });
       var hover = spec.z.map(function (row, w) { return row.map(function (v, b) {
         var word = quiet[w] && quiet[w][b] ? " (" + quiet[w][b] + ")" : "";
-        return spec.hover[b] + "<br>" + (v > 0 ? "gap " + v.toFixed(3) + word : (spec.failed[w][b] || "not measured")); }); });
+        var against = spec.every_dim && spec.every_dim[w][b] ? "<br>against backed on every dim" : "";
+        return spec.hover[b] + "<br>" + (v > 0 ? "gap " + v.toFixed(3) + word : (spec.failed[w][b] || "not measured")) + against; }); });
       var traces = [{
         type: "heatmap", name: "gap", x: spec.x, y: spec.workloads, z: logZ, zmin: -reach, zmax: reach, zmid: 0,
         colorscale: [[0, "#b2182b"], [0.25, "#ef8a62"], [0.5, "#f7f7f7"], [0.75, "#67a9cf"], [1, "#2166ac"]],
