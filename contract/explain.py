@@ -21,7 +21,7 @@ from __future__ import annotations
 import difflib
 
 from contract.phases import BY_NAME as PHASES_BY_NAME
-from contract.phases import COMPILE_SIDES, COUNTS, PHASE_NAMES
+from contract.phases import COMPILE_SIDES, COUNTS, PHASE_NAMES, with_first_run
 
 # A kernel or operator is slower / faster past both of these (one profiled call is noisy).
 KERNEL_RELATIVE = 0.10
@@ -275,7 +275,28 @@ def finding_metric(metric: str) -> str | None:
     return explained if explained in (*COMPILE_METRICS, *KERNEL_METRICS, *BREAK_METRICS) else None
 
 
+def with_first_runs(side: dict) -> dict:
+    """The side with each compile record's ``first_run`` phase where it lacks one (a result measured
+    before the phase existed): the first call's wall time (an exporting path's ``first_call_s``, else
+    the cold or warm compile time, which is the first call for ``torch.compile``) less the records'
+    total, as the runner derives it (``contract.phases.with_first_run``). A path's warm first call is
+    not recorded apart: its warm record is left as it is."""
+    records = side.get("compile_phases") or {}
+    if not any(isinstance(r, dict) and r.get("phases") and "first_run" not in r["phases"] for r in records.values()):
+        return side
+    metrics, path = side.get("metrics") or {}, side.get("path_phases") or {}
+    first_call = {"cold": path.get("first_call_s") if path else metrics.get("compile_time_cold_s"),
+                  "warm": None if path else metrics.get("compile_time_warm_s")}
+    completed = {}
+    for name, record in records.items():
+        if isinstance(record, dict) and record.get("phases") and "first_run" not in record["phases"] and first_call.get(name):
+            record = with_first_run({**record, "phases": dict(record["phases"])}, first_call[name])
+        completed[name] = record
+    return {**side, "compile_phases": completed}
+
+
 def explain(before: dict, after: dict, *, metric: str | None = None) -> dict:
+    before, after = with_first_runs(before), with_first_runs(after)
     report = {
         "phases": phase_rows(before, after),
         "counts": count_rows(before, after),

@@ -78,6 +78,7 @@ def result_side(result: Result) -> dict:
     return {
         "metrics": {name: getattr(result, name) for name in METRIC_NAMES},
         "compile_phases": result.compile_phases,
+        "path_phases": result.path_phases,
         "kernel_profile": result.kernel_profile,
         "graph_breaks": result.graph_breaks,
         "recompiles": result.recompiles,
