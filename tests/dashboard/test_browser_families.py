@@ -80,7 +80,8 @@ def test_the_overview_groups_the_h100_build_by_suite_with_the_documents_figures(
     assert SHARED_NOTE in rows["torchvision"][4] and "One case at a time" not in rows["torchvision"][4]
     assert "ended early" in rows["timm"][4]
     assert SHARED_NOTE not in rows["core"][4]
-    assert rows["all"][4] == "13 runs, 11 ended early"  # the suites' notes are not repeated
+    assert rows["all"][4] == "12 runs, 10 ended early"  # the suites' notes are not repeated; spread-4 holds the latest
+    # BertForMaskedLM and resnet50 cases, so spread-2 and the partial spread-3 count no more
     _screenshot(page, "overview-suites.png")
     assert problems == []
 
