@@ -20,7 +20,7 @@ class RedisServer:
         parsed = urlparse(url)
         self.host, self.port = parsed.hostname, parsed.port
         self.db = int(parsed.path.lstrip("/") or 0)
-        self.client = redis.Redis(host=self.host, port=self.port, socket_timeout=5)
+        self.client = redis.Redis(host=self.host, port=self.port, socket_timeout=5, retry=None)  # as up()
         config = {**self.client.config_get("*")}
         self.args = ["--bind", config["bind"], "--port", str(self.port), "--save", config["save"],
                      "--appendonly", config["appendonly"], "--dir", config["dir"], "--daemonize", "yes",
