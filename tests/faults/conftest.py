@@ -79,6 +79,8 @@ def dashboard_worker(subprocess_env, tmp_path):
 
     yield start
     for worker in started:
+        worker.terminate()
+    for worker in started:
         print(f"--- {worker.log_path.name}\n{worker.stop()[-3000:]}")
 
 
