@@ -10,6 +10,9 @@ the case's wall time. The on/off wall-time difference is also shown, but on a sh
 noise-bound (one compile's spread is larger than the profile); the in-case figures are exact.
 
     python bench/explain_overhead.py [--workloads mlp_loop,bert_encoder] [--repeats 1] [--device cpu] [--size tiny]
+
+``--backend eager`` runs the same steps without inductor (no kernels to profile or fingerprint):
+the test of every benchmark (tests/bench/test_benchmarks_run.py) runs it so, in a third of the time.
 """
 from __future__ import annotations
 
@@ -25,8 +28,9 @@ from contract.spec import CaseSpec  # noqa: E402
 from runner.engine.executor import CaseExecutor  # noqa: E402
 
 
-def measure(workload: str, *, device: str, size: str, profile: bool) -> dict:
-    spec = CaseSpec(workload=workload, compile_mode="default", shape_regime="static", dtype="float32", device=device, size=size)
+def measure(workload: str, *, device: str, size: str, profile: bool, backend: str = "inductor") -> dict:
+    spec = CaseSpec(workload=workload, compile_mode="default", shape_regime="static", dtype="float32", device=device, size=size,
+                    backend=backend)
     spec = dataclasses.replace(spec, timing=dataclasses.replace(spec.timing_budget, profile=profile))
     result = CaseExecutor(python=sys.executable, timeout_s=1800, warm=True).run(spec, workload_name=workload, repro="")
     if result["status"] != "pass":
@@ -44,14 +48,16 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--size", default="tiny")
+    parser.add_argument("--backend", default="inductor", choices=["inductor", "eager"])
     args = parser.parse_args()
-    print(f"explain overhead: device {args.device}, size {args.size}, {args.repeats} repeat(s), cold + warm processes")
+    print(f"explain overhead: device {args.device}, size {args.size}, backend {args.backend}, {args.repeats} repeat(s), "
+          "cold + warm processes")
     print(f"{'workload':<16} {'wall off':>9} {'wall on':>9} {'profile':>8} {'records':>8} {'fprint':>7} {'added':>7} {'on-off':>7}")
     for workload in args.workloads.split(","):
         off, on = [], []
         for _ in range(args.repeats):
-            off.append(measure(workload, device=args.device, size=args.size, profile=False))
-            on.append(measure(workload, device=args.device, size=args.size, profile=True))
+            off.append(measure(workload, device=args.device, size=args.size, profile=False, backend=args.backend))
+            on.append(measure(workload, device=args.device, size=args.size, profile=True, backend=args.backend))
         wall_off = statistics.median(r["wall_s"] for r in off)
         wall_on = statistics.median(r["wall_s"] for r in on)
         added = {key: statistics.median(r[key] for r in on) for key in ("profile_s", "records_s", "fingerprint_s")}

@@ -51,7 +51,7 @@ RUNS = [
      "kernel changed", 60),
 ]
 SLOW_RUNS = [
-    (["explain_overhead.py", "--workloads", "mlp_loop"], "added = (profile + records + fingerprint)", 600),
+    (["explain_overhead.py", "--workloads", "mlp_loop", "--backend", "eager"], "added = (profile + records + fingerprint)", 600),
     (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--concurrent", "2", "--per-client", "1", "--workers", "1"],
      "p95", 400),  # dashboard_concurrent.py: gunicorn and N clients
     (["dispatch_overhead.py", "--cases", "1", "--warmup", "0"], "end to end: request -> visible", 400),

@@ -27,7 +27,9 @@ def _tiny_matmul(*, device, dtype, seed, pause_s: float = 0.0) -> Instance:
 
 
 class SlowPass(Workload):
-    """Passes after sleeping 3 s while it builds (each phase builds twice: eager and compiled)."""
+    """Passes after sleeping 3 s while it builds (each phase builds twice: eager and compiled); a
+    worker whose environment sets ``PTBENCH_TEST_SLOW_BUILD_S`` sleeps that long instead (its case
+    processes inherit it)."""
 
     name = "test_slow_pass"
     category = "test"
@@ -37,7 +39,7 @@ class SlowPass(Workload):
     dtypes = ("float32",)
 
     def build(self, *, size, device, dtype, seed=0):
-        time.sleep(3)
+        time.sleep(float(os.environ.get("PTBENCH_TEST_SLOW_BUILD_S", "3")))
         return _tiny_matmul(device=device, dtype=dtype, seed=seed)
 
 

@@ -20,7 +20,7 @@ class RedisServer:
         parsed = urlparse(url)
         self.host, self.port = parsed.hostname, parsed.port
         self.db = int(parsed.path.lstrip("/") or 0)
-        self.client = redis.Redis(host=self.host, port=self.port, socket_timeout=5)
+        self.client = redis.Redis(host=self.host, port=self.port, socket_timeout=5, retry=None)  # as up()
         config = {**self.client.config_get("*")}
         self.args = ["--bind", config["bind"], "--port", str(self.port), "--save", config["save"],
                      "--appendonly", config["appendonly"], "--dir", config["dir"], "--daemonize", "yes",
@@ -28,8 +28,10 @@ class RedisServer:
         self.appendonly = config["appendonly"] == "yes"
 
     def up(self) -> bool:
+        """One probe. redis-py 6+ retries a refused connection 3 times with backoff by default
+        (about 4 s against a stopped server), which every poll of a stop or a start paid."""
         try:
-            return bool(redis.Redis(host=self.host, port=self.port, socket_timeout=1).ping())
+            return bool(redis.Redis(host=self.host, port=self.port, socket_timeout=1, retry=None).ping())
         except redis.ConnectionError:
             return False
 
@@ -76,6 +78,8 @@ def dashboard_worker(subprocess_env, tmp_path):
         return worker
 
     yield start
+    for worker in started:
+        worker.terminate()
     for worker in started:
         print(f"--- {worker.log_path.name}\n{worker.stop()[-3000:]}")
 

@@ -151,6 +151,7 @@ def test_gradients_that_differ_from_eager_after_one_step_are_fail_accuracy():
 @pytest.mark.slow
 def test_a_collective_that_never_completes_is_a_timeout(monkeypatch):
     monkeypatch.setenv("PTBENCH_COLLECTIVE_TIMEOUT_S", "4")
+    monkeypatch.setenv("PTBENCH_RANK_GRACE_S", "2")  # rank 1 never fails on its own: killed after the grace
     result = run_case(f"{DIST}:RankOneNeverJoins")
     assert result["status"] == "timeout", result["error"]
     assert result["error"]["message"].startswith("rank 0: ")

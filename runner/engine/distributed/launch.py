@@ -5,7 +5,7 @@ file store in a directory of its own (no port to pick, so none to race for), and
 The ranks stay in the case's process group and follow the case (``lifetime.follow_parent``: they
 get SIGKILL when the case process dies, even by kill -9), so the executor's time limit, a stopped
 run and a dead runner end them with the case. When one rank fails, the others get
-``RANK_GRACE_S`` to fail on their own (a peer's collective fails fast), then are killed: a rank
+``RANK_GRACE_S`` (``PTBENCH_RANK_GRACE_S``) to fail on their own (a peer's collective fails fast), then are killed: a rank
 left waiting in a collective never hangs the case. A collective that waits past the process
 group's timeout (``PTBENCH_COLLECTIVE_TIMEOUT_S``) fails its rank as ``timeout``.
 
@@ -35,6 +35,7 @@ from runner.engine.failures import process_excerpt
 
 WORLD_SIZE_ENV = "PTBENCH_WORLD_SIZE"
 RANK_GRACE_S = 10.0
+RANK_GRACE_ENV = "PTBENCH_RANK_GRACE_S"  # the tests' shorter grace (tests/runner/test_distributed.py)
 POLL_S = 0.1
 TAIL_LINES = 60
 # What NCCL's watchdog writes before it aborts a rank whose collective ran past the timeout.
@@ -88,7 +89,7 @@ def run(spec, record, out) -> None:
         processes = [subprocess.Popen(rank_command(workdir, out.path, rank, world), env=env, stdin=subprocess.DEVNULL,
                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for rank in range(world)]
         tails = [_Tail(process) for process in processes]
-        ended = wait_ranks(processes)
+        ended = wait_ranks(processes, grace_s=float(os.environ.get(RANK_GRACE_ENV) or RANK_GRACE_S))
         _merge(record, out.read(), workdir, processes, ended, [tail.text() for tail in tails])
     finally:
         for process in processes:
