@@ -28,15 +28,17 @@ def ended(bisection_id):
 
 
 def test_a_chain_of_six_variants_is_bisected_to_the_third(start_workers, queue_name):
+    """Two runner workers on the class's queue: a step's two attempts (and the ends' four runs)
+    are measured side by side, as on a class of two machines."""
     runner, dashboard = start_workers
     dashboard()
     base = reported_build(runner("w0"), queue_name)
+    runner("w1")
     chain = [variant_get_or_create(base=base, overrides=Overrides.build(None, {"TORCH_PTBENCH_TEST_STEP": str(k)}))
              for k in range(1, 7)]
     # The weekly run measured the first and the last; the regression between them, as detection states one.
-    for build in (chain[0], chain[-1]):
-        run = wait_for(lambda r=request(build, queue_name, [WORKLOAD], regimes=["static"]): finished(r.id), timeout=180,
-                       what="a measurement of an end")
+    for requested in [request(build, queue_name, [WORKLOAD], regimes=["static"]) for build in (chain[0], chain[-1])]:
+        run = wait_for(lambda r=requested: finished(r.id), timeout=180, what="a measurement of an end")
         assert run.status == Run.Status.COMPLETED
     first, last = (Result.objects.get(build=b, run__reason="requested") for b in (chain[0], chain[-1]))
     assert last.compiled_latency_ms > 5 * first.compiled_latency_ms  # the sleep is there
