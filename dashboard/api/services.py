@@ -158,7 +158,7 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
 def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:
     """Cancel a pending or running run. Raises ``Run.DoesNotExist``, or ``Conflict`` when finished."""
     with transaction.atomic():
-        run = Run.objects.select_for_update().select_related("machine").get(pk=run_id)
+        run = Run.objects.select_for_update(of=("self",)).select_related("machine").get(pk=run_id)
         if run.status == Run.Status.CANCELLED:
             return run
         if not run_cancel_open(run=run, cancelled_by=cancelled_by):
@@ -232,7 +232,7 @@ def _requested_run(document: dict) -> Run | None:
         return None
     if run_id is None:
         return None
-    return Run.objects.select_for_update().select_related("machine").filter(pk=run_id, status__in=OPEN_STATUSES).first()
+    return Run.objects.select_for_update(of=("self",)).select_related("machine").filter(pk=run_id, status__in=OPEN_STATUSES).first()
 
 
 def _attach_host(run: Run, document: dict) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from dashboard.dispatch import services
+from dashboard.durable import DB_RETRY
 from contract.variants import Overrides
 from contract.vocabulary import SIZES
 from dashboard.dispatch.selectors import build_for_schedule
@@ -18,17 +19,17 @@ from contract.messages import (
 )
 
 
-@shared_task(name=CASE_STARTED, queue=DASHBOARD_QUEUE, acks_late=True)
+@shared_task(name=CASE_STARTED, queue=DASHBOARD_QUEUE, acks_late=True, **DB_RETRY)
 def case_started(**kwargs) -> str:
     return services.case_started(**kwargs)
 
 
-@shared_task(name=CASE_FINISHED, queue=DASHBOARD_QUEUE, acks_late=True)
+@shared_task(name=CASE_FINISHED, queue=DASHBOARD_QUEUE, acks_late=True, **DB_RETRY)
 def case_finished(*, case_id: int, document: dict) -> str:
     return services.case_finished(case_id=case_id, document=document)
 
 
-@shared_task(name=CASE_FAILED, queue=DASHBOARD_QUEUE, acks_late=True)
+@shared_task(name=CASE_FAILED, queue=DASHBOARD_QUEUE, acks_late=True, **DB_RETRY)
 def case_failed(**kwargs) -> str:
     return services.case_failed(**kwargs)
 

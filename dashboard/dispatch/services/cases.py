@@ -25,7 +25,9 @@ def _locked(case_id: int) -> tuple[Run, CaseTask] | None:
     run_id = CaseTask.objects.filter(pk=case_id).values_list("run_id", flat=True).first()
     if run_id is None:
         return None
-    run = Run.objects.select_for_update().select_related("machine").get(pk=run_id)
+    # of=("self",): the run row only. A plain FOR UPDATE over the join also locked the machine row,
+    # which every run of a class shares: two workers finishing cases of two runs at once deadlocked on it.
+    run = Run.objects.select_for_update(of=("self",)).select_related("machine").get(pk=run_id)
     return run, CaseTask.objects.select_for_update().get(pk=case_id)
 
 

@@ -147,7 +147,7 @@ def run_cases_cancel(*, run: Run) -> int:
 def run_cancel_open(*, run: Run, cancelled_by: str) -> bool:
     """Cancel ``run`` if it is pending or running (the caller's transaction): its open cases cancelled,
     its status cancelled with who did it in its notes. Returns whether it was open."""
-    run = Run.objects.select_for_update().select_related("machine").get(pk=run.pk)
+    run = Run.objects.select_for_update(of=("self",)).select_related("machine").get(pk=run.pk)
     if run.status not in (Run.Status.PENDING, Run.Status.RUNNING):
         return False
     run_cases_cancel(run=run)  # queued cases dropped, running ones stopped by their workers

@@ -115,7 +115,7 @@ def bisection_advance(*, bisection_id: int) -> Bisection:
     """Decide what the finished runs tell and request the next ones (idempotent: nothing happens
     while a run of it is open, or once it has ended)."""
     with transaction.atomic():
-        bisection = Bisection.objects.select_for_update().select_related("series").get(pk=bisection_id)
+        bisection = Bisection.objects.select_for_update(of=("self",)).select_related("series").get(pk=bisection_id)
         if bisection.status == Bisection.Status.RUNNING and not bisection.runs.filter(run__status__in=OPEN).exists():
             _advance(bisection)
             bisection.save()
