@@ -171,6 +171,10 @@ class Run(models.Model):
     synthetic = models.BooleanField(default=False, help_text="generated data: pages label it as such")
     imported = models.BooleanField(default=False, help_text="sample data measured elsewhere (ingest --imported)")
     notes = models.TextField(blank=True)
+    # The document's build facts as this run saw them (Python, triton, CUDA, the interpreter's
+    # environment): a Build row keeps the first run's, and one commit can be measured from several
+    # interpreters (docs/explain.md, "environments").
+    build_facts = models.JSONField(default=dict, blank=True)
     # How many cases the run plans, when whoever started it said so: the run page's progress is
     # the results stored so far over this.
     cases_expected = models.PositiveIntegerField(null=True, blank=True)

@@ -165,6 +165,10 @@ def _store(doc: dict, *, imported: bool = False) -> IngestOutcome:
     machine = _machine_upsert(doc["machine"])
     workloads = _workloads_upsert(doc["workloads"])
     run, created = _run_get_or_create(doc["run"], build=build, machine=machine, imported=imported)
+    facts = run_build_facts(doc["build"])
+    if run.build_facts != facts:
+        run.build_facts = facts
+        Run.objects.filter(pk=run.pk).update(build_facts=facts)
     if created:
         build_date_from_first_run(build=build, run=run)
         if imported:
@@ -303,6 +307,11 @@ def _workloads_upsert(items: list[dict]) -> dict[str, Workload]:
     if changed:
         Workload.objects.bulk_update(changed, ["category", "phase", "dynamic_dims", "description"])
     return found
+
+
+def run_build_facts(build: dict) -> dict:
+    """What a run document says of its build beyond the build's identity (``Run.build_facts``)."""
+    return {key: build[key] for key in ("triton_version", "cuda_version", "python_version", "environment") if build.get(key)}
 
 
 def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: bool = False) -> tuple[Run, bool]:

@@ -58,14 +58,17 @@ def result_environment(result: Result) -> dict:
     """Flat name -> value: the build (torch, triton, CUDA, Python, settings), the machine (host CPU,
     GPU, driver) and the case's own facts."""
     build, machine = result.build, result.run.machine
+    facts = result.run.build_facts or {}  # as this run saw its build; the Build row keeps the first run's
     env: dict = {
-        "torch": build.torch_version, "torch git sha": build.git_sha, "triton": build.triton_version,
-        "CUDA": build.cuda_version or machine.cuda_version, "Python": build.python_version,
+        "torch": build.torch_version, "torch git sha": build.git_sha,
+        "triton": facts.get("triton_version", build.triton_version),
+        "CUDA": facts.get("cuda_version", build.cuda_version) or machine.cuda_version,
+        "Python": facts.get("python_version", build.python_version),
         "settings": Overrides.recorded(build.overrides).summary() if build.overrides else "",
         "host CPU": machine.cpu_model, "GPU": machine.gpu_name, "driver": machine.driver_version,
         "host": machine.hostname,
     }
-    for key, value in (build.environment or {}).items():
+    for key, value in (facts.get("environment", build.environment) or {}).items():
         if key not in ("build",):
             _flat(f"build.{key}", value, env)
     for key in _RESULT_ENVIRONMENT:
