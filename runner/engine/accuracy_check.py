@@ -2,7 +2,6 @@
 float64 run where low precision fails the direct comparison (docs/families.md, docs/explain.md)."""
 from __future__ import annotations
 
-import copy
 import dataclasses
 from typing import Any
 
@@ -10,7 +9,7 @@ import torch
 
 from contract.spec import CaseSpec
 from runner.engine.accuracy import compare_outputs, inputs_as_fp64, judge_against_fp64, map_tensors, tolerances
-from runner.engine.instances import build_instance
+from runner.engine.instances import build_instance, copied_instance
 from runner.engine.result_file import CaseRecord
 
 
@@ -63,7 +62,7 @@ def _fp64_output(workload, spec: CaseSpec, eager) -> tuple[Any, str]:
     fp64_spec = dataclasses.replace(spec, dtype="float64")
     inputs = inputs_as_fp64(eager.host_inputs, spec.device)
     if eager.instance.rebind is not None and eager.instance.modules:
-        fn = eager.instance.rebind([copy.deepcopy(module).to(torch.float64) for module in eager.instance.modules])
+        fn = copied_instance(eager.instance, torch.float64).fn
         reference = "eager weights in float64"
     else:
         fn = build_instance(workload, fp64_spec).fn

@@ -17,11 +17,12 @@ def build_instance(workload, spec: CaseSpec) -> Instance:
     return workload.build(size=spec.size, device=spec.device, dtype=build_dtype(spec.dtype), seed=spec.seed)
 
 
-def copied_instance(instance: Instance) -> Instance:
+def copied_instance(instance: Instance, dtype: torch.dtype | None = None) -> Instance:
     """A second instance of ``instance``'s weights: its step rebound to deep copies of its modules
-    (tied weights stay tied). Only for an instance with ``rebind``: its step leaves the weights as
-    built, so a copy made after the eager call equals a second build with the same seed."""
-    copies = tuple(copy.deepcopy(module) for module in instance.modules)
+    (tied weights stay tied), cast to ``dtype`` if given (the float64 reference). Only for an
+    instance with ``rebind``: its step leaves the weights as built, so a copy made after the eager
+    call equals a second build with the same seed."""
+    copies = tuple(copy.deepcopy(module) if dtype is None else copy.deepcopy(module).to(dtype) for module in instance.modules)
     return dataclasses.replace(instance, fn=instance.rebind(copies), modules=copies)
 
 
