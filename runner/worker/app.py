@@ -5,6 +5,7 @@ from celery import Celery
 from kombu import Queue
 
 from runner.worker.config import WorkerConfig
+from contract.broker_transport import use_for_redis
 from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
@@ -14,6 +15,7 @@ from contract.messages import (
 )
 
 config = WorkerConfig.from_env()
+use_for_redis()  # a case taken off its queue as Redis goes away is put back (contract/broker_transport.py)
 
 # Not the current app: a process that also holds the dashboard's app keeps that one current.
 app = Celery("ptbench-runner", broker=config.broker_url or None, set_as_current=False)
