@@ -108,7 +108,7 @@ def test_artifact_names_are_safe_file_names():
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
-    skip = {".git", ".venv", "__pycache__", ".ruff_cache", ".pytest_cache", "data"}
+    skip = {".git", ".venv", "__pycache__", ".ruff_cache", ".pytest_cache", ".hypothesis", "data"}
     found = {}
     for path in root.rglob("*"):
         if skip.intersection(path.relative_to(root).parts) or not path.is_file():
