@@ -2,7 +2,9 @@
 # The families' GPU run (bench/results/families/README.md): several runner processes at once, one per
 # stream, each writing its run document after every case, so that a stream cut off by the time limit
 # keeps what it finished. Usage: bench/families_gpu.sh OUTDIR SECONDS 'NAME|ARGS' ...
-# e.g. 'hf-static|--workloads hf:BertForMaskedLM,hf:T5Small --regimes static'
+# e.g. 'hf-static|--workloads hf:BertForMaskedLM,hf:T5Small --regimes static'; a stream's ARGS may hold several
+# runs in turn, ' ;; '-separated ('dyn|--regimes backed --dims batch --workloads A ;; --regimes unbacked ...'),
+# each with a document of its own (NAME.json, NAME-2.json, ...), all ending by SECONDS.
 # Each case process on the GPU holds an exclusive lock on it while it times (runner/engine/gpu_lock.py:
 # $PTBENCH_GPU_LOCK_DIR, default the temp dir), so the streams overlap compiles, never timings; each
 # stream's inductor compiles get cores / streams worker threads (TORCHINDUCTOR_COMPILE_THREADS, unless
@@ -14,11 +16,21 @@ export PYTHONUNBUFFERED=1
 threads=$(( $(nproc) / $# ))
 export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-$(( threads > 1 ? threads : 1 ))}
 echo "streams: $#, TORCHINDUCTOR_COMPILE_THREADS=$TORCHINDUCTOR_COMPILE_THREADS, lock dir: ${PTBENCH_GPU_LOCK_DIR:-temp dir}"
+deadline=$(( $(date +%s) + seconds ))
+stream_runs() {  # NAME ARGS: ARGS may hold several runs, ' ;; '-separated, run in turn (NAME.json, NAME-2.json, ...)
+  local name=$1 rest=$2 n=1 args left doc
+  while [ -n "$rest" ]; do
+    args=${rest%% ;; *}; [ "$args" = "$rest" ] && rest="" || rest=${rest#* ;; }
+    left=$(( deadline - $(date +%s) )); [ "$left" -gt 20 ] || break
+    doc="$out/$name$([ "$n" -gt 1 ] && echo "-$n").json"
+    # shellcheck disable=SC2086
+    timeout -s INT "$left" python3 -m runner run --device cuda --modes default --dtypes bfloat16 --no-warm \
+      --timeout 300 $args --out "$doc" >>"$out/$name.log" 2>&1
+    n=$(( n + 1 ))
+  done
+}
 for stream in "$@"; do
-  name=${stream%%|*}; args=${stream#*|}
-  # shellcheck disable=SC2086
-  timeout -s INT "$seconds" python3 -m runner run --device cuda --modes default --dtypes bfloat16 --no-warm \
-    --timeout 300 $args --out "$out/$name.json" >"$out/$name.log" 2>&1 &
+  stream_runs "${stream%%|*}" "${stream#*|}" &
 done
 wait
 tail -n 25 "$out"/*.log
