@@ -10,15 +10,16 @@ from contract.messages import CANCELLED_TTL_S, RUN_CASE, cancelled_key
 
 def case_send(*, machine_class: str, kwargs: dict, soft_time_limit: float, time_limit: float) -> str:
     """Put one case on its machine class's queue; returns the Celery task id. Without a broker
-    (tasks run eagerly) the case runs in this process once the caller's transaction commits."""
+    (tasks run eagerly) the case runs in this process once the caller's transaction commits (after
+    the one running, when a case's end sent it: ``inprocess.case_run_queued``)."""
     from django.db import transaction
 
     from dashboard.celery import app
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
-        from dashboard.dispatch.inprocess import case_run_inprocess
+        from dashboard.dispatch.inprocess import case_run_queued
 
-        transaction.on_commit(lambda: case_run_inprocess(machine_class=machine_class, message=kwargs))
+        transaction.on_commit(lambda: case_run_queued(machine_class=machine_class, message=kwargs))
         return "in-process"
 
     result = app.send_task(

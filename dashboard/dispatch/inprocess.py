@@ -1,13 +1,17 @@
 """Cases run in this process when Celery runs eagerly (no broker: the SQLite quick start).
 
 The same measurement as a runner worker (``runner.worker.tasks.measure_case``) and the same
-services for what it reports, without a queue in between.
+services for what it reports, without a queue in between. Cases run one after another: one sent
+while a case runs in this thread (its end moved a bisection on, which requested the next runs) runs
+after it, from the outermost call (``case_run_queued``), never inside it.
 """
 from __future__ import annotations
 
+import collections
 import shutil
 import socket
 import sys
+import threading
 import time
 
 from runner.engine.executor import EnvironmentProbeFailed
@@ -17,13 +21,17 @@ from contract.case_config import CaseConfig
 from contract.settings_policy import SettingsRefused
 
 _probed: dict[str, LocalBuilds] = {}  # interpreter path -> its probe, once per process
+_thread = threading.local()  # per thread (the quick start's runserver answers in threads): its queued cases
 
 
 def _local_builds(*, build) -> LocalBuilds:
-    """This interpreter, and every interpreter registered for the build that exists here."""
+    """This interpreter, and every interpreter registered for the build (or, for a variant, its base:
+    a variant runs on its base's interpreter) that exists here."""
     from dashboard.dispatch.models import BuildEnvironment
+    from dashboard.results.variants import base_of
 
-    pythons = [sys.executable] + [p for p in BuildEnvironment.objects.filter(build=build).values_list("python", flat=True)
+    builds = [build] + ([base] if (base := base_of(build)) is not None else [])
+    pythons = [sys.executable] + [p for p in BuildEnvironment.objects.filter(build__in=builds).values_list("python", flat=True)
                                   if shutil.which(p)]
     found = LocalBuilds()
     for python in dict.fromkeys(pythons):
@@ -40,6 +48,30 @@ def _artifact_store(path, reference: dict) -> None:
 
     with open(path, "rb") as source:
         artifact_store(source=source, sha256=reference["sha256"], name=reference["name"])
+
+
+def case_run_queued(*, machine_class: str, message: dict) -> None:
+    """Run a case sent without a broker (``broker.case_send``, after the sender's commit): now, or,
+    when a case is running in this thread already, once it and the cases queued before it are done.
+    The end of a case may send the next (``bisection_advance``: a bisection's next runs, an eager
+    task after the commit); run inside it, every run of a search would nest its commit, task and
+    case one level deeper (27 frames a run: a bisection's 40 runs would pass Python's recursion
+    limit). Queued here, the outermost call runs them in a loop, at the same depth each, and returns
+    once none is left: a request still returns with its cases done. A case that raises drops the
+    ones queued behind it (as Django drops the rest of a commit's callbacks): they stay pending."""
+    queue = getattr(_thread, "queue", None)
+    if queue is not None:
+        queue.append((machine_class, message))
+        return
+    _thread.queue = queue = collections.deque([(machine_class, message)])
+    try:
+        while queue:
+            queued_class, queued_message = queue.popleft()
+            case_run_inprocess(machine_class=queued_class, message=queued_message)
+    finally:
+        if queue:
+            print(f"{len(queue)} queued case(s) not run: the one before them raised", file=sys.stderr, flush=True)
+        del _thread.queue
 
 
 def case_run_inprocess(*, machine_class: str, message: dict) -> str:
