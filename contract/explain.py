@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 
+from contract.metrics import COMPILE_TOTALS, phase_of
 from contract.phases import BY_NAME as PHASES_BY_NAME
 from contract.phases import COMPILE_SIDES, COUNTS, PHASE_NAMES, with_first_run
 
@@ -269,8 +270,9 @@ FINDING_METRICS = {"graph_breaks": "graph_break_count", "recompiles": "recompile
 
 
 def finding_metric(metric: str) -> str | None:
-    if metric.startswith("compile_phase_"):  # a phase of the cold compile (contract.metrics): the compile's change
-        return "compile_time_cold_s"
+    phase = phase_of(metric)
+    if phase is not None:  # a phase of the cold or warm compile (contract.metrics): that compile's change
+        return COMPILE_TOTALS[phase[0]]
     explained = FINDING_METRICS.get(metric, metric)
     return explained if explained in (*COMPILE_METRICS, *KERNEL_METRICS, *BREAK_METRICS) else None
 
