@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from contract.phases import PHASES
+from contract.phases import COMPILE_SIDES, PHASES
 
 HIGHER_IS_BETTER = "higher_is_better"  # detection's own words for a direction (detection.types)
 LOWER_IS_BETTER = "lower_is_better"
@@ -123,12 +123,23 @@ METRICS: tuple[Metric, ...] = (
     Metric("accuracy_max_abs_error", "", "accuracy, max abs error", bound=1e300, noisy=False),
     Metric("accuracy_max_rel_error", "", "accuracy, max rel error", bound=1e300, noisy=False),
 )
-# Each phase of the cold compile (contract.phases, docs/explain.md), watched by detection as compile time
-# is: host work, its noise default and floor compile time's. Kept in Result.compile_phases, not a column.
+# Each phase of the cold and of the warm compile (contract.phases, docs/explain.md), watched by detection
+# as compile time is: host work, its noise default and floor compile time's. Kept in Result.compile_phases,
+# not a column. The cold compile's are compile_phase_<phase>_s, the warm compile's compile_phase_warm_<phase>_s
+# (their totals are compile_time_cold_s and compile_time_warm_s).
+PHASE_METRIC_PREFIX = {"cold": "compile_phase_", "warm": "compile_phase_warm_"}
+COMPILE_TOTALS = {"cold": "compile_time_cold_s", "warm": "compile_time_warm_s"}  # each compile's total metric
+
+
+def phase_metric(side: str, phase: str) -> str:
+    """The tracked metric of one phase of the cold or warm compile ("compile_phase_warm_dynamo_s")."""
+    return f"{PHASE_METRIC_PREFIX[side]}{phase}_s"
+
+
 METRICS += tuple(
-    Metric(f"compile_phase_{phase.name}_s", "s", f"compile cold: {phase.label}", phase.label, bound=None, tracked=True,
-           host_work=True, noise_default=0.15, floor=0.15, source=f"compile_phases.cold.phases.{phase.name}")
-    for phase in PHASES)
+    Metric(phase_metric(side, phase.name), "s", f"compile {side}: {phase.label}", phase.label, bound=None, tracked=True,
+           host_work=True, noise_default=0.15, floor=0.15, source=f"compile_phases.{side}.phases.{phase.name}")
+    for side in COMPILE_SIDES for phase in PHASES)
 BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
 SOURCED: dict[str, str] = {m.name: m.source for m in METRICS if m.source}  # metric -> its JSON path
 
@@ -145,6 +156,15 @@ DYNAMIC_SIDE: tuple[str, ...] = ("status", *(m.name for m in sorted((m for m in 
 ADMIN: tuple[str, ...] = tuple(m.name for m in METRICS if m.admin)  # the admin's result columns, in order
 BOUNDS: dict[str, float] = {m.name: m.bound for m in METRICS if m.bound is not None}
 COMPILE_TIMES: tuple[Metric, ...] = tuple(m for m in METRICS if m.chart == "compile")  # one cell: "cold / warm"
+
+
+def phase_of(name: str) -> tuple[str, str] | None:
+    """(side, phase) of a compile phase's metric ("compile_phase_warm_dynamo_s" -> ("warm", "dynamo")), else None."""
+    source = SOURCED.get(name, "")
+    parts = source.split(".")
+    if len(parts) == 4 and parts[0] == "compile_phases" and parts[2] == "phases":
+        return parts[1], parts[3]
+    return None
 
 
 def chart_lines(chart: str) -> tuple[Metric, ...]:

@@ -3,6 +3,7 @@ per phase of contract.phases and the total, over builds. Left out where no build
 (run documents of version 1)."""
 from __future__ import annotations
 
+from contract.metrics import phase_metric
 from contract.phases import COMPILE_SIDES, PHASES
 
 
@@ -12,19 +13,19 @@ def _value(point, side: str, phase: str | None):
 
 
 def phase_charts(points, *, sig, markers=()) -> list[dict]:
-    """``markers``: the series' findings; a phase's (``compile_phase_<phase>_s``, contract.metrics) is
-    marked on the cold chart, on its total line."""
+    """``markers``: the series' findings; a phase's (``compile_phase_<phase>_s`` of the cold compile,
+    ``compile_phase_warm_<phase>_s`` of the warm one: contract.metrics) is marked on its compile's chart."""
     index = {p.build_id: i for i, p in enumerate(points)}
-    labels = {f"compile_phase_{phase.name}_s": phase.label for phase in PHASES}
+    labels = {phase_metric(side, phase.name): (side, phase.label) for side in COMPILE_SIDES for phase in PHASES}
     charts = []
     for side in COMPILE_SIDES:
         lines = [{"name": f"{side} total", "y": [sig(_value(p, side, None)) for p in points]}]
         lines += [{"name": phase.label, "y": [sig(_value(p, side, phase.name)) for p in points]} for phase in PHASES]
         lines = [line for line in lines if any(v is not None for v in line["y"])]
         if lines:
-            marked = [{"i": index[m.build_id], "kind": m.kind, "text": f"{labels[m.metric]}: {m.kind} {m.status}"
+            marked = [{"i": index[m.build_id], "kind": m.kind, "text": f"{labels[m.metric][1]}: {m.kind} {m.status}"
                        + (f" ({m.change_text})" if m.change_text else "")}
-                      for m in markers if side == "cold" and m.metric in labels and m.build_id in index]
+                      for m in markers if labels.get(m.metric, ("",))[0] == side and m.build_id in index]
             charts.append({"id": f"series-phases-{side}", "title": f"{side} compile by phase (s)", "unit": "seconds",
                            "lines": lines, "markers": marked, "from_zero": True, "host": []})
     return charts

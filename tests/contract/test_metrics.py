@@ -6,7 +6,9 @@ import pytest
 
 from contract.document import METRIC_NAMES
 from contract.findings import BLOCK_TIMED_METRICS, format_value
-from contract.metrics import BOUNDS, BY_NAME, COMPILE_TIMES, METRICS, SHOWN, SUMMARIZED, TRACKED, chart_lines
+from contract.explain import finding_metric
+from contract.metrics import BOUNDS, BY_NAME, COMPILE_TIMES, METRICS, SHOWN, SUMMARIZED, TRACKED, chart_lines, phase_of
+from contract.phases import PHASE_NAMES
 from contract.values import METRIC_BOUNDS, metric_problem
 from detection.types import DIRECTIONS
 
@@ -41,10 +43,16 @@ def test_the_pages_groups_come_from_the_registry_in_order():
                                          "compile_cpu_ratio", "compiled_peak_memory_bytes", "compile_phase_dynamo_s",
                                          "compile_phase_guards_s", "compile_phase_aot_autograd_s", "compile_phase_lowering_s",
                                          "compile_phase_codegen_s", "compile_phase_kernel_compile_s",
-                                         "compile_phase_first_run_s"]
-    # the cold compile's phases live in Result.compile_phases (docs/explain.md), watched as compile time is
+                                         "compile_phase_first_run_s", *(f"compile_phase_warm_{p}_s" for p in PHASE_NAMES)]
+    # the cold and warm compiles' phases live in Result.compile_phases (docs/explain.md), watched as compile time is
     assert all(m.source.startswith("compile_phases.cold.phases.") and m.host_work and m.noise_default == 0.15
-               for m in TRACKED[6:]) and not any(m.source for m in TRACKED[:6])
+               and m.floor == 0.15 for m in TRACKED[6:13]) and not any(m.source for m in TRACKED[:6])
+    assert [m.source for m in TRACKED[13:]] == [f"compile_phases.warm.phases.{p}" for p in PHASE_NAMES]
+    assert all(m.host_work and m.noise_default == 0.15 and m.floor == 0.15 and m.label.startswith("compile warm: ")
+               for m in TRACKED[13:])
+    assert [phase_of(m.name) for m in (TRACKED[6], TRACKED[-1], TRACKED[0])] == [("cold", "dynamo"), ("warm", "first_run"), None]
+    assert [finding_metric(m) for m in ("compile_phase_lowering_s", "compile_phase_warm_lowering_s")] == [
+        "compile_time_cold_s", "compile_time_warm_s"]
     assert [(m.name, m.summary.how) for m in SUMMARIZED] == [
         ("speedup", "geomean"), ("compile_time_cold_s", "mean"), ("compile_time_warm_s", "mean"),
         ("memory_compression", "geomean"), ("graph_break_count", "total"), ("recompile_count", "total")]

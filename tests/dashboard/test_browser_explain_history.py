@@ -9,7 +9,7 @@ import random
 import pytest
 
 from dashboard.alerts.compose import run_message
-from dashboard.alerts.models import Subscription
+from dashboard.alerts.models import Subscription, validate_metrics
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.regressions.models import Regression
 from dashboard.regressions.services import detection_run
@@ -29,18 +29,20 @@ def _shot(page, name: str) -> None:
         page.screenshot(path=os.path.join(os.environ["PTBENCH_SCREENSHOTS"], name), full_page=True)
 
 
-def _phases(kernel_compile: float, rng: random.Random) -> dict:
+def _phases(kernel_compile: float, rng: random.Random, lowering: float = 1.5) -> dict:
     noise = lambda: 1 + rng.gauss(0, 0.01)  # noqa: E731
-    phases = {"dynamo": 0.8 * noise(), "guards": 0.05, "aot_autograd": 1.0 * noise(), "lowering": 1.5 * noise(),
+    phases = {"dynamo": 0.8 * noise(), "guards": 0.05, "aot_autograd": 1.0 * noise(), "lowering": lowering * noise(),
               "codegen": 2.0 * noise(), "kernel_compile": kernel_compile * noise()}
     return {"phases": {k: round(v, 4) for k, v in phases.items()}, "total_s": round(sum(phases.values()), 4),
             "counts": {"guards": 12, "graphs": 1, "kernels": 4, "cache_hits": 0, "cache_misses": 2}}
 
 
-def _ingest(day: int, kernel_compile: float, rng: random.Random) -> Run:
+def _ingest(day: int, kernel_compile: float, rng: random.Random, warm: dict | None = None) -> Run:
     cold = _phases(kernel_compile, rng)
     result = make_result("mlp_loop", "static", compile_time_cold_s=cold["total_s"] + 0.3, compile_time_warm_s=1.5)
-    result["compile_phases"] = {"cold": cold, "warm": _phases(0.5, rng)}
+    result["compile_phases"] = {"cold": cold, "warm": warm or _phases(0.5, rng)}
+    if warm:
+        result["metrics"]["compile_time_warm_s"] = warm["total_s"]
     result["cost"] = COST
     document = make_document(git_sha=sha_for(day), results=[result])
     document["schema_version"] = 2
@@ -124,3 +126,58 @@ def test_the_workload_page_draws_each_phase_and_the_run_page_its_cost(history, b
                      page.locator("#run-cost tr.total td").all_inner_texts()))
     assert cells["compile"].startswith("8.0 s") and "50%" in cells["compile"]
     assert list(cells)[:2] == ["build", "compile"] and cells["warm"].startswith("4.0 s")
+
+
+@pytest.fixture
+def warm_history() -> list[Run]:
+    """The cold compile unchanged; the warm one's lowering 0.4 -> 2.4 s at the 9th build (a warm compile
+    that lowers the graph again: its cache missed)."""
+    rng = random.Random(5)
+    runs = [_ingest(day, 1.0, rng, warm=_phases(0.2, rng, lowering=0.4 if day < 9 else 2.4)) for day in range(1, 11)]
+    for run in runs:
+        detection_run(run_id=run.id)
+    return runs
+
+
+def test_a_warm_phase_regression_is_a_finding_of_its_own_everywhere(warm_history, browser, live_server, client):
+    # detection watches each phase of the warm compile as it watches the cold one's (contract.metrics)
+    phases = Regression.objects.filter(metric__startswith="compile_phase_", kind="regression")
+    assert [r.metric for r in phases] == ["compile_phase_warm_lowering_s"]
+    finding = phases[0]
+    assert finding.before_value == pytest.approx(0.4, rel=0.05) and finding.after_value == pytest.approx(2.4, rel=0.05)
+    assert finding.first_bad_build_id == warm_history[8].build_id
+    total = Regression.objects.get(metric="compile_time_warm_s", kind="regression")  # the warm total moved too
+    assert total.first_bad_build_id == finding.first_bad_build_id
+    assert not Regression.objects.filter(metric="compile_time_cold_s").exists()
+    cause = finding.details["cause"]  # the warm compile's likeliest cause, not the cold one's
+    assert (cause["kind"], cause["name"], cause["side"]) == ("phase", "lowering", "warm") and cause["share"] > 0.9
+    assert cause["text"].startswith("Inductor lowering (warm): 0.4")
+
+    page, problems = open_page(browser, f"{live_server.url}/regressions/?status=all", viewport={"width": 1400, "height": 900})
+    _shot(page, "regressions-warm-phase.png")
+    row = page.locator(f"tr.regression[data-id='{finding.id}']")
+    assert "compile_phase_warm_lowering_s" in row.inner_text()
+    assert row.locator(".cause").inner_text() == f"likeliest cause: {cause['text']}"
+    row.locator("a.explain-link").click()
+    page.wait_for_load_state("networkidle")
+    assert page.url.endswith("?metric=compile_time_warm_s")
+    assert page.locator("#explain-cause .cause-text").inner_text() == cause["text"]
+    warm = page.locator("#explain-phases tr[data-side='warm'][data-phase='lowering'] td").all_inner_texts()
+    assert warm[0] == "Inductor lowering" and 1.9 < float(warm[3].removesuffix(" s")) < 2.1
+    assert problems == []
+
+    page.goto(f"{live_server.url}/workloads/mlp_loop/?machine=cpu&regime=static")
+    page.wait_for_selector("#series-phases-warm .main-svg")
+    _shot(page, "workload-warm-phases.png")
+    markers = {chart: page.evaluate(f"() => document.getElementById('{chart}').data.filter(t => t.name === 'detected change')"
+                                    ".map(t => t.text[0])") for chart in ("series-phases-cold", "series-phases-warm")}
+    assert markers["series-phases-cold"] == [] and len(markers["series-phases-warm"]) == 1
+    assert markers["series-phases-warm"][0].startswith("Inductor lowering: regression")
+
+    listed = client.get(f"/api/v1/regressions/{finding.id}/").json()
+    assert listed["metric"] == "compile_phase_warm_lowering_s" and listed["cause"]["side"] == "warm"
+    validate_metrics(["compile_phase_warm_lowering_s"])  # a subscription may name a warm phase
+    subscription = Subscription.objects.create(name="s", channel="slack", target="http://127.0.0.1:9/",
+                                               metrics=["compile_phase_warm_lowering_s"])
+    text = run_message(run=warm_history[8], regressions=[finding], subscription=subscription).text
+    assert "compile_phase_warm_lowering_s" in text and f"    likeliest cause: {cause['text']}\n" in text

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from contract.document import METRIC_NAMES
 from contract.explain import explain
-from contract.metrics import SHOWN
+from contract.metrics import BY_NAME, SHOWN, Metric
+from contract.phases import BY_NAME as PHASES_BY_NAME
+from contract.phases import COMPILE_SIDES, PHASE_NAMES
 from contract.variants import Overrides
 from dashboard.results.models import Result
 
@@ -39,6 +41,26 @@ class Explained:
             rows.append({"name": m.name, "label": m.label, "unit": m.unit, "before": a, "after": b,
                          "relative": b / a - 1 if a and b is not None else None})
         return rows
+
+    @property
+    def explained_metric(self) -> Metric | None:
+        """The metric whose change the likeliest cause explains (contract.explain)."""
+        return BY_NAME.get(self.report.get("metric") or "")
+
+    @property
+    def phases_not_run(self) -> list[tuple[str, list[str], int]]:
+        """(compile, labels, cache hits after) for each compile either side recorded whose phases include
+        none of these on either side: a warm compile that hit the cache lowers and generates no code."""
+        out = []
+        for side in COMPILE_SIDES:
+            names = {r["name"] for r in self.report["phases"] if r["side"] == side}
+            if "total" not in names or len(names) == 1:
+                continue
+            missing = [PHASES_BY_NAME[p].label for p in PHASE_NAMES if p not in names]
+            hits = next((c["after"] for c in self.report["counts"] if c["side"] == side and c["name"] == "cache_hits"), None)
+            if missing:
+                out.append((side, missing, hits or 0))
+        return out
 
     @property
     def reason_changes(self) -> list[tuple[str, dict]]:
