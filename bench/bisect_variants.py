@@ -7,9 +7,10 @@ run by the in-process worker ``dashboard.dispatch.inprocess`` in its own subproc
 services, for a host that has only Python and the dashboard's packages (a GPU machine).
 
     python bench/bisect_variants.py [--inprocess] [--env NAME=VALUE ...] [--config SECTION.KEY=VALUE ...] [--out FILE]
-    # on a GPU host, the proof the issue asks for (five inductor settings, one of which matters):
+    # on a GPU host, the proof the issue asks for (five inductor settings, one of which matters;
+    # bench/results/bisect-gpu-h100-2026-11-27.txt, with the dashboard's wheels: docs/bisect.md):
     python bench/bisect_variants.py --inprocess --size full --backend inductor --workload masked_attention \\
-        --metric speedup --python /opt/torch/bin/python --out bench/results/bisect-h100.txt \\
+        --dtype float32 --metric speedup --attempts 1 --python /opt/torch/.venv/bin/python3 --out OUT.txt \\
         --config inductor.max_fusion_size=1 --config inductor.epilogue_fusion=true \\
         --config inductor.pattern_matcher=true --config inductor.shape_padding=true \\
         --config inductor.size_asserts=true

@@ -11,7 +11,8 @@ On the CPU at the tiny size (what bench/results/compile-paths-cpu-2026-11-25.txt
     python bench/compile_paths.py --device cpu --workloads mlp_loop \\
         --out bench/results/compile-paths-cpu-2026-11-25.json --table bench/results/compile-paths-cpu-2026-11-25.txt
 
-The table again from a stored document: ``python bench/compile_paths.py --from DOC.json``. The
+The table again from a stored document: ``python bench/compile_paths.py --from DOC.json``; a
+workload x mode table of several documents' static cases: ``python bench/compile_paths.py --matrix DOC.json ...``. The
 runner writes the document after every case, so a run cut short keeps what it finished.
 """
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _s(value) -> str:
 def _failure(result: dict) -> str:
     detail = (result.get("environment") or {}).get("data_dependent") or {}
     if detail:
-        return f"{detail.get('expression', '?')} at {detail.get('source', '?')}"
+        return f"{detail.get('expression', '?')} at {detail.get('source') or detail.get('caused_by', '?')}"
     message = ((result.get("error") or {}).get("message") or "").splitlines()
     return message[0][:90] if message else ""
 
@@ -121,9 +122,32 @@ def table(document: dict) -> str:
                      + case_rows(results)) + "\n"
 
 
+def matrix(documents: list[dict], *, regime: str = "static") -> str:
+    """A markdown table, a row per workload and a column per compile mode, of ``regime``'s cases over
+    several documents: speedup over eager and cold compile seconds where it passed, else the status,
+    and the card (machine class without ``gpu-``). A later document's case replaces an earlier one's."""
+    cells: dict[str, dict[str, str]] = defaultdict(dict)
+    modes: list[str] = []
+    for document in documents:
+        card = document["machine"]["machine_class"].removeprefix("gpu-")
+        for r in document["results"]:
+            if r["config"]["shape_regime"] != regime:
+                continue
+            mode, m = r["config"]["compile_mode"], r["metrics"]
+            if mode not in modes:
+                modes.append(mode)
+            shown = (f"{m['speedup']:.3f}x, {m['compile_time_cold_s']:.0f} s" if r["status"] == "pass" and m.get("speedup")
+                     and m.get("compile_time_cold_s") is not None else r["status"])
+            cells[r["workload"]][mode] = f"{shown} ({card})"
+    lines = [" | ".join(("workload", *modes)), " | ".join("---" for _ in range(len(modes) + 1))]
+    lines += [" | ".join((w, *(cells[w].get(mode, "-") for mode in modes))) for w in sorted(cells, key=lambda w: (":" in w, w))]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--from", dest="source", type=Path, help="print the table of a stored run document; run nothing")
+    parser.add_argument("--matrix", nargs="+", type=Path, help="stored documents: a markdown table of their static cases, workload x mode")
     parser.add_argument("--device", default="cuda", choices=("cpu", "cuda"))
     parser.add_argument("--size", help="tiny or full (default: full on cuda, tiny on cpu)")
     parser.add_argument("--workloads", default="core," + ",".join(FAMILY_MODELS), help="names or suites (core, hf, ...), comma-separated")
@@ -135,6 +159,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="the run document (written after every case)")
     parser.add_argument("--table", type=Path, help="also write the table here")
     args = parser.parse_args()
+    if args.matrix:
+        print(matrix([json.loads(path.read_text()) for path in args.matrix]), end="")
+        return
     if args.source:
         document = json.loads(args.source.read_text())
     else:

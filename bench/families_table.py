@@ -1,6 +1,7 @@
 """A table per model family from run documents (bench/results/families/README.md).
 
     python bench/families_table.py bench/results/families/r*/*.json
+    python bench/families_table.py --by-model bench/results/families/locked-*/*.json bench/results/families/regimes-2026-11-27/*.json
 
 Per family (the prefix of ``hf:BertForMaskedLM``): models and cases measured, the static pass rate,
 the geometric mean speedup and median cold compile time of the passing static cases, the
@@ -134,8 +135,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("documents", nargs="+", type=Path)
     parser.add_argument("--cost", action="store_true", help="a line per static case: where its wall time went")
+    parser.add_argument("--by-model", action="store_true", help="only a table of each model's speedup per regime and dims")
     args = parser.parse_args(argv)
-    results = [r for path in args.documents for r in json.loads(path.read_text())["results"]]
+    results = [dict(r, card=_card(doc)) for path in args.documents for doc in [json.loads(path.read_text())] for r in doc["results"]]
+    if args.by_model:
+        _print_by_model(results)
+        return 0
     header = ("family", "models", "cases", "static pass", "geomean speedup", "median compile s",
               "median non-compile s (static cases; less lock waits)", "dynamic pass", "unbacked/backed (pairs; unbacked failed)")
     print(" | ".join(header))
@@ -160,6 +165,46 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {r['workload']:45s} {r['config']['shape_regime'] + _dims(r):20s} {r['status']:14s} speedup {_fmt(m.get('speedup'), '.3f')} "
               f"compile {_fmt(m.get('compile_time_cold_s'), '.1f')} s  {((r.get('error') or {}).get('message') or '').replace(chr(10), ' ')[:90]}")
     return 0
+
+
+def _card(document: dict) -> str:
+    """The run's machine class without its ``gpu-`` prefix (``h100``), as each cell of --by-model says it."""
+    return str((document.get("machine") or {}).get("machine_class") or "?").removeprefix("gpu-")
+
+
+BY_MODEL_COLUMNS = ("static", "backed", "backed [batch]", "unbacked [batch]", "backed [sequence]", "unbacked [sequence]")
+
+
+def _print_by_model(results: list[dict]) -> None:
+    """A row per model (options left out: a training step is its own model): each regime and dims'
+    speedup over eager and the card it ran on, or its status; then unbacked over backed on the same
+    dims where both passed (marked where they ran on different cards). A later document's case
+    replaces an earlier one's."""
+    cells: dict[str, dict[str, dict]] = defaultdict(dict)
+    for r in results:
+        cells[r["workload"]][r["config"]["shape_regime"] + _dims(r)] = r
+
+    def cell(r: dict | None) -> str:
+        if r is None:
+            return "-"
+        speedup = (r.get("metrics") or {}).get("speedup")
+        shown = f"{speedup:.3f}" if r["status"] == "pass" and speedup else r["status"]
+        return f"{shown} ({r['card']})"
+
+    def ratio(unbacked: dict | None, backed: dict | None) -> str:
+        if not unbacked or not backed or unbacked["status"] != "pass" or backed["status"] != "pass":
+            return "-"
+        value = unbacked["metrics"]["speedup"] / backed["metrics"]["speedup"]
+        return f"{value:.3f}" + ("" if unbacked["card"] == backed["card"] else " (cards differ)")
+
+    header = ("model", *BY_MODEL_COLUMNS, "unbacked/backed [batch]", "unbacked/backed [sequence]")
+    print(" | ".join(header))
+    print(" | ".join("---" for _ in header))
+    for model in sorted(cells):
+        row = cells[model]
+        print(" | ".join((model, *(cell(row.get(c)) for c in BY_MODEL_COLUMNS),
+                          ratio(row.get("unbacked [batch]"), row.get("backed [batch]")),
+                          ratio(row.get("unbacked [sequence]"), row.get("backed [sequence]")))))
 
 
 def _print_cost(results: list[dict]) -> None:

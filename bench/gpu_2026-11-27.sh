@@ -8,6 +8,8 @@
 #      AOTInductor's load check (bench/aoti_load_check.py).
 #   2: compile paths cpp_wrapper, aot_inductor (the core suite) and reduce-overhead (the HUD's cudagraphs),
 #      and the Hugging Face regimes call 1 did not reach.
+# The hosts lack jsonschema (the runner validates its documents): each call carried the wheels of
+# bench/gpu_wheels.sh (`carry: [".whl"]`, `pip install --no-index --no-deps --target /tmp/site .whl/*.whl`).
 # Tables: bench/compile_paths.py --from DOC and bench/families_table.py DOCS (their docstrings).
 set -u
 cd "$(dirname "$0")/.."

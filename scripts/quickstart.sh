@@ -16,14 +16,15 @@ export DJANGO_LOG_LEVEL=WARNING
 # PyTorch releases (the cpu class's trend), the H100 runs (gpu-h100), the one-H200 noise runs and the two-H200
 # worker runs (gpu-h200), the H100 history of one build and two variants of it (the A/B page), and the
 # model families' H100 runs (hf, timm, torchvision; several cases sharing the GPU, with or without the timing
-# lock: their run notes say so) and the compile paths' H100 run.
+# lock: their run notes say so) and the compile paths' H100 and H200 runs.
 # Imported: their own builds, labelled "imported (host, day)" on every page, apart from the build
 # measured below.
 python manage.py ingest --imported -v 0 bench/results/releases/*.json bench/results/h100-torch2.11-*.json \
     bench/results/h200-torch2.11-*.json bench/results/h200x2/*.json bench/results/history/hist-*.json \
     bench/results/families/r1/*.json bench/results/families/r2/*.json bench/results/families/spread/*.json \
     bench/results/families/locked-static/*.json bench/results/families/locked-dynamic/*.json \
-    bench/results/compile-paths-gpu-2026-11-25/*.json
+    bench/results/families/regimes-2026-11-27/*.json bench/results/compile-paths-gpu-2026-11-25/*.json \
+    bench/results/compile-paths-gpu-2026-11-27/*.json
 # This host is its own machine class, named from its CPU (e.g. cpu-amd-epyc-2c): the imported "cpu"
 # series were measured on another host, and the same torch measured here is not a change of it
 # (docs/machine-classes-and-verdicts.md).

@@ -4,7 +4,8 @@ to decide a guard, and the symbol has none at compile time (docs/compile-paths.m
 Such a failure is its own status (``data_dependent_error``), with the expression the compiler
 could not decide and the user's source line that asked for it, read from torch's message:
 ``Could not guard on data-dependent expression Eq(u0, 1) (unhinted: ...)`` and ``The following
-call raised this error: File "model.py", line 7, in forward``.
+call raised this error: File "model.py", line 7, in forward``, or, where torch says less (2.11's
+export), the file and line its ``Caused by:`` line ends with.
 
 Imports no torch at import time (``failures`` is used on the parent side too).
 """
@@ -20,6 +21,9 @@ _EXPRESSION = re.compile(r"data-dependent expression (?P<expr>.+?)(?: \(unhinted
 _CALLER = re.compile(r'The following call raised this error:\s*\n\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)'
                      r'(?:\n(?P<code>[ \t]+\S[^\n]*))?')
 _CAUSED_BY = re.compile(r"Caused by: (?P<where>[^\n]+)")
+# torch 2.11's export names the line in its "Caused by:" line instead:
+# ``Caused by: is_causal = q_length > 1 ...  # transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward (...)``
+_CAUSED_BY_LINE = re.compile(r"^(?P<code>.*?)\s+# (?P<file>[^\s:]+):(?P<line>\d+) in (?P<func>[\w.<>]+)")
 
 
 def is_data_dependent(chain: Iterable[BaseException]) -> bool:
@@ -44,6 +48,9 @@ def describe(text: str) -> dict:
             found["code"] = match["code"].strip()
     if match := _CAUSED_BY.search(text):
         found["caused_by"] = match["where"].strip()
+        if "source" not in found and (line := _CAUSED_BY_LINE.search(found["caused_by"])):
+            found["source"] = f"{line['file']}:{line['line']} in {line['func']}"
+            found.setdefault("code", line["code"].strip())
     return found
 
 

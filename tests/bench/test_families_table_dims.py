@@ -41,3 +41,26 @@ def test_without_a_backed_case_of_its_dims_unbacked_pairs_with_backed_on_every_d
 def test_a_training_step_is_its_own_row():
     table = summarise([case("static", 2.0), case("static", 1.5, workload="hf:BertForMaskedLM@train")])
     assert sorted(table) == ["hf", "hf train"] and table["hf train"]["geomean_speedup"] == 1.5
+
+
+def _document(card: str, *results: dict) -> dict:
+    return {"machine": {"machine_class": f"gpu-{card}"}, "results": list(results)}
+
+
+def test_by_model_says_each_cells_card_and_marks_a_ratio_across_cards(tmp_path, capsys):
+    import json
+
+    from bench.families_table import main
+
+    h100 = tmp_path / "h100.json"
+    h100.write_text(json.dumps(_document("h100", case("static", 2.0), case("backed", 2.0, ["batch"]),
+                                         case("unbacked", 1.0, ["batch"]), case("backed", 1.0, ["batch"], workload="hf:T5Small"))))
+    h200 = tmp_path / "h200.json"
+    h200.write_text(json.dumps(_document("h200", case("unbacked", 0.5, ["batch"], workload="hf:T5Small"),
+                                         case("unbacked", 0.0, ["sequence"], status="compile_error"))))
+    assert main(["--by-model", str(h100), str(h200)]) == 0
+    rows = {line.split(" | ")[0]: line.split(" | ") for line in capsys.readouterr().out.splitlines()[2:]}
+    bert, t5 = rows["hf:BertForMaskedLM"], rows["hf:T5Small"]
+    assert bert[1:7] == ["2.000 (h100)", "-", "2.000 (h100)", "1.000 (h100)", "-", "compile_error (h200)"]
+    assert bert[7:] == ["0.500", "-"]
+    assert t5[3:5] == ["1.000 (h100)", "0.500 (h200)"] and t5[7] == "0.500 (cards differ)"

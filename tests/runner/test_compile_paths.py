@@ -109,6 +109,19 @@ def test_unbacked_export_takes_the_first_way_the_build_offers(monkeypatch):
 def test_the_data_dependent_message_is_read_where_it_says_less():
     assert data_dependent.describe("Could not guard on data-dependent expression u0 < 2 (unhinted: u0 < 2)") == {"expression": "u0 < 2"}
     assert data_dependent.describe("something else entirely") == {}
+
+
+def test_the_source_line_is_read_from_the_caused_by_line_where_the_caller_is_not_named():
+    # torch 2.11's export on an H100 (bench/results/compile-paths-gpu-2026-11-27/h200-export-core-unbacked.json)
+    text = ("Could not guard on data-dependent expression u0 > 1 (unhinted: u0 > 1).  (Size-like symbols: u0)\n\n"
+            "Caused by: is_causal = q_length > 1 and attention_mask is None and is_causal  # "
+            "transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward (_dynamo/variables/tensor.py:1951 in evaluate_expr)\n")
+    detail = data_dependent.describe(text)
+    assert detail["expression"] == "u0 > 1"
+    assert detail["source"] == "transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward"
+    assert detail["code"] == "is_causal = q_length > 1 and attention_mask is None and is_causal"
+    assert data_dependent.headline(detail) == (
+        "data-dependent guard u0 > 1 at transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward")
     assert data_dependent.headline({}) == "data-dependent guard"
 
 
