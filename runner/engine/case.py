@@ -51,7 +51,7 @@ from runner.engine.gpu_lock import DeviceLock
 from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.instances import build_instance, second_instance
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
-from runner.engine.paths import deploy
+from runner.engine.paths import deploy, phase_listener
 from runner.engine.prepare import clone_inputs, mark_dynamic_dims, marked_dims, runnable
 from runner.engine.result_file import CaseRecord, ResultFile
 from contract.spec import CaseSpec
@@ -171,7 +171,11 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     out.write(record, "eager")
 
     code_mark = kernel_profile.code_mark()
-    with failing_as("compile_error"):
+    def path_phase_ended(phase: str, seconds: float) -> None:  # a compile path's export, package, load
+        record.path_phases[phase] = round(seconds, 6)
+        out.write_progress(record)
+
+    with failing_as("compile_error"), phase_listener(path_phase_ended):
         compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance)
     started = time.perf_counter()
     kernels = kernel_profile.generated_kernels(code_mark)

@@ -139,6 +139,9 @@ def signal_name(returncode: int) -> str:
 def classify_exit(child: ChildExit, record: dict | None, timeout_s: float) -> tuple[str, dict | None]:
     """(status, error) of a child from how it ended and the record it left (possibly partial)."""
     phase = (record or {}).get("phase_reached", "start")
+    inside = [name for name in ((record or {}).get("path_phases") or {}) if name != "first_call_s"]
+    if inside and phase == "eager":  # a compile path's phases finished before the process ended
+        phase += f", then the compile path's {', '.join(inside)}"
     if child.timed_out:
         message = f"the case exceeded its {timeout_s:g} s time limit (last finished phase: {phase}); its process group was killed"
         return "timeout", process_excerpt("Timeout", message, child.log_tail)

@@ -67,6 +67,10 @@ class ResultFile:
         # Seconds since this case began when each phase finished: where a case's time goes
         # (the first entry includes importing torch and building the model).
         record.environment.setdefault("phase_end_s", {})[phase_reached] = round(time.monotonic() - self._started, 3)
+        self.write_progress(record)
+
+    def write_progress(self, record: CaseRecord) -> None:
+        """The record as it stands, inside a phase: no phase reached, no stamp."""
         temporary = self.path.with_name(self.path.name + ".partial")
         temporary.write_text(json.dumps(finite_json(record.as_dict()), allow_nan=False))
         os.replace(temporary, self.path)

@@ -159,6 +159,36 @@ def test_classify_exit():
     assert signal_name(-signal.SIGKILL) == "SIGKILL"
 
 
+def test_a_crash_inside_a_compile_path_names_the_path_phases_it_finished(tmp_path):
+    # AOTInductor on the GPU hosts (bench/results/compile-paths-gpu-2026-11-27): the package compiled,
+    # its load crashed; the record the case wrote as each phase ended says how far it got.
+    from runner.engine.paths import Stopwatch, phase_listener
+    from runner.engine.result_file import CaseRecord, ResultFile
+
+    out, record = ResultFile(tmp_path / "result.json"), CaseRecord()
+    out.write(record, "eager")
+
+    def ended(phase: str, seconds: float) -> None:
+        record.path_phases[phase] = seconds
+        out.write_progress(record)
+
+    watch = Stopwatch("cpu")
+    with phase_listener(ended):
+        for phase in ("export_s", "package_s"):
+            with watch.phase(phase):
+                pass
+        with pytest.raises(RuntimeError), watch.phase("load_s"):
+            raise RuntimeError("a phase that fails is not one that finished")
+    with watch.phase("load_s"):  # no listener any more
+        pass
+    written = out.read()
+    assert list(written["path_phases"]) == ["export_s", "package_s"] and written["phase_reached"] == "eager"
+    assert list(written["environment"]["phase_end_s"]) == ["eager"]  # progress stamps no phase (the cost steps)
+    status, error = classify_exit(ChildExit(-signal.SIGSEGV, False, 1.0, "Fatal Python error"), written, 10)
+    assert status == "crash"
+    assert error["message"] == "killed by SIGSEGV (last finished phase: eager, then the compile path's export_s, package_s)"
+
+
 @pytest.mark.parametrize(
     "gpu_name, expected",
     [

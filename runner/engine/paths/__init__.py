@@ -11,6 +11,7 @@ call (the result's ``path_phases``), and what the path found (``environment.comp
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -40,8 +41,23 @@ class Deployed:
         return before + first_call_s
 
 
+# Called with (phase, seconds) as each phase ends: the case writes its record, so that a process
+# that dies in the next phase (an AOTInductor package's load) says which phases it finished.
+_listeners: list[Callable[[str, float], None]] = []
+
+
+@contextlib.contextmanager
+def phase_listener(listener: Callable[[str, float], None]):
+    _listeners.append(listener)
+    try:
+        yield
+    finally:
+        _listeners.remove(listener)
+
+
 class Stopwatch:
-    """``with watch.phase("export_s"): ...`` records the block's seconds (device synchronised)."""
+    """``with watch.phase("export_s"): ...`` records the block's seconds (device synchronised) and
+    tells the ``phase_listener``s once the block ended without an error."""
 
     def __init__(self, device: str):
         self.device = device
@@ -58,10 +74,13 @@ class _Phase:
     def __enter__(self) -> None:
         self.started = time.perf_counter()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, *exc) -> None:
         if self.watch.device == "cuda":
             torch.cuda.synchronize()
-        self.watch.phases[self.name] = time.perf_counter() - self.started
+        self.watch.phases[self.name] = seconds = time.perf_counter() - self.started
+        if kind is None:
+            for listener in list(_listeners):
+                listener(self.name, seconds)
 
 
 def compile_guard_count() -> int | None:
