@@ -199,6 +199,19 @@ def test_vision_families_build_or_say_why(prefix, model):
     assert logits.shape[0] == 2
 
 
+def test_torchvision_resnet50_trains_at_the_background_readings_batch_of_256():
+    # ResNet-50 training at 224x224, batch 256 (issue #28): its own training batch, inference unchanged
+    from workloads.families.torchvision_models import TorchvisionWorkload
+
+    args = {"model": "resnet50", "batch": 64, "image": 224, "train_batch": 256}
+    assert TorchvisionWorkload(name="torchvision:resnet50@train", train=True, axes=(), **args).batch == 256
+    assert TorchvisionWorkload(name="torchvision:resnet50", train=False, axes=(), **args).batch == 64
+    entries = dict(resolve_entries(["torchvision:resnet50@train", "torchvision:resnet50", "torchvision:resnet18@train"]))
+    assert "full: batch 256 at 224x224" in entries["torchvision:resnet50@train"].description
+    assert "full: batch 64 at 224x224" in entries["torchvision:resnet50"].description
+    assert "full: batch 64 at 224x224" in entries["torchvision:resnet18@train"].description
+
+
 # -- the catalog the dashboard reads ---------------------------------------------------------------
 
 

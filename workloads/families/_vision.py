@@ -14,12 +14,14 @@ from workloads.suite._common import input_generator, randint, randn
 
 
 class VisionWorkload(FamilyWorkload):
-    def __init__(self, *, name: str, train: bool, axes: tuple[str, ...], model: str, batch: int, image: int = 224):
+    def __init__(self, *, name: str, train: bool, axes: tuple[str, ...], model: str, batch: int, image: int = 224,
+                 train_batch: int | None = None):
         inputs = ("images", "labels") if train else ("images",)
         super().__init__(name=name, train=train, axes=axes, dims={DynamicDim(n, 0): "batch" for n in inputs})
-        self.model_name, self.batch, self.image = model, batch, image
+        # a training step's own full batch where the family gives one (torchvision:resnet50@train: 256)
+        self.model_name, self.batch, self.image = model, (train_batch if train and train_batch else batch), image
         self.description = (f"{self.library} {model} with random weights, {'AMP training step' if train else 'inference'}; "
-                            f"full: batch {batch} at {image}x{image} (the model's own input size); tiny: batch {TINY_BATCH}.")
+                            f"full: batch {self.batch} at {image}x{image} (the model's own input size); tiny: batch {TINY_BATCH}.")
 
     library = ""
 
