@@ -45,6 +45,8 @@ RUNS = [
     (["distributed_table.py", "--from", f"{RESULTS}/distributed/cpu-tiny-eager-2026-11-25.json"], "graph breaks (per collective)", 60),
     (["second_shape_check.py", "--workloads", "mlp_loop"], "same", 180),
     (["compile_paths.py", "--from", f"{RESULTS}/compile-paths-cpu-2026-11-25.json"], "aot_inductor  backed", 60),
+    # AOTInductor's package compiled and loaded outside the runner (on the GPU image the load crashes)
+    (["aoti_load_check.py", "--device", "cpu", "--conditions", "plain", "--out", "{tmp}/check.txt"], "plain: rc 0", 300),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
     (["explain_pair.py", f"{RESULTS}/explain/cpu-plain-2026-11-25.json", f"{RESULTS}/explain/cpu-simdlen1-2026-11-25.json"],
