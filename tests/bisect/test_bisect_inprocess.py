@@ -11,6 +11,7 @@ import sys
 import pytest
 from django.db import transaction
 
+from dashboard.celery import app
 from dashboard.dispatch import broker, inprocess
 from dashboard.dispatch.models import CaseTask
 from dashboard.dispatch.services import case_finished, case_started
@@ -33,6 +34,8 @@ def test_an_overrides_bisection_ends_inside_its_start_without_a_broker(settings,
     TORCH_PTBENCH_TEST_C set. Each case finishes through the dispatch service, the eager pipeline
     advances the bisection after its commit, and its next runs are queued behind the case."""
     settings.CELERY_TASK_ALWAYS_EAGER = True
+    # the Celery app's own copy too: it read the settings when first used, maybe by an earlier test
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
     value, jitter, depths = slowed_by("C"), itertools.cycle((0.99, 1.0, 1.01)), []
 
     def worker(*, machine_class: str, message: dict) -> str:
