@@ -171,3 +171,50 @@ def test_an_error_that_only_announces_a_subprocess_error_is_shown_with_its_kerne
                                  'AssertionError("Loop-carried variable _tmp7 changes type")')
     assert headline("TypeError: Cannot convert symbols to int\nmore") == "TypeError: Cannot convert symbols to int"
     assert headline("") == ""
+
+
+@pytest.mark.django_db
+def test_a_data_dependent_blocker_reads_as_its_expression_and_the_users_line(client):
+    # torch 2.11's export on the GPU (bench/results/compile-paths-gpu-2026-11-27): the line only in "Caused by:"
+    failed = make_result("bert_encoder", "unbacked", status="data_dependent_error", speedup=None)
+    failed["error"] = {"type": "UserError", "message": "data-dependent guard u0 > 1: Consider annotating your code using "
+                       "torch._check*(). Could not guard on data-dependent expression u0 > 1 (unhinted: u0 > 1).  " + "x" * 400}
+    failed.setdefault("environment", {})["data_dependent"] = {
+        "expression": "u0 > 1", "caused_by": "is_causal = q_length > 1 and attention_mask is None  # "
+        "transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward (_dynamo/variables/tensor.py:1951 in evaluate_expr)"}
+    other = make_result("mlp_loop", "unbacked", status="data_dependent_error", speedup=None)
+    other["error"] = {"type": "UserError", "message": "data-dependent guard Eq(u0, 0) at model.py:7 in forward: ..."}
+    other.setdefault("environment", {})["data_dependent"] = {"expression": "Eq(u0, 0)", "source": "model.py:7 in forward"}
+    ingest_build(1, [make_result("bert_encoder", "backed"), failed, make_result("mlp_loop", "backed"), other], extra_workloads=[BERT])
+    build_id = Build.objects.get().id
+    blockers = dynamic_blockers(machine_class="cpu", mode="default", dtype="float32", build_id=build_id)
+    assert blockers["bert_encoder"].text == "u0 > 1 at transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward"
+    assert blockers["mlp_loop"].text == "Eq(u0, 0) at model.py:7 in forward" and blockers["mlp_loop"].data_dependent
+    assert "Consider annotating" in blockers["bert_encoder"].full  # the whole message stays in the cell's title
+    rows = table_rows(client.get("/dynamic/").content.decode())
+    assert "u0 &gt; 1 at transformers/integrations/sdpa_attention.py:124" in rows["bert_encoder"]
+    assert "Consider annotating" not in rows["bert_encoder"].split("title=")[0]
+
+
+@pytest.mark.services
+@pytest.mark.django_db(transaction=True)
+def test_the_real_h200_export_page_names_each_blocker_by_its_expression_and_line_within_1400_px(browser, live_server):
+    """The compile paths' H200 documents (bench/results/compile-paths-gpu-2026-11-27, torch 2.11, core
+    suite in float32), imported as the quick start does: export backed and unbacked side by side."""
+    from pathlib import Path
+
+    results = Path(__file__).resolve().parents[2] / "bench/results/compile-paths-gpu-2026-11-27"
+    for name in ("h200-export-core", "h200-export-core-unbacked"):
+        run_ingest_and_detect(document=(results / f"{name}.json").read_bytes(), imported=True)
+    page, problems = open_page(browser, f"{live_server.url}/dynamic/?machine=gpu-h200&mode=export&dtype=float32", viewport=VIEW)
+    shot(page, "dynamic-export-h200")
+    table = page.locator("#dynamic-table")
+    masked = table.get_by_role("row", name="masked_attention").inner_text()
+    assert "0.748" in masked and "1.31 s / 1.87 s" in masked.replace("\n", " ") and "1.422" in masked
+    bert = table.get_by_role("row", name="bert_encoder").locator("td.blocker").inner_text()
+    assert bert.split() == ["data-dependent", "unbacked:", "u0", ">", "1", "at",
+                            "transformers/integrations/sdpa_attention.py:124", "in", "sdpa_attention_forward"]
+    llama = table.get_by_role("row", name="llama_decode").locator("td.blocker").inner_text()
+    assert "Eq(8192*u0, 0) at transformers/cache_utils.py:158 in get_seq_length" in " ".join(llama.split())
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1400  # the table fits; no side scrolling
+    assert problems == []

@@ -26,6 +26,9 @@ DATA_DEPENDENT = re.compile(
 )
 DATA_DEPENDENT_STATUS = "data_dependent_error"  # the runner classified it (runner.engine.data_dependent)
 FIRST_LINE = 200  # characters of an error's first line shown in the table
+# Where a data-dependent error's "Caused by:" line says the user's line (torch 2.11's export):
+# ``is_causal = q_length > 1 ...  # transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward (...)``
+CAUSED_AT = re.compile(r"#\s*(?P<where>[^\s#]+:\d+ in [\w.<>]+)")
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")  # "AssertionError(...", "triton.CompilationError: ..."
 
 
@@ -86,32 +89,46 @@ def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int
     With dims, a workload without a backed case of those dims has its backed case on every dim
     (the pair ``BACKED_EVERY_DIM`` stands against)."""
     sides: dict[str, dict[str, tuple]] = {}
-    for workload, regime, status, error_type, message in _failure_rows(
+    for workload, regime, *failure in _failure_rows(
             _dynamic_cases(machine_class=machine_class, mode=mode, dtype=dtype, build_id=build_id, dims=dims)):
-        sides.setdefault(workload, {})[regime] = (status, error_type or "", message or "")
+        sides.setdefault(workload, {})[regime] = tuple(failure)
     alone = [w for w, by_regime in sides.items() if "backed" not in by_regime]
     if dims and alone:
         every_dim = Result.objects.filter(build_id=build_id, series__machine_class=machine_class, workload__name__in=alone,
                                           **config_lookups(compile_mode=mode, dtype=dtype, shape_regime="backed", dims=None))
-        for workload, regime, status, error_type, message in _failure_rows(every_dim):
-            sides[workload][regime] = (status, error_type or "", message or "")
+        for workload, regime, *failure in _failure_rows(every_dim):
+            sides[workload][regime] = tuple(failure)
     out = {}
     for workload, by_regime in sides.items():
         for regime in ("unbacked", "backed"):
-            status, error_type, message = by_regime.get(regime, ("pass", "", ""))
+            status, error_type, message, detail = by_regime.get(regime, ("pass", "", "", None))
             if status != "pass":
+                error_type, message = error_type or "", message or ""
                 first = headline(message)
-                text = f"{error_type.rsplit('.', 1)[-1]}: {first}" if error_type else first
+                text = _data_dependent_text(detail) or (f"{error_type.rsplit('.', 1)[-1]}: {first}" if error_type else first)
                 out[workload] = Blocker(regime=regime, status=status, text=text[:FIRST_LINE], full=f"{error_type}: {message}"[:4000],
                                         data_dependent=status == DATA_DEPENDENT_STATUS or is_data_dependent(f"{error_type} {message}"))
                 break
     return out
 
 
+def _data_dependent_text(detail: dict | None) -> str:
+    """``u0 > 1 at transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward``: the
+    expression and the user's line the runner read from a data-dependent error
+    (``environment.data_dependent``; the line from its ``caused_by`` where torch named it only
+    there), or "" where it read no expression; the message's first line is then shown."""
+    if not isinstance(detail, dict) or not detail.get("expression"):
+        return ""
+    where = detail.get("source") or ((match := CAUSED_AT.search(str(detail.get("caused_by") or ""))) and match["where"])
+    return f"{detail['expression']} at {where}" if where else str(detail["expression"])
+
+
 def _failure_rows(cases):
-    """(workload, regime, status, error type, error message) of ``cases``, in the order stored."""
+    """(workload, regime, status, error type, error message, environment.data_dependent) of
+    ``cases``, in the order stored."""
     return (cases.order_by("id").annotate(error_type=KT("error__type"), error_message=KT("error__message"))
-            .values_list("workload__name", *config_fields("shape_regime"), "status", "error_type", "error_message"))
+            .values_list("workload__name", *config_fields("shape_regime"), "status", "error_type", "error_message",
+                         "environment__data_dependent"))
 
 
 def family_gaps(pairs: list[Pair], blockers: dict[str, Blocker]) -> list[FamilyGap]:
