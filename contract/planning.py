@@ -6,6 +6,8 @@ so the dashboard plans cases without importing torch or ``workloads``.
 """
 from __future__ import annotations
 
+import re
+
 import shlex
 from dataclasses import dataclass
 from typing import Sequence
@@ -30,6 +32,16 @@ class PlannedCase:
 class Plan:
     cases: list[PlannedCase]
     skipped: list[str]  # one line per combination left out, and why
+
+
+_OLD_SIZE_FLAG = re.compile(r"(?<!\S)--suite (tiny|full)(?!\S)")
+
+
+def current_repro(repro: str) -> str:
+    """A stored repro command as today's runner takes it: before issue #34 a size was ``--suite tiny``
+    (``--suite`` now names a suite, and the runner answers that old spelling with exit 2), so an
+    older document's ``--suite tiny|full`` reads ``--size tiny|full``."""
+    return _OLD_SIZE_FLAG.sub(r"--size \1", repro or "")
 
 
 def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float | None = None) -> str:

@@ -22,6 +22,7 @@ from dashboard.results.models import Build, Config, Machine, Result, Run, Series
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.variants import overrides_of_document, overrides_stored
 from contract.case_config import CaseConfig, CaseConfigError
+from contract.planning import current_repro
 from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, load_document
 from contract.reasons import DOCUMENT_DEFAULT
 from contract.values import printable, value_problems
@@ -428,7 +429,7 @@ def _result_from_document(item: dict, *, run: Run, workload: Workload, config: C
         recompiles=item.get("recompiles", []),
         error=item.get("error"),
         path_phases=item.get("path_phases", {}),
-        repro=item.get("repro", ""),
+        repro=current_repro(item.get("repro", "")),
         duration_s=item.get("duration_s"),
         environment=item.get("environment", {}),
         compile_phases=item.get("compile_phases", {}),

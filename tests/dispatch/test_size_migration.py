@@ -64,3 +64,21 @@ def test_stored_sizes_commands_schedules_and_subscriptions_are_respelled_both_wa
     task = PeriodicTask.objects.get(task="dispatch.scheduled_run")
     assert json.loads(task.kwargs) == {"build": "latest", "machine_class": "gpu-h100", "size": "full"}
     assert Subscription.objects.get().sizes == ["full"]
+
+
+def test_an_older_documents_repro_is_stored_as_todays_runner_takes_it():
+    # the imported sample documents (bench/results, before #34) say --suite tiny; the runner refuses it now
+    document = make_document()
+    old = "python -m runner run --suite tiny --workloads mlp_loop --modes default --regimes static --dtypes float32 --device cpu"
+    for item in document["results"]:
+        item["repro"] = old
+    run_ingest(document=document)
+    assert {r for (r,) in _rows("SELECT repro FROM results_result")} == {old.replace("--suite tiny", "--size tiny")}
+    # and results stored before ingest respelled it: results/0023 rewrites them
+    Result.objects.update(repro=old)
+    from importlib import import_module
+
+    from django.apps import apps
+
+    import_module("dashboard.results.migrations.0023_result_repro_size").forwards(apps, None)
+    assert {r for (r,) in _rows("SELECT repro FROM results_result")} == {old.replace("--suite tiny", "--size tiny")}
