@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from contract.data_dependent import caused_at
+
 STATUS = "data_dependent_error"
 # The exception types torch raises for it (torch.fx.experimental.symbolic_shapes and fake tensors).
 _TYPES = frozenset({"GuardOnDataDependentSymNode", "DataDependentOutputException", "PendingUnbackedSymbolNotFound"})
@@ -21,9 +23,6 @@ _EXPRESSION = re.compile(r"data-dependent expression (?P<expr>.+?)(?: \(unhinted
 _CALLER = re.compile(r'The following call raised this error:\s*\n\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>[^\n]+)'
                      r'(?:\n(?P<code>[ \t]+\S[^\n]*))?')
 _CAUSED_BY = re.compile(r"Caused by: (?P<where>[^\n]+)")
-# torch 2.11's export names the line in its "Caused by:" line instead:
-# ``Caused by: is_causal = q_length > 1 ...  # transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward (...)``
-_CAUSED_BY_LINE = re.compile(r"^(?P<code>.*?)\s+# (?P<file>[^\s:]+):(?P<line>\d+) in (?P<func>[\w.<>]+)")
 
 
 def is_data_dependent(chain: Iterable[BaseException]) -> bool:
@@ -48,9 +47,9 @@ def describe(text: str) -> dict:
             found["code"] = match["code"].strip()
     if match := _CAUSED_BY.search(text):
         found["caused_by"] = match["where"].strip()
-        if "source" not in found and (line := _CAUSED_BY_LINE.search(found["caused_by"])):
-            found["source"] = f"{line['file']}:{line['line']} in {line['func']}"
-            found.setdefault("code", line["code"].strip())
+        if "source" not in found and (at := caused_at(found["caused_by"])):
+            found["source"] = at[0]
+            found.setdefault("code", at[1])
     return found
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from django.db.models.fields.json import KT
 
+from contract.data_dependent import caused_at
 from contract.suites import suite_names, suite_of
 from dashboard.results.aggregates import geomean
 from dashboard.results.models import Result, Run
@@ -26,9 +27,6 @@ DATA_DEPENDENT = re.compile(
 )
 DATA_DEPENDENT_STATUS = "data_dependent_error"  # the runner classified it (runner.engine.data_dependent)
 FIRST_LINE = 200  # characters of an error's first line shown in the table
-# Where a data-dependent error's "Caused by:" line says the user's line (torch 2.11's export):
-# ``is_causal = q_length > 1 ...  # transformers/integrations/sdpa_attention.py:124 in sdpa_attention_forward (...)``
-CAUSED_AT = re.compile(r"#\s*(?P<where>[^\s#]+:\d+ in [\w.<>]+)")
 EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception)\b")  # "AssertionError(...", "triton.CompilationError: ..."
 
 
@@ -119,7 +117,7 @@ def _data_dependent_text(detail: dict | None) -> str:
     there), or "" where it read no expression; the message's first line is then shown."""
     if not isinstance(detail, dict) or not detail.get("expression"):
         return ""
-    where = detail.get("source") or ((match := CAUSED_AT.search(str(detail.get("caused_by") or ""))) and match["where"])
+    where = detail.get("source") or ((at := caused_at(str(detail.get("caused_by") or ""))) and at[0])
     return f"{detail['expression']} at {where}" if where else str(detail["expression"])
 
 
