@@ -8,7 +8,9 @@
 # Each case process on the GPU holds an exclusive lock on it while it times (runner/engine/gpu_lock.py:
 # $PTBENCH_GPU_LOCK_DIR, default the temp dir), so the streams overlap compiles, never timings; each
 # stream's inductor compiles get cores / streams worker threads (TORCHINDUCTOR_COMPILE_THREADS, unless
-# set) so that compiling streams leave the timing one's host thread a core.
+# set) so that compiling streams leave the timing one's host thread a core. With PTBENCH_DONE_DIR set,
+# each run skips the workloads that a document there already has under its configuration
+# (bench/gpu_pending.py): a second call of the same lease goes on where the first was cut off.
 set -u
 out=$1; seconds=$2; shift 2
 mkdir -p "$out"
@@ -23,6 +25,10 @@ stream_runs() {  # NAME ARGS: ARGS may hold several runs, ' ;; '-separated, run 
     args=${rest%% ;; *}; [ "$args" = "$rest" ] && rest="" || rest=${rest#* ;; }
     left=$(( deadline - $(date +%s) )); [ "$left" -gt 20 ] || break
     doc="$out/$name$([ "$n" -gt 1 ] && echo "-$n").json"
+    if [ -n "${PTBENCH_DONE_DIR:-}" ]; then  # a later call of the same lease: only what an earlier one did not run
+      args=$(python3 bench/gpu_pending.py "$PTBENCH_DONE_DIR" "$args")
+      [ -n "$args" ] || { echo "$name: nothing left after $PTBENCH_DONE_DIR" >>"$out/$name.log"; n=$(( n + 1 )); continue; }
+    fi
     # shellcheck disable=SC2086
     timeout -s INT "$left" python3 -m runner run --device cuda --modes default --dtypes bfloat16 --no-warm \
       --timeout 300 $args --out "$doc" >>"$out/$name.log" 2>&1
