@@ -11,6 +11,8 @@
 #      on one card, and aot_inductor streams with the first fix that loaded, if one did.
 #   2: cpp_wrapper's missing cells, aot_inductor (with the fix call 1 found), torchvision:resnet50@train
 #      (amp, batch 256) three runs for its run-to-run spread, and what call 1 did not reach.
+#   3 (a fresh machine): the cost run's last three cases alone, then aot_inductor's last family models
+#      with the runner's own fix in place of call 1's LD_PRELOAD, and resnet50@train's third run.
 # The hosts lack jsonschema: carry the wheels of bench/gpu_wheels.sh (`carry: [".whl"]`, then
 # `pip install --no-index --no-deps --target /tmp/site .whl/*.whl`, PYTHONPATH=/tmp/site).
 set -u
@@ -72,6 +74,19 @@ case $call in
       "rn50-train|$common --dtypes amp --regimes static --workloads torchvision:resnet50@train ;; $common --dtypes amp --regimes static --workloads torchvision:resnet50@train ;; $common --dtypes amp --regimes static --workloads torchvision:resnet50@train" \
       "$export_core" "$export_fam" "$freezing_fam" "$ro_fam" "$layoutlm"
     wait ;;
+  3)
+    # the cost run's three cases that call 1's 400 s did not reach, alone as there
+    env -u TORCHINDUCTOR_COMPILE_THREADS timeout 220 python3 -m runner run --device cuda --modes default --regimes static \
+      --dtypes bfloat16 --no-warm --timeout 300 --artifact-max-bytes 0 --workloads "${cost#*hf:ElectraForQuestionAnswering,}" \
+      --out "$work/$call/hf-static-cost-2.json" >"$work/$call/hf-static-cost-2.log" 2>&1
+    echo "cost run ended after $(( $(date +%s) - start )) s"
+    # aot_inductor with the runner's own libstdc++ fix (runner/engine/paths/aoti.py), no LD_PRELOAD: the
+    # family models call 2 did not reach; resnet50@train's third run
+    fix_args=""
+    bench/families_gpu.sh "$work/$call" $(( start + seconds - $(date +%s) )) \
+      "$(aoti aoti-gpt2 hf:GPT2ForSequenceClassification)" "$(aoti aoti-albert hf:AlbertForMaskedLM)" \
+      "$(aoti aoti-deit timm:deit_tiny_patch16_224.fb_in1k) ;; $common --modes aot_inductor --regimes static --dtypes float32 --workloads llama_decode" \
+      "rn50-train|$common --dtypes amp --regimes static --workloads torchvision:resnet50@train" ;;
   *) echo "unknown call $call" >&2; exit 2 ;;
 esac
 cp "$work/aoti-fix" "$work/$call/" 2>/dev/null
