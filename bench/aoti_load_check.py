@@ -138,18 +138,18 @@ def diagnosis(work: Path) -> list[str]:
              "g++: " + shell_line(["g++", "--version"]).splitlines()[0] if shutil.which("g++") else "g++: none",
              "clang++: " + (shell_line(["clang++", "--version"]).splitlines()[0] if shutil.which("clang++") else "none"),
              f"CXX={os.environ.get('CXX', '')}; compiler's libstdc++: {compiler_libstdcxx()}",
-             "ldconfig libstdc++: " + " ".join(l.split("=>")[-1].strip() for l in shell_line(["ldconfig", "-p"]).splitlines() if "libstdc++" in l)]
+             "ldconfig libstdc++: " + " ".join(line.split("=>")[-1].strip() for line in shell_line(["ldconfig", "-p"]).splitlines() if "libstdc++" in line)]
     control = work / "load_in_fresh_process" / "model.pt2"
     for package in ([control] if control.is_file() else sorted(work.glob("*/model.pt2")))[:1]:
         unpacked = work / "unpacked"
         shutil.unpack_archive(str(package), str(unpacked), "zip")
         for library in sorted(unpacked.rglob("*.so"))[:1]:
-            needed = [l.split()[-1] for l in shell_line(["readelf", "-d", str(library)]).splitlines() if "NEEDED" in l]
+            needed = [line.split()[-1] for line in shell_line(["readelf", "-d", str(library)]).splitlines() if "NEEDED" in line]
             defined = shell_line(["nm", "-C", "--defined-only", str(library)]).splitlines()
             lines += [f"{package.parent.name}'s {library.name}: NEEDED {' '.join(needed)}",
                       f"  defined symbols {len(defined)}, of them std::locale/codecvt/ctype "
-                      f"{sum(1 for l in defined if 'std::locale' in l or 'codecvt' in l or 'ctype<' in l)}: "
-                      + "; ".join(l.split(' ', 2)[-1][:90] for l in defined if 'codecvt' in l)[:600]]
+                      f"{sum(1 for line in defined if 'std::locale' in line or 'codecvt' in line or 'ctype<' in line)}: "
+                      + "; ".join(line.split(' ', 2)[-1][:90] for line in defined if 'codecvt' in line)[:600]]
     return lines
 
 

@@ -45,8 +45,13 @@ RUNS = [
     (["distributed_table.py", "--from", f"{RESULTS}/distributed/cpu-tiny-eager-2026-11-25.json"], "graph breaks (per collective)", 60),
     (["second_shape_check.py", "--workloads", "mlp_loop"], "same", 180),
     (["compile_paths.py", "--from", f"{RESULTS}/compile-paths-cpu-2026-11-25.json"], "aot_inductor  backed", 60),
-    # AOTInductor's package compiled and loaded outside the runner (on the GPU image the load crashes)
+    # AOTInductor's package compiled and loaded outside the runner (on the GPU image the load crashed
+    # until the runner made torch's libstdc++ global: bench/results/compile-paths-gpu-2026-11-28)
     (["aoti_load_check.py", "--device", "cpu", "--conditions", "plain", "--out", "{tmp}/check.txt"], "plain: rc 0", 300),
+    # a second GPU call's stream: moe_routing's cpp_wrapper case is stored there, unet_diffusion's is not
+    (["gpu_pending.py", f"{RESULTS}/compile-paths-gpu-2026-11-28",
+      "--modes cpp_wrapper --dtypes float32 --regimes static --workloads moe_routing,unet_diffusion"],
+     "--workloads unet_diffusion", 60),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
     (["explain_pair.py", f"{RESULTS}/explain/cpu-plain-2026-11-25.json", f"{RESULTS}/explain/cpu-simdlen1-2026-11-25.json"],

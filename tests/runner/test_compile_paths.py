@@ -157,6 +157,7 @@ def test_aot_inductor_exports_packages_loads_and_takes_a_second_shape(tmp_path):
     assert metrics["compile_time_cold_s"] == pytest.approx(sum(phases.values()), rel=1e-6)
     assert path["apis"] == ["torch._inductor.aoti_compile_and_package", "torch._inductor.aoti_load_package"]
     assert path["dynamic_shapes"] == "Dim.DYNAMIC" and path["package_bytes"] > 0
+    assert "libstdc++.so" in path["libstdcxx_global"]  # made global before the load (runner.engine.paths.aoti)
     assert metrics["speedup"] > 0 and metrics["accuracy_max_abs_error"] < 1e-4 and metrics["recompile_count"] == 0
     # The warm phase exported and packaged again with the cold phase's inductor cache.
     assert metrics["compile_time_warm_s"] > 0 and set(result["environment"]["warm_path_phases"]) == set(phases)
@@ -174,3 +175,32 @@ def test_cpp_wrapper_and_freezing_compile_with_their_settings(tmp_path):
         assert "path_phases" not in result  # torch.compile: its first call is the compile
         assert result["metrics"]["compile_time_cold_s"] > 0 and result["metrics"]["speedup"] > 0
         assert result["metrics"]["recompile_count"] == 1  # static: the second shape recompiles
+
+
+GLOBAL_SCOPE_PROBE = """
+import ctypes, sys
+import torch  # loads libstdc++ as its own dependency: local to torch, not in the global scope
+from runner.engine.paths.aoti import global_libstdcxx
+def is_global():
+    try:
+        ctypes.CDLL(None)._ZNSt6locale7classicEv  # std::locale::classic(), looked up in the global scope
+        return True
+    except AttributeError:
+        return False
+before = is_global()
+path = global_libstdcxx()
+print(before, is_global(), path)
+"""
+
+
+def test_the_process_libstdcxx_is_made_global_before_a_package_loads():
+    # The GPU image's compiler links libstdc++ into an AOTInductor package; with torch's libstdc++ only
+    # local, the package used its own copy and faulted in its first std::regex (SIGSEGV on load,
+    # bench/results/compile-paths-gpu-2026-11-28). Made global, the package's references bind to it.
+    completed = subprocess.run([sys.executable, "-c", GLOBAL_SCOPE_PROBE], cwd=REPO_ROOT, capture_output=True,
+                               text=True, timeout=120)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    before, after, path = completed.stdout.split()
+    if before == "True":
+        pytest.skip("this interpreter already has libstdc++ in its global scope")
+    assert after == "True" and "libstdc++.so" in path
