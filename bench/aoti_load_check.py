@@ -104,6 +104,7 @@ def condition(name: str, work: Path, device: str) -> tuple[list[list[str]], dict
 
 CONDITIONS = ("plain", "load_in_fresh_process", "torch_trace", "case_cache_dirs", "warm_compile_pool", "runner_case")
 FIXES = ("no_precompiled_headers", "preload_compiler_libstdcxx", "clang", "cpu_device")
+NOT_RUN = "not run here (no clang++, or no compiler libstdc++ found)"
 
 
 def compiler_libstdcxx() -> str | None:
@@ -157,7 +158,7 @@ def run_condition(name: str, work: Path, device: str) -> tuple[list[str], list[s
     """Run one condition's commands in turn: its report lines, its compile commands, whether all passed."""
     commands, env = condition(name, work, device)
     if not commands:
-        return [f"{name}: not run here (no clang++, or no compiler libstdc++ found)"], [], False
+        return [f"{name}: {NOT_RUN}"], [], False
     lines, compiles = [], []
     for command in commands:
         proc = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
@@ -196,8 +197,9 @@ def main() -> int:
         found, commands, passed = outcomes[name]
         lines += found
         compiles += [f"{name} {c}" for c in commands if "wrapper" in c or "gch" in c][:3]
-        if not passed and not found[-1].endswith("not run here (no clang++, or no compiler libstdc++ found)"):
-            crashed = crashed or (name, condition(name, work, args.device)[0][-1], condition(name, work, args.device)[1])
+        if not passed and not found[-1].endswith(NOT_RUN) and not crashed:
+            commands_of, env = condition(name, work, args.device)
+            crashed = (name, commands_of[-1], env)
     fix = next((n for n in names if n in FIXES and outcomes[n][2] and fix_args(n)), None)
     lines.append(f"# first fix that loaded and ran: {fix or 'none'}" + (f" ({fix_args(fix)})" if fix else ""))
     if args.fix_out:

@@ -21,7 +21,6 @@ call=$1; out=$2; seconds=${3:-540}
 start=$(date +%s)
 work=/tmp/ptb; mkdir -p "$work/$call" "$out"
 export PYTHONUNBUFFERED=1
-core=bert_encoder,llama_decode,masked_attention,mlp_loop,moe_routing,positional_graph_break,unet_diffusion
 cost=hf:BertForMaskedLM,hf:DistilBertForQuestionAnswering,hf:GPT2ForSequenceClassification,hf:AlbertForMaskedLM,hf:T5Small
 cost=$cost,hf:ElectraForQuestionAnswering,hf:RobertaForCausalLM,hf:MobileBertForMaskedLM,hf:BartForCausalLM
 common="--artifact-max-bytes 0 --timeout 280"

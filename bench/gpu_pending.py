@@ -1,7 +1,9 @@
 """What of a GPU stream is still to run: its runner arguments with ``--workloads`` cut to the workloads
 that no run document in DIR has a result for under the same configuration (mode, regime, dtype, dims).
 
-A later GPU call of the same lease (bench/gpu_2026-11-28.sh) goes on where an earlier one was cut off:
+A later GPU call of the same lease (bench/gpu_2026-11-28.sh) goes on where an earlier one was cut off
+(the arguments read by the runner's own parser; a workload counts as run once every configuration
+the arguments name has a result):
 
     python bench/gpu_pending.py DIR '--modes export --regimes static --dtypes float32 --workloads a,b,c'
 
@@ -16,14 +18,13 @@ import shlex
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-def _option(words: list[str], name: str, default: str | None = None) -> str | None:
-    for i, word in enumerate(words):
-        if word == name and i + 1 < len(words):
-            return words[i + 1]
-        if word.startswith(name + "="):
-            return word.split("=", 1)[1]
-    return default
+from runner.arguments import build_parser  # noqa: E402 (the runner's own reading of its arguments)
+
+# the arguments bench/families_gpu.sh gives every run before a stream's own (a later one wins)
+STREAM_DEFAULTS = ["run", "--device", "cuda", "--modes", "default", "--dtypes", "bfloat16"]
 
 
 def done_keys(folder: Path) -> set[tuple]:
@@ -42,29 +43,15 @@ def done_keys(folder: Path) -> set[tuple]:
 
 def pending(folder: Path, args: str) -> str:
     words = shlex.split(args)
-    workloads = (_option(words, "--workloads") or "").split(",")
-    mode = _option(words, "--modes", "default")
-    regime = _option(words, "--regimes", "static")
-    dtype = _option(words, "--dtypes", "bfloat16")  # bench/families_gpu.sh's default
-    dims = _option(words, "--dims", "")
+    parsed = build_parser().parse_args([*STREAM_DEFAULTS, *words])
+    configs = {(mode, regime, dtype, ",".join(parsed.dims or ())) for mode in parsed.modes
+               for regime in parsed.regimes for dtype in parsed.dtypes}
     done = done_keys(folder)
-    left = [w for w in workloads if w and not any(
-        key[0] == w and key[1] == mode and key[2] == regime and key[3] == dtype and key[4] == dims for key in done)]
+    left = [w for w in parsed.workloads if not all((w, *config) in done for config in configs)]
     if not left:
         return ""
-    out, skip = [], False
-    for word in words:
-        if skip:
-            skip = False
-            continue
-        if word == "--workloads":
-            out += [word, ",".join(left)]
-            skip = True
-        elif word.startswith("--workloads="):
-            out.append("--workloads=" + ",".join(left))
-        else:
-            out.append(word)
-    return shlex.join(out)
+    at = next(i for i, word in enumerate(words) if word == "--workloads")
+    return shlex.join([*words[:at + 1], ",".join(left), *words[at + 2:]])
 
 
 def main() -> int:
