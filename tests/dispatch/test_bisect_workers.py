@@ -27,6 +27,12 @@ def ended(bisection_id):
     return None if bisection_busy(bisection=bisection) else bisection
 
 
+def values_used(bisection) -> int:
+    """The values a bisection decided on: its ends' (when reproduced) and each step's."""
+    ends = len(bisection.result["good_values"]) + len(bisection.result["bad_values"])
+    return ends + sum(len(step["values"]) for step in bisection.steps)
+
+
 def test_a_chain_of_six_variants_is_bisected_to_the_third(start_workers, queue_name):
     """Two runner workers on the class's queue: a step's two attempts (and the ends' four runs)
     are measured side by side, as on a class of two machines."""
@@ -55,7 +61,10 @@ def test_a_chain_of_six_variants_is_bisected_to_the_third(start_workers, queue_n
     assert bisection.culprit_build == chain[2] and (bisection.low, bisection.high) == (1, 2)
     assert [(s["index"], s["decision"]) for s in bisection.steps] == [(2, "bad"), (1, "good")]
     runs = Run.objects.filter(bisection_attempt__bisection=bisection)
-    assert runs.count() == 8 and {r.reason for r in runs} == {"bisection"} and {r.status for r in runs} == {"completed"}
+    # Two attempts at each end and at each step (8); a step whose values sat between the ends past
+    # noise (a loaded CI host) earns more, and every run requested is one whose value was used.
+    assert runs.count() >= 8 and runs.count() == values_used(bisection) == bisection.result["runs"]
+    assert {r.reason for r in runs} == {"bisection"} and {r.status for r in runs} == {"completed"}
     regression.refresh_from_db()
     assert regression.culprit_build == chain[2] and regression.culprit_range == ""  # variants of one commit
     # Subscribers hear of it once; the bisection runs raised no finding of their own.
@@ -80,7 +89,11 @@ def test_the_one_override_of_five_that_matters_is_found(start_workers, queue_nam
 
     assert bisection.status == Bisection.Status.DONE, bisection.result
     assert bisection.result["override"] == "env.TORCH_PTBENCH_TEST_C=1" and (bisection.low, bisection.high) == (2, 3)
-    assert bisection.runs.count() == 4  # the two ends, then +A+B (good), then +A+B+C (bad)
+    # The two ends, then +A+B (good), then +A+B+C (bad): 4 runs, more where noise left a step unknown.
+    assert [(s["index"], s["decision"]) for s in bisection.steps] == [(2, "good"), (3, "bad")]
+    assert bisection.runs.count() >= 4 and bisection.runs.count() == values_used(bisection)
     # Then C alone (the base and A+B+C are measured already): bad, so it needs no partner.
-    assert bisection.result["alone"] is True and bisection.partner_searches.get().runs.count() == 1
-    assert bisection.result["message"] == "override env.TORCH_PTBENCH_TEST_C=1 makes it bad on its own: 3 steps, 5 runs"
+    partner = bisection.partner_searches.get()
+    assert bisection.result["alone"] is True and partner.runs.count() >= 1
+    runs = bisection.runs.count() + partner.runs.count()
+    assert bisection.result["message"] == f"override env.TORCH_PTBENCH_TEST_C=1 makes it bad on its own: 3 steps, {runs} runs"

@@ -12,7 +12,7 @@ import pytest
 
 from contract.variants import Overrides, variant_label
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
-from dashboard.results.models import Run
+from dashboard.results.models import BuildSummary, Run
 from tests.api.conftest import secret, writer  # noqa: F401 (fixtures)
 from tests.dashboard.page_history import sha_for
 from tests.dashboard.test_commands import manage
@@ -32,6 +32,12 @@ def document(day: int, speedup: float, *, sha: str | None = None, label: str = "
     doc["build"].update(commit_time=f"2026-11-{day:02d}T00:00:00+00:00", local_label=label, label=f"nightly {day}")
     doc["workloads"] = WORKLOADS
     return doc
+
+
+def summaries() -> list[tuple]:
+    """What a failed verdict assertion prints: the builds each class knows, in the order trends use."""
+    return list(BuildSummary.objects.order_by("machine_class", "ordered_at", "build_id").values_list(
+        "machine_class", "build__git_sha", "build__local_label", "build__overrides", "ordered_at", "runs"))
 
 
 def submit(client, doc: dict) -> None:
@@ -54,7 +60,7 @@ def test_detection_and_verdicts_on_one_commit_imported_and_measured_here(writer,
     verdict = writer.get("/api/v1/verdict/", {"build": SHA, "fail_on_regression": "true", "fail_on_suspect": "true"})
     assert verdict.status_code == 200, verdict.json()  # a full sha of two builds: the one measured here
     assert (verdict.json()["build"], verdict.json()["verdict"]) == (LOCAL, "pass")
-    assert verdict.json()["baseline"] == sha_for(5)[:12]
+    assert verdict.json()["baseline"] == sha_for(5)[:12], (verdict.json(), summaries())
     named = writer.get("/api/v1/verdict/", {"build": LOCAL, "baseline": IMPORTED, "fail_on_regression": "true"})
     assert named.status_code == 409 and (named.json()["verdict"], named.json()["reason"]) == ("not_compared", "same_build")
 
