@@ -139,8 +139,22 @@ def test_a_family_model_through_every_path_on_the_real_h100_documents_fits_the_w
             "freezing · static · bfloat16", "default · unbacked (batch) · bfloat16"} <= set(rows)
     aoti = rows["aot_inductor · static · bfloat16"]
     assert "pass" in aoti and "1.798×" in aoti and "81.94 s" in aoti
-    assert "compile_error" in rows["default · unbacked (batch) · bfloat16"]
+    # Its second shape failed to compile: the figures beside the error are the first shape's, and say so.
+    batch = rows["default · unbacked (batch) · bfloat16"]
+    assert "compile_error" in batch and "1.891×" in batch and "its figures: measured before the error" in batch
+    assert "measured before the error" not in rows["default · unbacked (sequence) · bfloat16"]  # it has none
     phases = " ".join(page.inner_text("#path-phases").split())
     assert "export 1.11 s · package 79.78 s · load 0.29 s" in phases
+    # The runs' notes: each once, with the configurations of the table it covers.
+    notes = page.locator("#latest-run-notes li.note")
+    covered = {}
+    for item in notes.all():
+        labels = " ".join(item.locator(".note-configs").inner_text().split())
+        note = " ".join(item.inner_text().split()).removesuffix(labels).strip()
+        covered[note] = labels.removeprefix("(").removesuffix(")").split("; ")
+    assert notes.count() == len(covered) >= 3
+    assert {label for labels in covered.values() for label in labels} <= set(rows), (covered, list(rows))
+    aoti_notes = [note for note, labels in covered.items() if "aot_inductor · static · bfloat16" in labels]
+    assert len(aoti_notes) == 1 and "sharing it through the GPU timing lock" in aoti_notes[0]
     assert page.evaluate("document.documentElement.scrollWidth") <= 1400
     assert problems == []

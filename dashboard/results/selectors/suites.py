@@ -24,7 +24,8 @@ class SuiteRow:
     speedup_geomean: float | None = None
     runs: int = 0
     partial_runs: int = 0
-    notes: list[str] = field(default_factory=list)  # distinct, the partial sentence left out
+    # Distinct notes, the partial sentence left out, each with the number of runs that carry it.
+    notes: dict[str, int] = field(default_factory=dict)
 
     @property
     def pass_rate(self) -> float | None:
@@ -41,6 +42,18 @@ def notes_distinct(notes) -> list[str]:
     """Runs' notes, each once, in order, the partial sentence left out (pages print them where
     they show the runs' figures: how a run was measured, e.g. five cases sharing one GPU)."""
     return list(dict.fromkeys(rest for n in notes if (rest := run_note(n or "")[1])))
+
+
+def notes_grouped(pairs) -> list[tuple[str, list[str]]]:
+    """(run notes, what the case is: a configuration's label) pairs as each distinct note once, in
+    order, with the labels of the cases it covers: a workload page says which of its latest
+    figures each note is about (e.g. which were measured with other processes on the GPU)."""
+    grouped: dict[str, list[str]] = {}
+    for notes, label in pairs:
+        rest = run_note(notes or "")[1]
+        if rest and label not in grouped.setdefault(rest, []):
+            grouped[rest].append(label)
+    return list(grouped.items())
 
 
 def suite_table(*, build_id: int, machine_class: str, config_ids: list[int] | None = None) -> list[SuiteRow]:
@@ -66,6 +79,6 @@ def _row(suite: str, cases: list[dict], notes: dict) -> SuiteRow:
         partial, rest = run_note(notes.get(run_id, ""))
         row.runs += 1
         row.partial_runs += partial
-        if rest and rest not in row.notes:
-            row.notes.append(rest)
+        if rest:
+            row.notes[rest] = row.notes.get(rest, 0) + 1
     return row

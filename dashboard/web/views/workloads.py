@@ -8,7 +8,7 @@ from dashboard.regressions.selectors import regression_markers
 from contract.case_config import SHORT, SHOWN_AXES, allowed
 from dashboard.results.artifacts import results_with_artifacts
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
-from dashboard.results.selectors.suites import notes_distinct
+from dashboard.results.selectors.suites import notes_grouped
 from dashboard.results.selectors.workloads import (
     series_history,
     workload_classes_newest,
@@ -72,7 +72,7 @@ def workload(request, name):
             "classes": classes,
             "machine_class": machine_class,
             "latest": latest,
-            "latest_notes": notes_distinct(r.run.notes for r in latest),
+            "latest_notes": notes_grouped((r.run.notes, r.config.case_config.label) for r in latest),
             "selected": selected,
             "selected_label": selected.config.case_config.label if selected else " · ".join(str(v) for v in wanted.values()),
             "history": history,
