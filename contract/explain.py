@@ -137,14 +137,27 @@ def side_by_side(before: str, after: str, *, context: int = 3) -> list[dict]:
     return rows
 
 
+def _reason_key(item: dict) -> str:
+    key = item.get("reason", "")
+    return key + f" ({item['location']})" if item.get("location") else key
+
+
 def _reasons(items: list[dict] | None) -> dict[str, int]:
     found: dict[str, int] = {}
     for item in items or []:
-        key = item.get("reason", "")
-        if item.get("location"):
-            key += f" ({item['location']})"
+        key = _reason_key(item)
         found[key] = found.get(key, 0) + int(item.get("count") or 1)
     return found
+
+
+def _headline(items: list[dict] | None, key: str, limit: int = 160) -> str:
+    """A reason's first line and its location: Dynamo's graph-break reasons run to a paragraph of
+    explanation, hints and debug context after their first line, which the cause would repeat (the
+    whole reason stays in the report's added reasons)."""
+    item = next((i for i in items or [] if _reason_key(i) == key), {"reason": key})
+    line = next((ln.strip() for ln in (item.get("reason") or "").splitlines() if ln.strip()), "")
+    line = line if len(line) <= limit else line[: limit - 1] + "…"
+    return f"{line} ({item['location']})" if item.get("location") else line
 
 
 def reason_changes(before: list[dict] | None, after: list[dict] | None) -> dict:
@@ -271,10 +284,12 @@ def likeliest_cause(report: dict, metric: str | None, before: dict, after: dict)
             slower = False
         return _kernel_cause(report["kernels"], slower)
     if metric in BREAK_METRICS:
-        changes = report["graph_breaks" if metric == "graph_break_count" else "recompiles"]
+        side = "graph_breaks" if metric == "graph_break_count" else "recompiles"
+        changes = report[side]
         if changes["added"]:
             first = changes["added"][0]
-            return {"kind": "graph_breaks", "name": metric, "share": None, "text": f"new: {first['reason']} (x{first['count']})"}
+            headline = _headline(after.get(side), first["reason"])
+            return {"kind": "graph_breaks", "name": metric, "share": None, "text": f"new: {headline} (x{first['count']})"}
     return None
 
 

@@ -162,6 +162,12 @@ def test_new_graph_breaks_and_environment_differences_come_first():
     assert report["graph_breaks"]["added"] == [{"reason": "data-dependent branch (m.py:3)", "count": 2}]
     assert report["graph_breaks"]["removed"] == [{"reason": "Tensor.item", "count": 1}]
     assert report["cause"]["text"] == "new: data-dependent branch (m.py:3) (x2)"
+    # Dynamo's reasons run to a paragraph after their first line: the cause keeps the first line and
+    # the location, the report's added reasons the whole text.
+    long = "Graph break in loop\n  Explanation: torch.compile detected a graph break in a for/while loop.\n  Hint: ..."
+    loop = explain(before, _side(breaks=[{"reason": long, "location": "bert.py:83", "count": 1}]), metric="graph_break_count")
+    assert loop["cause"]["text"] == "new: Graph break in loop (bert.py:83) (x1)"
+    assert loop["graph_breaks"]["added"] == [{"reason": f"{long} (bert.py:83)", "count": 1}]
     assert [(r["key"], r["differs"]) for r in report["environment"]] == [("torch", True), ("Python", False), ("triton", False)]
 
 
