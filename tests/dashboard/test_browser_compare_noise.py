@@ -39,4 +39,18 @@ def test_compile_time_within_its_noise_is_grey_and_latency_past_it_is_red(browse
     page.click("#compare-filters a[data-filter=regressed]")
     page.wait_for_url("**filter=regressed**")
     assert [t.split("\n")[0] for t in page.locator("#compare-table tr.case td:first-child").all_inner_texts()] == ["resnet_train"]
+
+    # A column neither build measured in any case ("– → –" on every row) is left out and named above
+    # the table; every column shown has a figure somewhere; the metric judged by is always a column.
+    page.goto(url)
+    shown = page.locator("#compare-table th a[data-sort]").evaluate_all("links => links.map(a => a.dataset.sort)")
+    unmeasured = page.inner_text("#compare-unmeasured")
+    assert "compile CPU vs reference" in unmeasured and "compile_cpu_ratio" not in shown
+    for name in shown[3:]:
+        cells = page.locator(f"#compare-table tr.case td[data-metric={name}]").all_inner_texts()
+        assert any(text.split("\n")[0] != "– → –" for text in cells), name
+    assert len(page.locator("#compare-table tr.case").first.locator("td").all()) == len(shown)
+    page.goto(url + "&metric=compile_cpu_ratio")
+    assert "compile_cpu_ratio" in page.locator("#compare-table th a[data-sort]").evaluate_all("links => links.map(a => a.dataset.sort)")
+    assert "compile CPU vs reference" not in " ".join(page.locator("#compare-unmeasured").all_inner_texts())
     assert problems == []

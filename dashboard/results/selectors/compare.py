@@ -147,6 +147,15 @@ def compare_rows_select(*, rows: list[CompareRow], only: str = "all", sort: str 
     return sorted(present, key=lambda r: r.changes[sort].change, reverse=descending) + missing
 
 
+def compare_measured_metrics(*, rows: list[CompareRow], keep: str) -> tuple[list, list]:
+    """(the metrics either build measured in some row, the others): the page leaves out a column
+    that is "– → –" on every row (e.g. peak memory on a CPU, the compile-reference ratio without
+    one) and names it instead; ``keep`` (the metric the page judges by) is always a column."""
+    measured = [m for m in METRICS if m.name == keep or any(
+        r.changes[m.name].old is not None or r.changes[m.name].new is not None for r in rows)]
+    return measured, [m for m in METRICS if m not in measured]
+
+
 def compare_summary_cases(*, rows: list[CompareRow]) -> tuple[int, int]:
     """What the geomean row is over: the rows where both sides passed, and how many of them are
     too noisy to track in speedup (left out of its geomean, ``compare_summary``; each figure leaves

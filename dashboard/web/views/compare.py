@@ -14,7 +14,14 @@ from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_ref
 from dashboard.results.selectors.compare_tables import compare_tables
 from dashboard.regressions.compare import builds_compare_judged
-from dashboard.results.selectors.compare import FILTERS, SORT_KEYS, compare_rows_select, compare_summary, compare_summary_cases
+from dashboard.results.selectors.compare import (
+    FILTERS,
+    SORT_KEYS,
+    compare_measured_metrics,
+    compare_rows_select,
+    compare_summary,
+    compare_summary_cases,
+)
 from dashboard.results.page_cache import cached_page
 from dashboard.web import params
 from dashboard.web.export import export_format, table_response
@@ -73,7 +80,10 @@ def compare(request):
         return table_response(fmt=fmt, filename=f"compare-{machine_class}-{build_ref(base_summary.build)}-{build_ref(head_summary.build)}",
                               tables=compare_tables(comparison=comparison, rows=rows))
     page = params.page(request, rows, PAGE_SIZE)
+    columns, unmeasured = compare_measured_metrics(rows=comparison.rows, keep=metric)
     context.update(
+        columns=columns,
+        unmeasured=unmeasured,
         comparison=comparison,
         rows=page.object_list,
         row_count=len(rows),
@@ -83,7 +93,7 @@ def compare(request):
             (f, FILTER_LABELS[f], len(comparison.rows) if f == "all" else sum(f in r.flags for r in comparison.rows))
             for f in FILTERS
         ],
-        sort_columns=SORT_COLUMNS,
+        sort_columns=[c for c in SORT_COLUMNS if not c[2] or c[0] in {m.name for m in columns}],
         one_sided=[("Only in base", comparison.only_base, "only-base"), ("Only in head", comparison.only_head, "only-head")],
         page=page.number,
         pages=page.paginator.num_pages,
