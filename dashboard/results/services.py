@@ -20,6 +20,7 @@ from dashboard.results.imported import document_as_imported, imported_sources_la
 from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
+from dashboard.results.selectors.builds import build_imported_sources
 from dashboard.results.variants import overrides_of_document, overrides_stored
 from contract.case_config import CaseConfig, CaseConfigError
 from contract.planning import current_repro
@@ -152,10 +153,7 @@ def range_errors(document) -> list[DocumentError]:
 # --- storing ---------------------------------------------------------------------------------------
 def _imported_label_update(build: Build) -> None:
     """An imported build's label names every host and day it was imported from."""
-    sources = [(hostname, machine_class, started.date().isoformat() if started else "")
-               for hostname, machine_class, started in Run.objects.filter(build=build).values_list(
-                   "machine__hostname", "machine__machine_class", "started_at")]
-    label = imported_sources_label(torch_version=build.torch_version, sources=sources)
+    label = imported_sources_label(torch_version=build.torch_version, sources=build_imported_sources(build=build))
     if label != build.label:
         build.label = label
         build.save(update_fields=["label"])

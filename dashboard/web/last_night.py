@@ -56,7 +56,7 @@ def last_night(*, blocks) -> list[Night]:
         ref = build_ref(latest.build)
         verdict = build_verdict(build=latest.build, machine_class=block.machine_class)
         nights.append(Night(
-            machine_class=block.machine_class, ref=ref, label=str(latest.build), run_id=str(run.id) if run else None,
+            machine_class=block.machine_class, ref=ref, label=block.build_label or str(latest.build), run_id=str(run.id) if run else None,
             measured_at=(run.started_at or run.ingested_at) if run else None, built_at=latest.ordered_at,
             verdict=verdict.verdict, reason=verdict.reason.replace("_", " "),
             baseline_ref=build_ref(previous.build) if previous else None,

@@ -68,7 +68,14 @@ def test_a_build_imported_from_two_hosts_names_both_and_its_days(client):
     assert Build.objects.count() == 1
     hosts = sorted([cpu["machine"]["hostname"], "h100-vm"])
     assert run.build.label == f"torch 2.13.0+cpu · imported ({', '.join(hosts)}, 2026-11-22 to 2026-11-24)"
-    assert run.build.label in client.get("/").content.decode()
+    assert run.build.label in client.get("/").content.decode()  # the recent runs name every host
+    # Each class's block, and its "last night" row, name the hosts and days of that class only.
+    for machine_class, label in (("gpu-h100", "torch 2.13.0+cpu · imported (h100-vm, 2026-11-24)"),
+                                 ("cpu", f"torch 2.13.0+cpu · imported ({cpu['machine']['hostname']}, 2026-11-22)")):
+        page = client.get("/", {"machine": machine_class})
+        block = next(b for b in page.context["blocks"] if b.machine_class == machine_class)
+        night = next(n for n in page.context["nights"] if n.machine_class == machine_class)
+        assert block.build_label == night.label == label and f"({label} · build dated" in page.content.decode()
 
 
 @pytest.mark.django_db

@@ -5,7 +5,8 @@ import datetime as dt
 
 from django.db.models import Max
 
-from dashboard.results.models import BuildSummary
+from dashboard.results.imported import imported_sources_label, is_imported_label
+from dashboard.results.models import Build, BuildSummary, Run
 
 
 def machine_class_list() -> list[str]:
@@ -85,3 +86,23 @@ def build_classes(*, build_id: int) -> list[str]:
 def builds_newest_time(*, machine_class: str) -> dt.datetime | None:
     latest = BuildSummary.objects.filter(machine_class=machine_class).order_by("-ordered_at").values_list("ordered_at", flat=True).first()
     return latest
+
+
+def build_imported_sources(*, build: Build, machine_class: str | None = None) -> list[tuple[str, str, str]]:
+    """(hostname, machine class, day) of each run of ``build`` (on ``machine_class`` only, when given):
+    what an imported build's label names (``results.imported.imported_sources_label``)."""
+    runs = Run.objects.filter(build=build)
+    if machine_class is not None:
+        runs = runs.filter(machine__machine_class=machine_class)
+    return [(hostname, cls, started.date().isoformat() if started else "")
+            for hostname, cls, started in runs.values_list("machine__hostname", "machine__machine_class", "started_at")]
+
+
+def build_label_on(*, build: Build, machine_class: str) -> str:
+    """The build as a class's block names it: an imported build's stored label names the hosts and
+    days of every class it was imported on ("imported (cpu, gpu-h200, vm, ...)" above H100 figures);
+    here, only those of its runs on ``machine_class``."""
+    if not is_imported_label(build.local_label):
+        return str(build)
+    sources = build_imported_sources(build=build, machine_class=machine_class)
+    return imported_sources_label(torch_version=build.torch_version, sources=sources) if sources else str(build)

@@ -12,8 +12,8 @@ from contract.findings import BLOCK_TIMED_METRICS, TWO_RUNS_95
 from contract.metrics import BY_NAME
 from dashboard.results.aggregates import OVERVIEW_FIGURES, PASS, Figure
 from dashboard.results.models import BuildSummary, Config, ConfigSummary
-from dashboard.results.selectors.builds import (build_summary_copy, build_summary_elsewhere, build_summary_latest,
-                                                build_summary_previous, machine_class_list)
+from dashboard.results.selectors.builds import (build_label_on, build_summary_copy, build_summary_elsewhere,
+                                                build_summary_latest, build_summary_previous, machine_class_list)
 from dashboard.results.selectors.common import config_label, ref_for
 from dashboard.results.selectors.pairs import CASE_FIELDS, case_pairs, own_sd
 from dashboard.results.variants import PLAIN_BUILD
@@ -55,6 +55,7 @@ class ClassOverview:
     copy: BuildSummary | None = None  # no previous build: another stored build of the same commit on the class
     elsewhere: BuildSummary | None = None  # no previous build nor copy: the same commit measured on another class
     suites: list = field(default_factory=list)  # the page's per-suite table (selectors.suites.suite_table)
+    build_label: str = ""  # the latest build as this class measured it (selectors.builds.build_label_on)
 
 
 def figure_value(summary: ConfigSummary | dict, figure: Figure) -> float | None:
@@ -175,7 +176,8 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
         rows = rows.filter(config_id__in=config_ids)
     regressions = open_regressions(machine_class=machine_class, build_id=latest.build_id) if open_regressions else {}
     out = ClassOverview(machine_class=machine_class, latest=latest, previous=previous,
-                        copy=build_summary_copy(summary=latest) if previous is None else None)
+                        copy=build_summary_copy(summary=latest) if previous is None else None,
+                        build_label=build_label_on(build=latest.build, machine_class=machine_class))
     if previous is None and out.copy is None:
         out.elsewhere = build_summary_elsewhere(summary=latest)
     judged: dict[int, tuple[int, list[Cell]]] = {}
