@@ -20,6 +20,7 @@ Pure Python: no Django, no torch.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable, Hashable
 
 from contract.metrics import BY_NAME as METRICS_BY_NAME
 from contract.metrics import COMPILE_TOTALS, phase_of
@@ -142,11 +143,16 @@ def _reason_key(item: dict) -> str:
     return key + f" ({item['location']})" if item.get("location") else key
 
 
-def _reasons(items: list[dict] | None) -> dict[str, int]:
-    found: dict[str, int] = {}
+Identity = Callable[[dict], Hashable]  # what makes two reason entries the same one
+
+
+def _reasons(items: list[dict] | None, identity: Identity | None) -> dict[Hashable, tuple[str, int]]:
+    """Per identity (default: the whole text and location), the first entry's text and the count."""
+    found: dict[Hashable, tuple[str, int]] = {}
     for item in items or []:
-        key = _reason_key(item)
-        found[key] = found.get(key, 0) + int(item.get("count") or 1)
+        ident = identity(item) if identity else _reason_key(item)
+        text, count = found.get(ident, (_reason_key(item), 0))
+        found[ident] = (text, count + int(item.get("count") or 1))
     return found
 
 
@@ -160,11 +166,14 @@ def _headline(items: list[dict] | None, key: str, limit: int = 160) -> str:
     return f"{line} ({item['location']})" if item.get("location") else line
 
 
-def reason_changes(before: list[dict] | None, after: list[dict] | None) -> dict:
-    a, b = _reasons(before), _reasons(after)
-    return {"added": [{"reason": r, "count": n} for r, n in b.items() if r not in a],
-            "removed": [{"reason": r, "count": n} for r, n in a.items() if r not in b],
-            "before": sum(a.values()), "after": sum(b.values())}
+def reason_changes(before: list[dict] | None, after: list[dict] | None, identity: Identity | None = None) -> dict:
+    """Reasons added and removed. ``identity``: what makes two entries the same one (the dashboard
+    passes detection's, which ignores what a release rewords after the first line and install paths,
+    so that "added" is what detection calls new); by default the whole text and location."""
+    a, b = _reasons(before, identity), _reasons(after, identity)
+    return {"added": [{"reason": r, "count": n} for k, (r, n) in b.items() if k not in a],
+            "removed": [{"reason": r, "count": n} for k, (r, n) in a.items() if k not in b],
+            "before": sum(n for _, n in a.values()), "after": sum(n for _, n in b.values())}
 
 
 def count_rows(before: dict, after: dict) -> list[dict]:
@@ -326,14 +335,15 @@ def with_first_runs(side: dict) -> dict:
     return {**side, "compile_phases": completed}
 
 
-def explain(before: dict, after: dict, *, metric: str | None = None) -> dict:
+def explain(before: dict, after: dict, *, metric: str | None = None, identity: Identity | None = None) -> dict:
+    """``identity``: what makes two graph-break or recompile reasons the same (``reason_changes``)."""
     before, after = with_first_runs(before), with_first_runs(after)
     report = {
         "phases": phase_rows(before, after),
         "counts": count_rows(before, after),
         "kernels": kernel_rows(before, after),
-        "graph_breaks": reason_changes(before.get("graph_breaks"), after.get("graph_breaks")),
-        "recompiles": reason_changes(before.get("recompiles"), after.get("recompiles")),
+        "graph_breaks": reason_changes(before.get("graph_breaks"), after.get("graph_breaks"), identity),
+        "recompiles": reason_changes(before.get("recompiles"), after.get("recompiles"), identity),
         "environment": environment_rows(before, after),
     }
     report["metric"] = explained_metric(metric, before, after)  # the metric the cause explains

@@ -68,12 +68,18 @@ def _recompile_count(case: dict) -> int:
     return int(count or 0)
 
 
+def break_identity(entry: dict) -> tuple[str, str]:
+    """What makes two graph-break (or recompile) entries the same one: the reason's normalised key
+    and the location. Locations inside torch move between releases: their line numbers are blanked
+    like the reason's. (/explain/ groups reasons by it too, so its "new" ones are detection's.)"""
+    location = str(entry.get("location") or "")
+    return reason_key(entry.get("reason")), _LINE_NUMBER.sub(r"\1:?", location) if location.startswith("torch/") else location
+
+
 def _breaks(case: dict) -> dict[tuple[str, str], dict]:
     out: dict[tuple[str, str], dict] = {}
     for gb in case.get("graph_breaks") or []:
-        # Locations inside torch move between releases: their line numbers are blanked like the reason's.
-        location = str(gb.get("location") or "")
-        key = (reason_key(gb.get("reason")), _LINE_NUMBER.sub(r"\1:?", location) if location.startswith("torch/") else location)
+        key = break_identity(gb)
         entry = out.setdefault(key, {"reason": gb.get("reason") or "", "location": gb.get("location"), "count": 0})
         entry["count"] += int(gb.get("count") or 1)
     return out

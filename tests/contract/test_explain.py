@@ -171,6 +171,24 @@ def test_new_graph_breaks_and_environment_differences_come_first():
     assert [(r["key"], r["differs"]) for r in report["environment"]] == [("torch", True), ("Python", False), ("triton", False)]
 
 
+def test_an_identity_makes_a_reworded_reason_the_same_one():
+    # torch 2.12 rewords a break's explanation (its install path): by text it is new, by the identity
+    # the dashboard passes (detection's: first line, paths and line numbers blanked) it is not.
+    def reason(path):
+        return f"Attempted to inline function marked as skipped\n  Hint: skip reason: {path}/torch/_compile.py"
+
+    before = _side(breaks=[{"reason": reason("/opt/torch-2.11"), "count": 1}])
+    after = _side(breaks=[{"reason": reason("/work/builds/torch-2.12.1"), "count": 1},
+                          {"reason": "graph break in loop\n  Explanation: ...", "count": 1}])
+    by_text = explain(before, after, metric="graph_break_count")
+    assert [a["reason"].splitlines()[0] for a in by_text["graph_breaks"]["added"]] == [
+        "Attempted to inline function marked as skipped", "graph break in loop"]
+    first_lines = explain(before, after, metric="graph_break_count", identity=lambda e: e["reason"].splitlines()[0])
+    assert [a["reason"].splitlines()[0] for a in first_lines["graph_breaks"]["added"]] == ["graph break in loop"]
+    assert first_lines["graph_breaks"]["removed"] == [] and first_lines["cause"]["text"] == "new: graph break in loop (x1)"
+    assert (first_lines["graph_breaks"]["before"], first_lines["graph_breaks"]["after"]) == (1, 2)
+
+
 def test_side_by_side_cuts_long_unchanged_stretches():
     before = "\n".join(f"line {i}" for i in range(20))
     after = before.replace("line 10", "line ten")

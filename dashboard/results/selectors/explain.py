@@ -10,6 +10,7 @@ from contract.metrics import BY_NAME, SHOWN, Metric
 from contract.phases import BY_NAME as PHASES_BY_NAME
 from contract.phases import COMPILE_SIDES, PHASE_NAMES
 from contract.variants import Overrides
+from detection import break_identity
 from dashboard.results.models import Result
 
 _RESULT_ENVIRONMENT = ("backend", "size", "implementation", "cuda_visible_devices", "workload_spec")
@@ -121,4 +122,4 @@ def results_explain(*, before_id: int, after_id: int, metric: str | None = None)
     if (before.workload_id, before.config_id) != (after.workload_id, after.config_id):
         raise NotTheSameCase("after", f"result {after.pk} is {after.workload.name} {after.config}, "
                                       f"result {before.pk} is {before.workload.name} {before.config}: not one case")
-    return Explained(before, after, explain(result_side(before), result_side(after), metric=metric))
+    return Explained(before, after, explain(result_side(before), result_side(after), metric=metric, identity=break_identity))
