@@ -20,7 +20,7 @@ Pure Python: no Django, no torch.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Mapping
 
 from contract.metrics import BY_NAME as METRICS_BY_NAME
 from contract.metrics import COMPILE_TOTALS, phase_of
@@ -143,17 +143,32 @@ def _reason_key(item: dict) -> str:
     return key + f" ({item['location']})" if item.get("location") else key
 
 
-Identity = Callable[[dict], Hashable]  # what makes two reason entries the same one
+# What counts as new: (old entries, new entries) -> the new entries that old lacks. The dashboard
+# passes detection's (``detection.new_breaks`` / ``new_recompiles``: reasons compared on their first
+# line with install paths and line numbers blanked, an unlocated break matched by reason), so that
+# "added" here is what a finding calls new; by default an entry is new unless its text and location recur.
+NewOf = Callable[[list[dict], list[dict]], list[dict]]
 
 
-def _reasons(items: list[dict] | None, identity: Identity | None) -> dict[Hashable, tuple[str, int]]:
-    """Per identity (default: the whole text and location), the first entry's text and the count."""
-    found: dict[Hashable, tuple[str, int]] = {}
+def _reasons(items: list[dict] | None) -> dict[str, int]:
+    found: dict[str, int] = {}
     for item in items or []:
-        ident = identity(item) if identity else _reason_key(item)
-        text, count = found.get(ident, (_reason_key(item), 0))
-        found[ident] = (text, count + int(item.get("count") or 1))
+        key = _reason_key(item)
+        found[key] = found.get(key, 0) + int(item.get("count") or 1)
     return found
+
+
+def _by_text(old: list[dict], new: list[dict]) -> list[dict]:
+    seen = {_reason_key(item) for item in old}
+    return [item for item in new if _reason_key(item) not in seen]
+
+
+def reason_changes(before: list[dict] | None, after: list[dict] | None, new_of: NewOf | None = None) -> dict:
+    """Reasons added and removed (``NewOf`` above), each with its count; totals on both sides."""
+    before, after, new_of = before or [], after or [], new_of or _by_text
+    return {"added": [{"reason": r, "count": n} for r, n in _reasons(new_of(before, after)).items()],
+            "removed": [{"reason": r, "count": n} for r, n in _reasons(new_of(after, before)).items()],
+            "before": sum(_reasons(before).values()), "after": sum(_reasons(after).values())}
 
 
 def _headline(items: list[dict] | None, key: str, limit: int = 160) -> str:
@@ -164,16 +179,6 @@ def _headline(items: list[dict] | None, key: str, limit: int = 160) -> str:
     line = next((ln.strip() for ln in (item.get("reason") or "").splitlines() if ln.strip()), "")
     line = line if len(line) <= limit else line[: limit - 1] + "…"
     return f"{line} ({item['location']})" if item.get("location") else line
-
-
-def reason_changes(before: list[dict] | None, after: list[dict] | None, identity: Identity | None = None) -> dict:
-    """Reasons added and removed. ``identity``: what makes two entries the same one (the dashboard
-    passes detection's, which ignores what a release rewords after the first line and install paths,
-    so that "added" is what detection calls new); by default the whole text and location."""
-    a, b = _reasons(before, identity), _reasons(after, identity)
-    return {"added": [{"reason": r, "count": n} for k, (r, n) in b.items() if k not in a],
-            "removed": [{"reason": r, "count": n} for k, (r, n) in a.items() if k not in b],
-            "before": sum(n for _, n in a.values()), "after": sum(n for _, n in b.values())}
 
 
 def count_rows(before: dict, after: dict) -> list[dict]:
@@ -335,15 +340,14 @@ def with_first_runs(side: dict) -> dict:
     return {**side, "compile_phases": completed}
 
 
-def explain(before: dict, after: dict, *, metric: str | None = None, identity: Identity | None = None) -> dict:
-    """``identity``: what makes two graph-break or recompile reasons the same (``reason_changes``)."""
+def explain(before: dict, after: dict, *, metric: str | None = None, new_of: Mapping[str, NewOf] | None = None) -> dict:
+    """``new_of``: per ``graph_breaks`` / ``recompiles``, what counts as a new reason (``NewOf``)."""
     before, after = with_first_runs(before), with_first_runs(after)
     report = {
         "phases": phase_rows(before, after),
         "counts": count_rows(before, after),
         "kernels": kernel_rows(before, after),
-        "graph_breaks": reason_changes(before.get("graph_breaks"), after.get("graph_breaks"), identity),
-        "recompiles": reason_changes(before.get("recompiles"), after.get("recompiles"), identity),
+        **{side: reason_changes(before.get(side), after.get(side), (new_of or {}).get(side)) for side in ("graph_breaks", "recompiles")},
         "environment": environment_rows(before, after),
     }
     report["metric"] = explained_metric(metric, before, after)  # the metric the cause explains

@@ -84,7 +84,7 @@ strongest non-passing split did not help measurably. Perfherder's t-test, the HU
 """
 from .api import detect, replay_online
 from .confirm import Confirmation, confirm_with_remeasurement
-from .deterministic import Finding, break_identity, compare_cases, dynamic_gap
+from .deterministic import Finding, compare_cases, dynamic_gap, new_breaks, new_recompiles
 from .replicates import (
     K_NOISE, EarlyChange, NoiseEstimate, class_prior, early_check, is_worse, noise_estimate,
     MIN_SERIES_DOF,
@@ -98,6 +98,6 @@ __all__ = [
     "K_NOISE", "EarlyChange", "NoiseEstimate", "class_prior", "early_check", "is_worse",
     "noise_estimate", "series_noise", "PRIOR_MIN_RESIDUALS", "MIN_SERIES_DOF",
     "ChangePoint", "Confirmation", "DetectorConfig", "Finding", "HIGHER_IS_BETTER", "LOWER_IS_BETTER",
-    "between_build_noise", "break_identity", "compare_cases", "confirm_with_remeasurement", "detect",
-    "dynamic_gap", "noise_summary", "replay_online", "speedup_replicates", "within_run_se", "within_run_ses",
+    "between_build_noise", "compare_cases", "confirm_with_remeasurement", "detect",
+    "dynamic_gap", "new_breaks", "new_recompiles", "noise_summary", "replay_online", "speedup_replicates", "within_run_se", "within_run_ses",
 ]

@@ -68,10 +68,9 @@ def _recompile_count(case: dict) -> int:
     return int(count or 0)
 
 
-def break_identity(entry: dict) -> tuple[str, str]:
-    """What makes two graph-break (or recompile) entries the same one: the reason's normalised key
-    and the location. Locations inside torch move between releases: their line numbers are blanked
-    like the reason's. (/explain/ groups reasons by it too, so its "new" ones are detection's.)"""
+def _break_identity(entry: dict) -> tuple[str, str]:
+    """The reason's normalised key and the location. Locations inside torch move between releases:
+    their line numbers are blanked like the reason's."""
     location = str(entry.get("location") or "")
     return reason_key(entry.get("reason")), _LINE_NUMBER.sub(r"\1:?", location) if location.startswith("torch/") else location
 
@@ -79,7 +78,7 @@ def break_identity(entry: dict) -> tuple[str, str]:
 def _breaks(case: dict) -> dict[tuple[str, str], dict]:
     out: dict[tuple[str, str], dict] = {}
     for gb in case.get("graph_breaks") or []:
-        key = break_identity(gb)
+        key = _break_identity(gb)
         entry = out.setdefault(key, {"reason": gb.get("reason") or "", "location": gb.get("location"), "count": 0})
         entry["count"] += int(gb.get("count") or 1)
     return out
@@ -93,6 +92,23 @@ def _error_text(case: dict) -> str:
         return err
     kind, message = err.get("type") or "", err.get("message") or ""
     return f"{kind}: {message}" if kind and message else kind or message
+
+
+def new_breaks(old: list[dict] | None, new: list[dict] | None) -> list[dict]:
+    """The graph breaks of ``new`` that ``old`` lacks ({reason, location, count}, counts summed per
+    normalised reason and location): what a "new graph-break reason" finding reports, and what
+    /explain/ lists as added (``contract.explain.reason_changes``)."""
+    old_b, new_b = _breaks({"graph_breaks": old}), _breaks({"graph_breaks": new})
+    # A location that one build could not tell (""), matched by reason alone: reporting it is not a new break.
+    old_unlocated = {reason for reason, location in old_b if not location}
+    old_reasons = {reason for reason, _ in old_b}
+    return [new_b[k] for k in new_b if k not in old_b and k[0] not in old_unlocated and not (not k[1] and k[0] in old_reasons)]
+
+
+def new_recompiles(old: list[dict] | None, new: list[dict] | None) -> list[dict]:
+    """The recompile reasons of ``new`` whose normalised key ``old`` lacks (as measured)."""
+    old_r = {reason_key(r.get("reason")) for r in old or []}
+    return [r for r in new or [] if reason_key(r.get("reason")) not in old_r]
 
 
 def compare_cases(previous: dict | None, current: dict) -> list[Finding]:
@@ -117,10 +133,7 @@ def compare_cases(previous: dict | None, current: dict) -> list[Finding]:
         return findings  # breaks and recompiles are only comparable between two passing runs
 
     old_b, new_b = _breaks(previous), _breaks(current)
-    # A location that one build could not tell (""), matched by reason alone: reporting it is not a new break.
-    old_unlocated = {reason for reason, location in old_b if not location}
-    old_reasons = {reason for reason, _ in old_b}
-    added = [new_b[k] for k in new_b if k not in old_b and k[0] not in old_unlocated and not (not k[1] and k[0] in old_reasons)]
+    added = new_breaks(previous.get("graph_breaks"), current.get("graph_breaks"))
     if added:
         where = ", ".join(str(e["location"]) for e in added if e["location"]) or "unknown location"
         findings.append(Finding(
@@ -136,8 +149,7 @@ def compare_cases(previous: dict | None, current: dict) -> list[Finding]:
             "more_graph_breaks", f"graph breaks {old_total} -> {new_total} (same reasons)",
             tuple(e["reason"] for e in grown), True, {"before": old_total, "after": new_total}))
 
-    old_r = {reason_key(r.get("reason")) for r in previous.get("recompiles") or []}
-    new_reasons = [r.get("reason") or "" for r in current.get("recompiles") or [] if reason_key(r.get("reason")) not in old_r]
+    new_reasons = [r.get("reason") or "" for r in new_recompiles(previous.get("recompiles"), current.get("recompiles"))]
     old_n, new_n = _recompile_count(previous), _recompile_count(current)
     if new_reasons:
         findings.append(Finding(

@@ -9,6 +9,7 @@ import pytest
 from contract.document import check_document, validate_document
 from contract.explain import explain, side_by_side
 from contract.phases import PHASE_NAMES, derive_phases
+from detection import compare_cases, new_breaks, new_recompiles
 from tests.documents import make_document, make_result
 
 # Inclusive dynamo_timed totals of a cold CPU compile (torch 2.13, the mlp_loop case, seconds).
@@ -171,22 +172,26 @@ def test_new_graph_breaks_and_environment_differences_come_first():
     assert [(r["key"], r["differs"]) for r in report["environment"]] == [("torch", True), ("Python", False), ("triton", False)]
 
 
-def test_an_identity_makes_a_reworded_reason_the_same_one():
-    # torch 2.12 rewords a break's explanation (its install path): by text it is new, by the identity
-    # the dashboard passes (detection's: first line, paths and line numbers blanked) it is not.
-    def reason(path):
+def test_what_counts_as_new_is_the_callers_and_the_dashboard_passes_detections():
+    # torch 2.12 rewords a break's hint (its install path) and tells a location 2.11 could not: by
+    # text both are new; by detection's rule (the dashboard's) only the break 2.11 did not have is.
+    def skipped(path):
         return f"Attempted to inline function marked as skipped\n  Hint: skip reason: {path}/torch/_compile.py"
 
-    before = _side(breaks=[{"reason": reason("/opt/torch-2.11"), "count": 1}])
-    after = _side(breaks=[{"reason": reason("/work/builds/torch-2.12.1"), "count": 1},
+    before = _side(breaks=[{"reason": skipped("/opt/torch-2.11"), "count": 1}, {"reason": "Unsupported Tensor.backward() call", "count": 1}])
+    after = _side(breaks=[{"reason": skipped("/work/builds/torch-2.12.1"), "count": 1},
+                          {"reason": "Unsupported Tensor.backward() call", "location": "train_step.py:89", "count": 1},
                           {"reason": "graph break in loop\n  Explanation: ...", "count": 1}])
     by_text = explain(before, after, metric="graph_break_count")
     assert [a["reason"].splitlines()[0] for a in by_text["graph_breaks"]["added"]] == [
-        "Attempted to inline function marked as skipped", "graph break in loop"]
-    first_lines = explain(before, after, metric="graph_break_count", identity=lambda e: e["reason"].splitlines()[0])
-    assert [a["reason"].splitlines()[0] for a in first_lines["graph_breaks"]["added"]] == ["graph break in loop"]
-    assert first_lines["graph_breaks"]["removed"] == [] and first_lines["cause"]["text"] == "new: graph break in loop (x1)"
-    assert (first_lines["graph_breaks"]["before"], first_lines["graph_breaks"]["after"]) == (1, 2)
+        "Attempted to inline function marked as skipped", "Unsupported Tensor.backward() call (train_step.py:89)", "graph break in loop"]
+    detected = explain(before, after, metric="graph_break_count", new_of={"graph_breaks": new_breaks, "recompiles": new_recompiles})
+    assert [a["reason"].splitlines()[0] for a in detected["graph_breaks"]["added"]] == ["graph break in loop"]
+    assert detected["graph_breaks"]["removed"] == [] and detected["cause"]["text"] == "new: graph break in loop (x1)"
+    assert (detected["graph_breaks"]["before"], detected["graph_breaks"]["after"]) == (2, 3)
+    # ... which is the reason the finding names
+    finding = compare_cases({"status": "pass", "graph_breaks": before["graph_breaks"]}, {"status": "pass", "graph_breaks": after["graph_breaks"]})
+    assert [f.reasons for f in finding if f.kind == "new_graph_break"] == [("graph break in loop\n  Explanation: ...",)]
 
 
 def test_side_by_side_cuts_long_unchanged_stretches():

@@ -10,8 +10,11 @@ from contract.metrics import BY_NAME, SHOWN, Metric
 from contract.phases import BY_NAME as PHASES_BY_NAME
 from contract.phases import COMPILE_SIDES, PHASE_NAMES
 from contract.variants import Overrides
-from detection import break_identity
+from detection import new_breaks, new_recompiles
 from dashboard.results.models import Result
+
+# What a finding calls a new graph-break or recompile reason is what /explain/ lists as added.
+NEW_REASONS = {"graph_breaks": new_breaks, "recompiles": new_recompiles}
 
 _RESULT_ENVIRONMENT = ("backend", "size", "implementation", "cuda_visible_devices", "workload_spec")
 _MAX_VALUE = 300  # characters of one environment value shown
@@ -122,4 +125,4 @@ def results_explain(*, before_id: int, after_id: int, metric: str | None = None)
     if (before.workload_id, before.config_id) != (after.workload_id, after.config_id):
         raise NotTheSameCase("after", f"result {after.pk} is {after.workload.name} {after.config}, "
                                       f"result {before.pk} is {before.workload.name} {before.config}: not one case")
-    return Explained(before, after, explain(result_side(before), result_side(after), metric=metric, identity=break_identity))
+    return Explained(before, after, explain(result_side(before), result_side(after), metric=metric, new_of=NEW_REASONS))
