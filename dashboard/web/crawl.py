@@ -7,18 +7,25 @@ page, and names each problem a person would meet:
 - ``broken_link``: a page links to one that answers 404;
 - ``colour_without_reason``: a cell coloured better or worse that neither links to a finding nor says,
   in a tooltip of its own or of the cell around it, why it is coloured (one judgement behind every
-  colour: docs/noise-and-findings.md).
+  colour: docs/noise-and-findings.md);
+- ``finding_differs``: a finding whose page, or the board that links it, does not show the numbers its
+  API answer gives (``text``, the one wording every surface takes from ``contract/findings.py``).
 
 It reads pages through a ``get(url) -> (status, content_type, text)`` callable, so the same crawl runs
 over Django's test client (tests) or a served dashboard (``manage.py crawl_pages``).
 """
 from __future__ import annotations
 
+import html
+import json
+import re
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Callable
 from urllib.parse import urldefrag, urlsplit
+
+from contract.findings import FindingNumbers, format_change
 
 # Pages of these prefixes are not crawled: files, the admin, the API's JSON, sign-in and sign-out.
 SKIPPED_PREFIXES = ("/static/", "/admin/", "/api/", "/accounts/", "/login", "/logout", "/artifacts/")
@@ -134,6 +141,7 @@ def crawl(get: Get, *, start: str = "/", per_kind: int = 25, limit: int = 400,
     """Crawls from ``start`` (at most ``per_kind`` pages of each kind and ``limit`` in all), then opens
     each of ``mistakes``, which must answer a page of the site."""
     report = CrawlReport()
+    finding_links: dict[int, set[str]] = {}  # finding id -> the pages that link it
     seen, taken = {start}, Counter()
     queue: deque[tuple[str, str]] = deque([(start, "")])
     while queue and len(report.pages) < limit:
@@ -158,6 +166,8 @@ def crawl(get: Get, *, start: str = "/", per_kind: int = 25, limit: int = 400,
                     "colour_without_reason", url,
                     f"<{element.tag} class=\"{' '.join(sorted(element.classes))}\"> with no finding link and no tooltip"))
         for href in parser.links:
+            if match := FINDING_PAGE.match(urldefrag(href)[0]):
+                finding_links.setdefault(int(match[1]), set()).add(url)
             path = _internal(href, SKIPPED_PREFIXES)
             if path is None or path in seen:
                 continue
@@ -167,6 +177,7 @@ def crawl(get: Get, *, start: str = "/", per_kind: int = 25, limit: int = 400,
                 continue
             taken[kind] += 1
             queue.append((path, url))
+    _check_findings(get, report, finding_links)
     for url in mistakes:
         status, _, text = get(url)
         report.pages.append(url)
@@ -176,6 +187,34 @@ def crawl(get: Get, *, start: str = "/", per_kind: int = 25, limit: int = 400,
         if any(mark in text for mark in DEBUG_MARKS):
             report.problems.append(Problem("debug_page", url, f"Django's DEBUG page ({status}) for a mistyped address"))
     return report
+
+
+FINDING_PAGE = re.compile(r"^/regressions/(\d+)/$")
+
+
+def _visible_text(page: str) -> str:
+    """A page's text as a person reads it: tags dropped, entities decoded, spaces collapsed."""
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+def _check_findings(get: Get, report: CrawlReport, finding_links: dict[int, set[str]], *, most: int = 40) -> None:
+    """Each linked finding's numbers as its API answer gives them (its values and its change, in the one
+    wording of ``contract.findings``) must be on its own page and on the board linking it."""
+    pages: dict[str, str] = {}
+    for finding_id in sorted(finding_links)[:most]:
+        status, _, body = get(f"/api/v1/regressions/{finding_id}/")
+        if status != 200:
+            continue
+        data = json.loads(body)
+        numbers = FindingNumbers.from_dict(data.get("metric") or "", data)
+        pieces = [p for p in (numbers.values_text, format_change(numbers.change)) if p]
+        own = f"/regressions/{finding_id}/"
+        for url in sorted(u for u in finding_links[finding_id] | {own} if u == own or u.split("?")[0] == "/regressions/"):
+            if url not in pages:
+                pages[url] = _visible_text(get(url)[2])
+            missing = [p for p in pieces if p not in pages[url]]
+            if missing:
+                report.problems.append(Problem("finding_differs", url, f"finding {finding_id}: the API's {missing} not shown"))
 
 
 def format_report(report: CrawlReport, *, shown: int = 40) -> str:

@@ -16,8 +16,9 @@ class Command(BaseCommand):
                             help="at most N pages of each kind (/workloads/..., /explain/..., ...)")
         parser.add_argument("--limit", type=non_negative(int), default=400, metavar="N", help="at most N pages in all")
         parser.add_argument("--start", default="/", help="the first page (default /)")
+        parser.add_argument("--shown", type=non_negative(int), default=40, metavar="N", help="list the first N problems")
 
-    def handle(self, *args, per_kind, limit, start, **options):
+    def handle(self, *args, per_kind, limit, start, shown, **options):
         client = Client(HTTP_HOST="127.0.0.1", raise_request_exception=False)
 
         def get(url):
@@ -25,6 +26,6 @@ class Command(BaseCommand):
             return response.status_code, response.get("Content-Type", ""), response.content.decode(errors="replace")
 
         report = crawl(get, start=start, per_kind=per_kind, limit=limit)
-        self.stdout.write(format_report(report))
+        self.stdout.write(format_report(report, shown=shown))
         if report.problems:
             raise SystemExit(1)
