@@ -59,7 +59,21 @@ def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -
         ordered = [by_build[b] for b in sorted(by_build, key=order.__getitem__)]
         per_metric.setdefault(metric, []).append(
             series_noise([statistics.median(r) for r in ordered], runs=ordered))
-    return {metric: class_prior(per_metric.get(metric, []), min_dof=min_residuals) for metric in TRACKED_METRICS}
+    return {metric: _prior_or_short(metric, per_metric.get(metric, []), min_residuals) for metric in TRACKED_METRICS}
+
+
+def _prior_or_short(metric: str, estimates: list[tuple[float, int]], min_residuals: int) -> float:
+    """The class prior of a metric from series with ``min_residuals``; where none has as many (a
+    young class: a few builds, one run each), the upper quartile of what its short series show (one
+    residual is enough, as /compare/'s bands take it, ``_short_priors``) where that is more than
+    the metric's default: a young class is judged by the differences its own cases show between
+    builds, never by a default far under them (the stored H100 family runs of one build: speedup
+    0.55 -> 0.75 -> 0.55 on one model, against a 2 % default). nan where neither is known."""
+    prior = class_prior(estimates, min_dof=min_residuals)
+    if math.isfinite(prior):
+        return prior
+    short = class_prior(estimates, min_dof=1)
+    return short if math.isfinite(short) and short > BY_NAME[metric].noise_default else math.nan
 
 
 def point_noise(points: list[Point], metric: str, *, prior: float | None = None, breaks=()) -> NoiseEstimate:

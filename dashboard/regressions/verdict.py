@@ -18,8 +18,8 @@ import statistics
 
 from contract.findings import BLOCK_TIMED_METRICS, finding_numbers, too_noisy
 from contract.metrics import BY_NAME
-from detection import compare_cases, confirm_with_remeasurement, noise_estimate
-from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
+from detection import compare_cases, confirm_with_remeasurement, noise_estimate, young_bar, young_change_passes
+from dashboard.regressions.history import ALARM_METRICS, TRACKED_METRICS, build_points, host_slowdown, machine_moved
 from dashboard.regressions.noise import class_priors, stated_sd
 from dashboard.results.compile_reference import NOT_COMPARABLE, REFERENCED_METRICS, reference_changed
 from dashboard.results.host import HOST_SENSITIVE_METRICS
@@ -57,7 +57,7 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
                               **finding_numbers(metric="status", before=finding.details.get("before"),
                                                 after=finding.details.get("after"), kind="regression", certain=True).as_dict(),
                               "message": finding.message, "reasons": list(finding.reasons)})
-        for metric, direction in TRACKED_METRICS.items():
+        for metric, direction in ALARM_METRICS.items():  # a compile phase explains, it raises nothing (contract.metrics)
             old_runs = old.samples.get(metric) or [[v] for v in old.run_values.get(metric, [])]
             new_runs = new.samples.get(metric) or [[v] for v in new.run_values.get(metric, [])]
             if not old_runs or not new_runs:
@@ -80,12 +80,23 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
                 message = (f"{metric} {decision.before:.4g} -> {decision.after:.4g} ({decision.relative_change:+.1%}, "
                            f"z {decision.z:.1f}; run-to-run noise {model.sd:.2%} from the {model.source})")
                 slowed = host if metric in HOST_SENSITIVE_METRICS else None
-                if slowed:  # reported, not counted: the host, not the build, may explain it
+                earlier = len({b for b, _, _ in by_build})  # builds of the series up to the baseline
+                young = not young_change_passes(decision.before, decision.after, earlier=earlier, sd=model.sd,
+                                                measured=model.source == "series", min_factor=BY_NAME[metric].young_factor)
+                shared = machine_moved(metric, [old], [new], old=decision.before, new=decision.after)
+                if shared:  # the machine moved: eager latency beside it as much (contract.metrics shared_with)
+                    message += (f"; not counted: {shared['metric']} moved {shared['relative_change']:+.1%} beside it "
+                                "(the machine, not the build: the speedup cancels it)")
+                elif young:  # a series with one or two builds up to the baseline: the class's noise, not its own
+                    message += (f"; not counted: a young series ({earlier} build{'s' if earlier != 1 else ''} up to the "
+                                f"baseline, one run each), and the change is short of {young_bar(model.sd, BY_NAME[metric].young_factor):.0%} in log, "
+                                "what the class's noise allows there (docs/detection.md)")
+                elif slowed:  # reported, not counted: the host, not the build, may explain it
                     message += (f"; not counted: host-bound, and the host ran {slowed['slowdown']:.2f}x slower "
                                 f"(probe {slowed['after_probe_ms']:.2f} vs {slowed['before_probe_ms']:.2f} ms): "
                                 "re-measure both builds on one host")
                 found.append({**head, "metric": metric, "finding": "change_point",
-                              "kind": "suspect" if slowed else "regression",
+                              "kind": "suspect" if slowed or young or shared else "regression",
                               "magnitude": decision.magnitude,
                               **finding_numbers(metric=metric, before=decision.before, after=decision.after, kind="regression",
                                                 noise=model.sd, confidence=decision.confidence).as_dict(),
