@@ -24,24 +24,25 @@ BANDS_MODEL_VERSION = 5  # 2: compile_cpu_ratio tracked; 3: its noise not across
 # 5: a class with no series long enough for a prior takes it from its short series (``window_noise_bands``)
 
 
-def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF
-                 ) -> dict[str, float]:
+def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF,
+                 short: bool = False) -> dict[str, float]:
     """Per metric, the upper quartile of the run-to-run sds of the class's series with enough
     history (each series' robust estimate, ``series_noise``; nan: none), over the newest ``PRIOR_BUILDS`` builds of the class (up to the build ``upto`` when
     given, less the ``skip_newest`` newest of those: detection judges a change of the newest one or
     two builds by the noise known before them, never by a prior that the change itself inflated).
     ``min_residuals``: residuals before a series joins the prior (detection, which leaves the newest
     builds out, takes series from ``PRIOR_MIN_RESIDUALS``). Builds are points; runs of one build are
-    repeated runs."""
+    repeated runs. ``short`` (detection and the verdicts): a metric without such series borrows what
+    the class's short series show (``_prior_or_short``)."""
     summaries = BuildSummary.objects.filter(machine_class=machine_class)
     if upto is not None:
         summaries = summaries.filter(ordered_at__lte=upto.ordered_at)
     builds = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)
                   [skip_newest:skip_newest + PRIOR_BUILDS])
-    return _priors_over(machine_class=machine_class, builds=builds, min_residuals=min_residuals)
+    return _priors_over(machine_class=machine_class, builds=builds, min_residuals=min_residuals, short=short)
 
 
-def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -> dict[str, float]:
+def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int, short: bool = False) -> dict[str, float]:
     """``class_priors`` over these builds (newest first). A series' compile_cpu_ratio measured against
     each compile reference is an estimate of its own: no difference across a change of reference."""
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
@@ -59,6 +60,8 @@ def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -
         ordered = [by_build[b] for b in sorted(by_build, key=order.__getitem__)]
         per_metric.setdefault(metric, []).append(
             series_noise([statistics.median(r) for r in ordered], runs=ordered))
+    if not short:
+        return {metric: class_prior(per_metric.get(metric, []), min_dof=min_residuals) for metric in TRACKED_METRICS}
     return {metric: _prior_or_short(metric, per_metric.get(metric, []), min_residuals) for metric in TRACKED_METRICS}
 
 

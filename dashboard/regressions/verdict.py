@@ -35,22 +35,26 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
     return verdict_against_noted(build=build, baseline=baseline, machine_class=machine_class)[0]
 
 
-def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) -> tuple[list[dict], list[dict]]:
+def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str, with_series: bool = False
+                          ) -> tuple[list[dict], list[dict]]:
     """``(findings, notes)``: the findings of ``build`` against ``baseline``, and what was not
-    compared (``reference_notes``: compile_cpu_ratio measured against different compile references)."""
+    compared (``reference_notes``: compile_cpu_ratio measured against different compile references).
+    ``with_series``: each finding names its series' id too (``series_id``: detection stores a
+    variant's findings, ``services.detection``)."""
     points = build_points(build_ids=[baseline.id, build.id], machine_class=machine_class)
     common = {sid: p for sid, p in points.items() if baseline.id in p and build.id in p}
     if not common:
         return [], []
     noise = _noise_by_series(baseline=baseline, machine_class=machine_class, series_ids=list(common))
-    priors = class_priors(machine_class=machine_class, upto=baseline)
+    priors = class_priors(machine_class=machine_class, upto=baseline, short=True)
     names = {s.id: s for s in Series.objects.filter(pk__in=common).select_related("workload", "config")}
     found: list[dict] = []
     not_comparable: dict[tuple[str, str, str], int] = {}  # (metric, baseline's reference, build's): cases
     for sid, by_build in sorted(common.items(), key=lambda item: (names[item[0]].workload.name, str(names[item[0]].config))):
         old, new = by_build[baseline.id], by_build[build.id]
         host = host_slowdown([old], [new])
-        head = {"workload": names[sid].workload.name, "config": str(names[sid].config), "machine_class": machine_class}
+        head = {"workload": names[sid].workload.name, "config": str(names[sid].config), "machine_class": machine_class,
+                **({"series_id": sid} if with_series else {})}
         for finding in compare_cases(old.case, new.case):
             if finding.regression:
                 found.append({**head, "metric": "status", "finding": finding.kind, "kind": "regression", "magnitude": None,

@@ -47,8 +47,9 @@ from dashboard.regressions.services.remeasure import (
     remeasurement_request,
 )
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
-from dashboard.results.models import Build, Run, Series
+from dashboard.results.models import Build, Result, Run, Series
 from dashboard.results.same_build import same_build_ids
+from dashboard.results.variants import base_of
 from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
 
 DYNAMIC_GAP_THRESHOLD = 0.05
@@ -91,9 +92,12 @@ def detection_run(*, run_id) -> DetectionOutcome:
         # must not widen the prior it is judged by (4 earlier builds, then +94 % compile time in three
         # workloads at once: a prior learned with the bad build in it was 28 %, and it passed as noise).
         priors = class_priors(machine_class=machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS,
-                              min_residuals=PRIOR_MIN_RESIDUALS)
+                              min_residuals=PRIOR_MIN_RESIDUALS, short=True)
         if run.reason not in FINDING_REASONS:  # a re-measurement decides its suspects; a bisection run nothing
             _decide_only(run=run, series_list=series_list, summary=summary, priors=priors, cache=cache)
+            return outcome
+        if run.build.overrides:  # a variant is no point of its base's series: judged against its base build
+            _variant_findings(build=run.build, machine_class=machine_class, summary=summary, outcome=outcome)
             return outcome
         for series in series_list:
             points = _points_upto(series=series, build_id=run.build_id, cache=cache)
@@ -102,10 +106,46 @@ def detection_run(*, run_id) -> DetectionOutcome:
             outcome.series_checked += 1
             _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome, priors=priors)
         _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
+        for variant, variant_summary in _detected_variants(build=run.build, machine_class=machine_class):
+            _variant_findings(build=variant, machine_class=machine_class, summary=variant_summary, outcome=outcome)
         if summary.detection_failures != outcome.failures:  # this pass's, a clean pass clears them
             summary.detection_failures = outcome.failures
             summary.save(update_fields=["detection_failures"])
     return outcome
+
+
+def _detected_variants(*, build: Build, machine_class: str) -> list[tuple[Build, AlertSummary]]:
+    """The variants of ``build`` already detected on the class, with their summaries: measured before
+    their base, they are judged again once it is (``_variant_findings`` stores each finding once)."""
+    summaries = AlertSummary.objects.filter(build__git_sha=build.git_sha, machine_class=machine_class).exclude(
+        build__overrides={}).select_related("build").order_by("id")
+    return [(s.build, s) for s in summaries if base_of(s.build) == build]
+
+
+def _variant_findings(*, build: Build, machine_class: str, summary: AlertSummary, outcome: DetectionOutcome) -> None:
+    """A variant build's findings (issue #42): its cases against its base build's, case by case with
+    the run-to-run noise model (``verdict.verdict_against_noted``, the named-baseline comparison its
+    verdict always made), stored as findings like any other (first bad: the variant, last good: its
+    base), so the verdict, /regressions/ and /ab/ show one set of numbers with an id. Its suspects
+    (a slowed host, a young series) stay the verdict's. Nothing without a base measured on the class."""
+    from dashboard.regressions.verdict import verdict_against_noted  # noqa: PLC0415 (the verdict's comparison)
+
+    base = base_of(build)
+    if base is None or not Result.objects.filter(build=base, run__machine__machine_class=machine_class).exists():
+        return
+    found, _ = verdict_against_noted(build=build, baseline=base, machine_class=machine_class, with_series=True)
+    series = {s.id: s for s in Series.objects.filter(pk__in={f["series_id"] for f in found})}
+    for f in found:
+        if f["kind"] != "regression":
+            continue
+        metric = f["metric"] if f["finding"] == Regression.Finding.CHANGE_POINT else _FINDING_METRIC.get(f["finding"], "status")
+        _record(series=series[f["series_id"]], metric=metric, finding=f["finding"], kind=Regression.Kind.REGRESSION,
+                first_bad=build.id, last_good=base.id, raised=build.id, summary=summary, outcome=outcome,
+                magnitude=f["magnitude"], confidence=f.get("confidence") if f["finding"] == Regression.Finding.CHANGE_POINT else None,
+                before_value=_number(f.get("before")), after_value=_number(f.get("after")),
+                details={"message": f["message"], "reasons": list(f.get("reasons") or []), "noise": f.get("noise"),
+                         "rule": "variant", "variant_of": base.id,
+                         **({"before": f["before"], "after": f["after"]} if metric == "status" else {})})
 
 
 def _decide_only(*, run: Run, series_list: list[Series], summary: AlertSummary, priors, cache: dict) -> None:
