@@ -1,6 +1,8 @@
 """The A/B page (issue #16) in a real headless Chromium: figures in cells, "no change" within noise."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from contract.variants import Overrides, variant_label
@@ -93,6 +95,9 @@ def test_a_variants_finding_is_linked_from_its_cell_with_the_verdicts_numbers(br
     assert cell.count() == 1 and cell.locator("a.finding-link").inner_text() == f"finding {finding['id']}"
     assert finding["change_text"] in cell.inner_text()
     assert "no change" in page.locator("table.ab tr.case td.same[data-metric=speedup]").inner_text()
+    assert "not a finding" not in page.locator("table.ab tr.geomean").all_inner_texts()[0]  # a pooled row is never one
+    if os.environ.get("PTBENCH_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(os.environ["PTBENCH_SCREENSHOTS"], "ab-variant-finding.png"), full_page=True)
     cell.locator("a.finding-link").click()
     page.wait_for_load_state("networkidle")
     assert page.url.endswith(f"/regressions/{finding['id']}/")
