@@ -42,8 +42,9 @@ def load_builds(groups: list[str]) -> list[tuple[str, list[dict]]]:
     builds = []
     for group in groups:
         paths = [Path(p) for p in group.split(",") if p]
-        name = "+".join(p.stem.removesuffix("-2026-11-22").removeprefix("h200-torch2.11-").removeprefix("h100-torch2.11-")
-                        for p in paths)
+        stems = [p.stem.removesuffix("-2026-11-22").removeprefix("h200-torch2.11-").removeprefix("h100-torch2.11-")
+                 for p in paths]
+        name = "+".join(stems) if len(stems) <= 3 else f"{'+'.join(stems[:2])} and {len(stems) - 2} more"
         builds.append((name, [json.loads(p.read_text()) for p in paths]))
     return builds
 
@@ -94,13 +95,38 @@ def replay(builds: list[tuple[str, list[dict]]], *, keep_sha: bool = False, star
         rows.append({"build": i + 1, "name": name, "machine_class": machine_class, "build_id": build.id,
                      "default": default.verdict, "default_reason": default.reason,
                      "named": named.verdict if named else "-",
-                     "findings": [f"{r['workload']} {r['metric']} {r['kind']}" for r in default.regressions]})
+                     "findings": [f"{r['workload']} {r['metric']} {r['kind']}" for r in default.regressions],
+                     "messages": [_finding_line(r) for r in default.regressions if r["kind"] == "regression"]
+                     + [_finding_line(r, "named") for r in (named.regressions if named else []) if r["kind"] == "regression"]})
     _baselines(rows, [b.id for b in stored], Build)
     return rows
 
 
-def named_pairs(build_ids: list[int]) -> list[tuple[int, int, str]]:
-    """The named-baseline verdict of every later build against every earlier one: (i, j, verdict)."""
+def stored_findings(build_ids: list[int]) -> str:
+    """Every finding detection stored over the replay (any verdict aside): a count per kind, then
+    each with the replayed build it starts at and its message."""
+    from dashboard.regressions.models import Regression
+
+    position = {b: i + 1 for i, b in enumerate(build_ids)}
+    found = list(Regression.objects.select_related("series__workload").order_by("id"))
+    kinds: dict[str, int] = {}
+    for finding in found:
+        kinds[finding.kind] = kinds.get(finding.kind, 0) + 1
+    lines = [f"stored findings: {', '.join(f'{n} {k}' for k, n in sorted(kinds.items())) or 'none'}"]
+    lines += [f"  build {position.get(f.first_bad_build_id, '?')}: {f.series.workload.name} {f.metric} {f.finding} "
+              f"{f.kind}: {(f.details or {}).get('message', '')[:150]}" for f in found]
+    return "\n".join(lines)
+
+
+def _finding_line(finding: dict, verdict: str = "default") -> str:
+    """One regression of a verdict in words: which verdict, case and metric, and its message."""
+    return (f"{verdict}: {finding['workload']} {finding.get('config', '')} {finding['metric']}: "
+            f"{finding.get('message') or ''}")[:300]
+
+
+def named_pairs(build_ids: list[int]) -> list[tuple[int, int, str, list[str]]]:
+    """The named-baseline verdict of every later build against every earlier one: (i, j, verdict,
+    its regressions in words)."""
     from dashboard.regressions.selectors import build_verdict
     from dashboard.results.models import Build
 
@@ -109,7 +135,9 @@ def named_pairs(build_ids: list[int]) -> list[tuple[int, int, str]]:
     for j, build in enumerate(builds):
         machine_class = build.runs.values_list("machine__machine_class", flat=True).first()
         for i in range(j):
-            out.append((i + 1, j + 1, build_verdict(build=build, machine_class=machine_class, baseline=builds[i]).verdict))
+            verdict = build_verdict(build=build, machine_class=machine_class, baseline=builds[i])
+            out.append((i + 1, j + 1, verdict.verdict,
+                        [_finding_line(r, "named") for r in verdict.regressions if r["kind"] == "regression"]))
     return out
 
 
@@ -175,13 +203,15 @@ def _baselines(rows: list[dict], build_ids: list[int], Build) -> None:
                 rows[position[order[raised]]]["perfherder"] = "regressed"
 
 
-def format_rows(rows: list[dict]) -> str:
+def format_rows(rows: list[dict], details: bool = False) -> str:
     head = f"{'build':>5}  {'documents':<48}  {'ours':<9}  {'named':<9}  {'hud':<9}  {'perfherder':<10}  findings"
     lines = [head, "-" * len(head)]
     for r in rows:
         ours = r["default"] + ("" if r["default"] != "pass" or r["default_reason"] == "no_regressions" else f" ({r['default_reason']})")
         lines.append(f"{r['build']:>5}  {r['name'][:48]:<48}  {ours:<9}  {r['named']:<9}  {r['hud']:<9}  "
                      f"{r['perfherder']:<10}  {'; '.join(r['findings'][:4])}")
+    if details:
+        lines += [f"  build {r['build']} {line}" for r in rows for line in r.get("messages", [])]
     return "\n".join(lines)
 
 
@@ -193,6 +223,7 @@ def main(argv=None) -> int:
     parser.add_argument("--keep-sha", action="store_true", help="keep the documents' git shas (repeated runs of one build)")
     parser.add_argument("--plant", help="METRIC:WORKLOAD:FACTOR applied to the --then builds")
     parser.add_argument("--database-url", help="default: a throwaway SQLite in PTBENCH_DATA_DIR or a temporary directory")
+    parser.add_argument("--details", action="store_true", help="each regression of a verdict in words")
     parser.add_argument("--all-pairs", action="store_true",
                         help="also the named-baseline verdict of every history build against every earlier one")
     args = parser.parse_args(argv)
@@ -214,13 +245,17 @@ def main(argv=None) -> int:
         history_builds = load_builds(history)
         rows = replay(history_builds + then, keep_sha=args.keep_sha)
         pairs = named_pairs([r["build_id"] for r in rows[: len(history_builds)]]) if args.all_pairs else []
+        stored = stored_findings([r["build_id"] for r in rows])
     finally:
         teardown_databases(old, verbosity=0)
-    print(format_rows(rows))
+    print(format_rows(rows, details=args.details))
     if pairs:
-        failed = [f"{i}->{j}: {v}" for i, j, v in pairs if v != "pass"]
+        failed = [f"{i}->{j}: {v}" for i, j, v, _ in pairs if v != "pass"]
         print(f"\nnamed-baseline verdicts between history builds: {len(pairs) - len(failed)} of {len(pairs)} pairs pass"
               + (f"; not pass: {', '.join(failed)}" if failed else ""))
+        if args.details:
+            print("\n".join(f"  {i}->{j} {line}" for i, j, v, lines in pairs for line in lines))
+    print("\n" + stored)
     if then:
         print("\n" + planted_changes(history_builds, then))
     return 0

@@ -59,6 +59,10 @@ class Metric:
     admin: bool = False  # a column of the admin's result lists
     noise_default: float = 0.02  # detection's run-to-run sd before anything is known of a series
     floor: float = 0.05  # the smallest relative change the short-history rule calls bad
+    # The smallest factor (either way) a young series (at most two builds before a change, one run each:
+    # detection.young_change_passes) is regressed by, beside 5 x the class prior: past every swing between
+    # runs of one unchanged build in the stored real histories (speedup 1.39x on a Hugging Face model).
+    young_factor: float = 1.5
     chart: str = ""  # the workload page's chart it is a line of (dashboard.web.charts.SERIES_CHARTS)
     band: str | None = None  # that line's band: "noise" (speedup_noise), "samples" (timing samples)
     summary: Summary | None = None
@@ -66,6 +70,14 @@ class Metric:
     # Where a result keeps it when it is no column of its own: a path into a JSON field
     # ("compile_phases.cold.phases.dynamo"); "" for a column (and a key of the document's metrics).
     source: str = ""
+    # Its role in detection: "" alarms (raises findings of its own, when tracked); the name of a total
+    # (a compile phase: its compile's total) explains that total's findings and raises none on its own.
+    # A sub-second phase of a 14-25 s compile moves by itself (docs/detection.md, "Phases explain").
+    explains: str = ""
+    # A metric timed beside it in the same interleaved blocks (compiled latency: eager latency): a change
+    # both share (the GPU's clocks, a shared GPU, a slower host) is the machine's, which the ratio of the
+    # two (speedup) cancels; detection and the verdicts hold such a change back (docs/detection.md).
+    shared_with: str = ""
 
     @property
     def higher_is_better(self) -> bool:
@@ -89,7 +101,7 @@ METRICS: tuple[Metric, ...] = (
            summary=Summary("speedup_geomean", GEOMEAN, "geomean speedup")),
     Metric("speedup_noise", "", "speedup's 95 % half-width", bound=1e6, dynamic_side=5),
     Metric("compiled_latency_ms", "ms", "latency", "compiled", bound=_MS, shown=True, tracked=True, block_timed=True,
-           host_sensitive=True, chart="latency", band="samples", compared_in_ab=True),
+           host_sensitive=True, chart="latency", band="samples", compared_in_ab=True, shared_with="eager_latency_ms"),
     Metric("eager_latency_ms", "ms", "eager latency", "eager", bound=_MS, chart="latency", band="samples"),
     # Cold compile time is host work measured once per run: on the lent GPU VMs, runs of one unchanged
     # build spread with an sd of 6-15 % per workload (ten runs of three workloads on one H100: 10.6, 12.8,
@@ -107,7 +119,7 @@ METRICS: tuple[Metric, ...] = (
     # of 3 0.2-0.8 %; the default covers a one-pair measurement, rounded up. Steady enough (sd <= 1.4 %)
     # that 5 % more compile work is real.
     Metric("compile_cpu_ratio", "x", "compile CPU vs reference", "CPU ratio", bound=1e6, shown=True, tracked=True,
-           noise_default=0.015, chart="compile-cpu", referenced=True),
+           noise_default=0.015, young_factor=1.1, chart="compile-cpu", referenced=True),
     Metric("compiled_peak_memory_bytes", "bytes", "peak memory", "compiled peak", bound=2**50, shown=True,
            tracked=True, chart="memory", compared_in_ab=True),
     Metric("eager_peak_memory_bytes", "bytes", "eager peak memory", bound=2**50),
@@ -138,13 +150,18 @@ def phase_metric(side: str, phase: str) -> str:
 
 METRICS += tuple(
     Metric(phase_metric(side, phase.name), "s", f"compile {side}: {phase.label}", phase.label, bound=None, tracked=True,
-           host_work=True, noise_default=0.15, floor=0.15, source=f"compile_phases.{side}.phases.{phase.name}")
+           host_work=True, noise_default=0.15, floor=0.15, source=f"compile_phases.{side}.phases.{phase.name}",
+           explains=COMPILE_TOTALS[side])
     for side in COMPILE_SIDES for phase in PHASES)
 BY_NAME: dict[str, Metric] = {m.name: m for m in METRICS}
 SOURCED: dict[str, str] = {m.name: m.source for m in METRICS if m.source}  # metric -> its JSON path
 
 SHOWN: tuple[Metric, ...] = tuple(m for m in METRICS if m.shown)  # the pages' per-case metrics, in order
 TRACKED: tuple[Metric, ...] = tuple(m for m in METRICS if m.tracked)  # what detection watches
+ALARMING: tuple[Metric, ...] = tuple(m for m in TRACKED if not m.explains)  # what raises findings and verdicts
+# A total's explaining metrics (compile_time_cold_s -> its phases), attached to the total's findings.
+EXPLAINED_BY: dict[str, tuple[str, ...]] = {
+    total: tuple(m.name for m in TRACKED if m.explains == total) for total in dict.fromkeys(m.explains for m in TRACKED if m.explains)}
 SUMMARIZED: tuple[Metric, ...] = tuple(m for m in METRICS if m.summary)  # a configuration's summary figures
 BLOCK_TIMED = frozenset(m.name for m in METRICS if m.block_timed)
 HOST_WORK = frozenset(m.name for m in METRICS if m.host_work)

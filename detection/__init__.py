@@ -44,7 +44,9 @@ class), else the caller's ``default`` (contract.metrics: speedup/latency/memory 
 'class' | 'default'. ``early_check(values, direction=, sd=, floor=)``: with fewer than ``min_before``
 builds before a change, the newest builds against the median of the ones before: worse by the
 metric's floor (the caller's; contract.metrics: 5%, compile time 15%) and by ``K_NOISE`` (3) sd: 'suspect' on the first
-bad build, 'regressed' from the second.
+bad build, 'regressed' from the second. ``young_change_passes(before, after, earlier=, sd=, floor=)``: with at
+most ``YOUNG_BUILDS`` (2) builds before a change, one run each, a regression needs ``K_YOUNG`` (5) x the class prior and
+at least a factor ``YOUNG_MIN_FACTOR`` (1.5); a series whose noise its repeated runs measured is not young.
 
 Deterministic metrics (``deterministic.py``)
 --------------------------------------------
@@ -87,9 +89,14 @@ from .confirm import Confirmation, confirm_with_remeasurement
 from .deterministic import Finding, compare_cases, dynamic_gap, new_breaks, new_recompiles
 from .replicates import (
     K_NOISE, EarlyChange, NoiseEstimate, class_prior, early_check, is_worse, noise_estimate,
+    K_YOUNG,
     MIN_SERIES_DOF,
     PRIOR_MIN_RESIDUALS,
+    YOUNG_BUILDS,
+    YOUNG_MIN_FACTOR,
     series_noise,
+    young_bar,
+    young_change_passes,
 )
 from .noise import between_build_noise, noise_summary, speedup_replicates, within_run_se, within_run_ses
 from .types import HIGHER_IS_BETTER, LOWER_IS_BETTER, ChangePoint, DetectorConfig
@@ -97,6 +104,7 @@ from .types import HIGHER_IS_BETTER, LOWER_IS_BETTER, ChangePoint, DetectorConfi
 __all__ = [
     "K_NOISE", "EarlyChange", "NoiseEstimate", "class_prior", "early_check", "is_worse",
     "noise_estimate", "series_noise", "PRIOR_MIN_RESIDUALS", "MIN_SERIES_DOF",
+    "K_YOUNG", "YOUNG_BUILDS", "YOUNG_MIN_FACTOR", "young_bar", "young_change_passes",
     "ChangePoint", "Confirmation", "DetectorConfig", "Finding", "HIGHER_IS_BETTER", "LOWER_IS_BETTER",
     "between_build_noise", "compare_cases", "confirm_with_remeasurement", "detect",
     "dynamic_gap", "new_breaks", "new_recompiles", "noise_summary", "replay_online", "speedup_replicates", "within_run_se", "within_run_ses",

@@ -14,6 +14,15 @@ Short history (``early_check``): with fewer earlier builds than the change-point
 (``min_before``), the newest builds are compared with the median of the builds before them: worse by
 at least the metric's floor (the caller's: the HUD bot's 5 % or 15 %) and by ``K_NOISE`` x the noise. One bad
 build is a ``suspect``; two bad builds in a row are ``regressed``.
+
+Young series (``young_change_passes``): a series with at most ``YOUNG_BUILDS`` builds before a change,
+one run each, has no noise of its own (one or two differences between builds are not run-to-run
+noise), so no rule regresses it on a noise estimate: its change must be far outside anything the
+class's noise allows, at least ``K_YOUNG`` x the class prior (the caller's: the class's
+upper-quartile sd of the metric, else the metric's default) and at least a factor per metric (the
+caller's; ``YOUNG_MIN_FACTOR``, 1.5x either way, past every swing between runs of one unchanged build
+in the stored real histories: 1.39x on a Hugging Face model's speedup). Otherwise it stays a suspect. Repeated runs of one build
+measure the noise: a series whose noise comes from them is not young.
 """
 from __future__ import annotations
 
@@ -32,6 +41,9 @@ PRIOR_DOF = 2.0  # weight of the prior when a series' own estimate is shrunk tow
 MIN_SD = 0.002  # a series that never moved (memory, to the byte) is still taken to move by 0.2 %
 MIN_CLASS_SERIES = 2  # series with their own estimate before a class prior exists
 WINSOR = 3.0  # squared residuals are capped at this many core (MAD) sds
+YOUNG_BUILDS = 2  # a series with at most this many valid builds before a change is young
+K_YOUNG = 5.0  # a young series' change must be this many class-prior sds (log)...
+YOUNG_MIN_FACTOR = 1.5  # ... and at least this factor either way (after / before or before / after)
 
 
 @dataclass(frozen=True)
@@ -180,3 +192,23 @@ def early_check(values: Sequence[float | None], *, direction: str, sd: float, fl
                        last_good=base_idx[-1], before=base, after=after, relative_change=rel,
                        magnitude=sign * rel, z=sign * math.log(after / base) / sd if sd > 0 else -math.inf,
                        bad_builds=len(bad_idx))
+
+
+def young_bar(sd: float, min_factor: float = YOUNG_MIN_FACTOR) -> float:
+    """The smallest |log change| a young series may be regressed by: ``K_YOUNG`` x ``sd``, at least
+    log ``min_factor`` (the caller's per metric; ``YOUNG_MIN_FACTOR`` by default)."""
+    return max(K_YOUNG * sd if math.isfinite(sd) else 0.0, math.log(min_factor))
+
+
+def young_change_passes(before: float, after: float, *, earlier: int, sd: float, measured: bool = False,
+                        min_factor: float = YOUNG_MIN_FACTOR) -> bool:
+    """Whether a change from ``before`` to ``after`` may be called a regression in a series with
+    ``earlier`` valid builds before it: always past ``YOUNG_BUILDS`` or where its noise was
+    ``measured`` by repeated runs of one build; in a young series only when ``|log(after / before)|``
+    is past ``young_bar(sd)`` (``sd``: the class prior for alike cases, not the series' own one or
+    two differences). Non-positive values never pass a young series."""
+    if earlier > YOUNG_BUILDS or measured:
+        return True
+    if not (before > 0 and after > 0):
+        return False
+    return abs(math.log(after / before)) >= young_bar(sd, min_factor)

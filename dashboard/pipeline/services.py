@@ -34,20 +34,21 @@ def run_ingest_and_detect(*, document: dict | bytes | str, size_bytes: int | Non
     and, once it commits, send detection over it when it stored new results.
 
     ``detect=False``: the caller starts detection itself. A variant's results are an experiment, not
-    the next point of its base's trends: never detected. ``DETECT_AFTER_INGEST`` off: no detection.
+    the next point of its base's trends: detection judges them against its base build instead
+    (``regressions.services.detection``). ``DETECT_AFTER_INGEST`` off: no detection.
     """
     with transaction.atomic():
         outcome = run_ingest(document=document, size_bytes=size_bytes, prepare=prepare, imported=imported)
-        if outcome.results_created and detect and settings.DETECT_AFTER_INGEST and not outcome.variant:
+        if outcome.results_created and detect and settings.DETECT_AFTER_INGEST:
             _detection_after_commit(outcome.run_id)
     return outcome
 
 
 def on_run_finished(sender, *, run: Run, **kwargs) -> None:
     """A dispatched run closed (``dispatch.signals.run_finished``): detection runs once over the
-    whole run, after the commit; a variant's run is not a trend point. A bisection's run moves its
+    whole run, after the commit (a variant's: against its base build). A bisection's run moves its
     bisection on (docs/bisect.md)."""
-    if settings.DETECT_AFTER_INGEST and not run.build.overrides:
+    if settings.DETECT_AFTER_INGEST:
         _detection_after_commit(str(run.id))
     if run.reason == Run.Reason.BISECTION and apps.is_installed("dashboard.regressions"):
         from dashboard.regressions.models import BisectionRun  # noqa: PLC0415 (optional app)

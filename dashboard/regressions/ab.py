@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from contract import comparison
 from contract.comparison import Judged
 from detection.replicates import MIN_SD
+from dashboard.regressions.board import regression_numbers
+from dashboard.regressions.models import Regression
 from dashboard.regressions.noise import TWO_RUNS_95
 from dashboard.regressions.services.noise_bands import noise_bands_for_compare
 from dashboard.results.models import Build, Config
@@ -40,6 +42,9 @@ class Cell:
     change: float | None  # relative for timed figures, the difference for counts
     noise: float | None  # relative; None for counts
     tone: str = ""  # NO_CHANGE, BETTER, WORSE, TOO_NOISY, or "" (not comparable)
+    # The stored finding of this case and metric (the variant against its base, issue #42): its id and
+    # numbers as every surface shows them (``board.regression_numbers``); None where there is none.
+    finding: dict | None = None
 
 
 @dataclass
@@ -132,7 +137,23 @@ def ab_compare(*, base: Build, variant: Build, machine_class: str) -> VariantAB:
     for row in out.rows:
         by_config.setdefault(row.config, []).append(row)
     out.geomeans = [_geomean(label, rows) for label, rows in sorted(by_config.items())]
+    _with_findings(out.rows, base=base, variant=variant, machine_class=machine_class)
     return out
+
+
+def _with_findings(rows: list[Row], *, base: Build, variant: Build, machine_class: str) -> None:
+    """Each cell with a stored finding of the variant against its base (detection's, with an id) gets
+    it, and shows the finding's numbers: the same on /ab/, /regressions/ and the verdict."""
+    stored = {(r.series.workload.name, r.series.config_id, r.metric): r for r in Regression.objects.filter(
+        first_bad_build=variant, last_good_build=base, series__machine_class=machine_class, kind=Regression.Kind.REGRESSION,
+    ).select_related("series__workload")}
+    for row in rows:
+        for name, cell in row.cells.items():
+            regression = stored.get((row.workload, row.config_id, name))
+            if regression is not None:
+                numbers = regression_numbers(regression)
+                cell.finding = {"id": regression.id, "text": numbers.change_text, "noise": numbers.noise,
+                                "values": numbers.values_text, "status": regression.status}
 
 
 def ab_rows_select(*, rows: list[Row], workload: str = "", config: str = "", only_changed: bool = False,

@@ -5,10 +5,11 @@ value is the median of the passing runs and its samples keep one list per run.
 """
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field, replace
 
-from contract.metrics import TRACKED
+from contract.metrics import ALARMING, TRACKED
 from detection import speedup_replicates
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
@@ -23,6 +24,11 @@ from dashboard.results.variants import PLAIN_BUILD, SERIES_RUNS
 
 # The noisy metrics detection watches, with their direction (higher or lower is better): contract.metrics.
 TRACKED_METRICS = {m.name: m.direction for m in TRACKED}
+# Those of them that raise findings and verdicts (a compile phase explains its total's: contract.metrics).
+ALARM_METRICS = {m.name: m.direction for m in ALARMING}
+# A tracked metric's companion timed in the same blocks (contract.metrics ``shared_with``): points carry it too.
+SHARED_WITH = {m.name: m.shared_with for m in TRACKED if m.shared_with}
+_POINT_METRICS = (*TRACKED_METRICS, *(m for m in dict.fromkeys(SHARED_WITH.values()) if m not in TRACKED_METRICS))
 _CASE_FIELDS = ("status", "graph_breaks", "recompiles", "recompile_count", "graph_break_count", "error")
 
 
@@ -103,7 +109,7 @@ def build_points(*, build_ids: list[int], machine_class: str) -> dict[int, dict[
 
 
 _ROW_FIELDS = ("build_id", "run_id", "samples", "host_probe", "host_share", "compile_reference", "speedup_noise",
-               *TRACKED_METRICS, *_CASE_FIELDS)
+               *_POINT_METRICS, *_CASE_FIELDS)
 _NOISE_ROW_FIELDS = (*_ROW_FIELDS[:-len(_CASE_FIELDS)], "status")
 
 
@@ -122,7 +128,7 @@ def points_from_rows(rows) -> list[Point]:
             if points:
                 _finish(points[-1], passing, hosts, references)
             points.append(Point(build_id=row["build_id"]))
-            passing, hosts, references = {metric: [] for metric in TRACKED_METRICS}, [], {}
+            passing, hosts, references = {metric: [] for metric in _POINT_METRICS}, [], {}
         point = points[-1]
         point.run_ids.append(row["run_id"])
         point.case = {f: row[f] for f in _CASE_FIELDS if f in row}
@@ -131,7 +137,7 @@ def points_from_rows(rows) -> list[Point]:
         hosts.append((row["host_probe"], row["host_share"]))
         if row.get("speedup_noise") is not None:
             point.speedup_noises.append(float(row["speedup_noise"]))
-        for metric in TRACKED_METRICS:
+        for metric in _POINT_METRICS:
             value = row.get(metric)  # a row made without the sourced metrics (contract.metrics) has none
             if value is not None and value > 0:
                 passing[metric].append(float(value))
@@ -158,6 +164,26 @@ def _finish(point: Point, passing: dict[str, list[float]], hosts: list[tuple[flo
     probes = [probe for probe, _ in hosts if probe]
     point.host_probe_ms = statistics.median(probes) if probes else None
     point.host_bound = bool(hosts) and all(is_host_bound(share) for _, share in hosts)
+
+
+def machine_moved(metric: str, before: list[Point], after: list[Point], *, old: float, new: float) -> dict | None:
+    """The change of ``metric``'s companion (``SHARED_WITH``: eager latency beside compiled latency)
+    from the ``before`` points to the ``after`` ones (medians) when it goes the same way as
+    ``metric``'s own change ``old`` -> ``new`` and covers at least half of it in log: the machine
+    moved (clocks, a shared GPU, the host), not the build, and the ratio of the two (speedup) says
+    so. None otherwise, or without the companion on both sides."""
+    companion = SHARED_WITH.get(metric)
+    if companion is None or not old or not new or old <= 0 or new <= 0:
+        return None
+    was = [p.values[companion] for p in before if p.values.get(companion)]
+    now = [p.values[companion] for p in after if p.values.get(companion)]
+    if not was or not now:
+        return None
+    c_old, c_new = statistics.median(was), statistics.median(now)
+    own, shared = math.log(new / old), math.log(c_new / c_old)
+    if own == 0 or shared / own < 0.5:
+        return None
+    return {"metric": companion, "before": c_old, "after": c_new, "relative_change": c_new / c_old - 1.0}
 
 
 def host_slowdown(reference: list[Point], new: list[Point], *, host_work: bool = False) -> dict | None:

@@ -24,24 +24,25 @@ BANDS_MODEL_VERSION = 5  # 2: compile_cpu_ratio tracked; 3: its noise not across
 # 5: a class with no series long enough for a prior takes it from its short series (``window_noise_bands``)
 
 
-def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF
-                 ) -> dict[str, float]:
+def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF,
+                 short: bool = False) -> dict[str, float]:
     """Per metric, the upper quartile of the run-to-run sds of the class's series with enough
     history (each series' robust estimate, ``series_noise``; nan: none), over the newest ``PRIOR_BUILDS`` builds of the class (up to the build ``upto`` when
     given, less the ``skip_newest`` newest of those: detection judges a change of the newest one or
     two builds by the noise known before them, never by a prior that the change itself inflated).
     ``min_residuals``: residuals before a series joins the prior (detection, which leaves the newest
     builds out, takes series from ``PRIOR_MIN_RESIDUALS``). Builds are points; runs of one build are
-    repeated runs."""
+    repeated runs. ``short`` (detection and the verdicts): a metric without such series borrows what
+    the class's short series show (``_prior_or_short``)."""
     summaries = BuildSummary.objects.filter(machine_class=machine_class)
     if upto is not None:
         summaries = summaries.filter(ordered_at__lte=upto.ordered_at)
     builds = list(summaries.order_by("-ordered_at", "-build_id").values_list("build_id", flat=True)
                   [skip_newest:skip_newest + PRIOR_BUILDS])
-    return _priors_over(machine_class=machine_class, builds=builds, min_residuals=min_residuals)
+    return _priors_over(machine_class=machine_class, builds=builds, min_residuals=min_residuals, short=short)
 
 
-def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -> dict[str, float]:
+def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int, short: bool = False) -> dict[str, float]:
     """``class_priors`` over these builds (newest first). A series' compile_cpu_ratio measured against
     each compile reference is an estimate of its own: no difference across a change of reference."""
     order = {build_id: i for i, build_id in enumerate(reversed(builds))}
@@ -59,7 +60,23 @@ def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int) -
         ordered = [by_build[b] for b in sorted(by_build, key=order.__getitem__)]
         per_metric.setdefault(metric, []).append(
             series_noise([statistics.median(r) for r in ordered], runs=ordered))
-    return {metric: class_prior(per_metric.get(metric, []), min_dof=min_residuals) for metric in TRACKED_METRICS}
+    if not short:
+        return {metric: class_prior(per_metric.get(metric, []), min_dof=min_residuals) for metric in TRACKED_METRICS}
+    return {metric: _prior_or_short(metric, per_metric.get(metric, []), min_residuals) for metric in TRACKED_METRICS}
+
+
+def _prior_or_short(metric: str, estimates: list[tuple[float, int]], min_residuals: int) -> float:
+    """The class prior of a metric from series with ``min_residuals``; where none has as many (a
+    young class: a few builds, one run each), the upper quartile of what its short series show (one
+    residual is enough, as /compare/'s bands take it, ``_short_priors``) where that is more than
+    the metric's default: a young class is judged by the differences its own cases show between
+    builds, never by a default far under them (the stored H100 family runs of one build: speedup
+    0.55 -> 0.75 -> 0.55 on one model, against a 2 % default). nan where neither is known."""
+    prior = class_prior(estimates, min_dof=min_residuals)
+    if math.isfinite(prior):
+        return prior
+    short = class_prior(estimates, min_dof=1)
+    return short if math.isfinite(short) and short > BY_NAME[metric].noise_default else math.nan
 
 
 def point_noise(points: list[Point], metric: str, *, prior: float | None = None, breaks=()) -> NoiseEstimate:

@@ -21,8 +21,8 @@ def runs_detection_pending(*, runs: QuerySet[Run] | None = None) -> QuerySet[Run
     writes its summary in the same transaction as its findings). A dispatched run still measuring
     is among them; the sweep leaves those to ``run_finish_if_done``."""
     runs = Run.objects.all() if runs is None else runs
-    # A variant's runs are never detected (an experiment, not a point of the series): never pending.
-    return runs.filter(Exists(Result.objects.filter(run=OuterRef("pk"))), alert_summary__isnull=True, build__overrides={})
+    # A variant's runs too: detection judges them against their base build (issue #42).
+    return runs.filter(Exists(Result.objects.filter(run=OuterRef("pk"))), alert_summary__isnull=True)
 
 
 def run_detection_pending(*, build: Build, machine_class: str) -> bool:
@@ -189,9 +189,10 @@ def build_verdict(*, build: Build, machine_class: str, baseline: Build | None = 
 
 
 def _variant_verdict(*, build: Build, machine_class: str) -> Verdict:
-    """A variant's default verdict (issue #33 item 5). Detection never judges a variant (an
-    experiment, not a point of its base's series), so it is judged against its base build, case by
-    case with the run-to-run noise model (``verdict_against``, as a named baseline); without a base
+    """A variant's default verdict (issue #33 item 5). A variant is an experiment, not a point of its
+    base's series: detection judges it against its base build, case by case with the run-to-run noise
+    model (``verdict_against``, as a named baseline), and stores its regressions as findings (issue
+    #42): the verdict lists those, with their ids, and the comparison's suspects; without a base
     build measured on the class it is ``not_compared`` / ``not_tracked``, never a plain pass."""
     from dashboard.regressions.verdict import verdict_against_noted  # noqa: PLC0415 (as in build_verdict)
 
@@ -202,8 +203,15 @@ def _variant_verdict(*, build: Build, machine_class: str) -> Verdict:
         return Verdict("not_compared", "not_tracked", build, base, machine_class,
                        message=f"variant {build_ref(build)}: {where}; detection does not track variants, "
                                "so there is nothing to judge it against")
+    if run_detection_pending(build=build, machine_class=machine_class):
+        return Verdict("pending", "detection_pending", build, base, machine_class)
+    # Its regressions are findings detection stored (services.detection._variant_findings: the same
+    # comparison, with ids, on /regressions/ and /ab/); its suspects are the comparison's, not stored.
     found, notes = verdict_against_noted(build=build, baseline=base, machine_class=machine_class)
-    verdict = _verdict_of(found, build, base, machine_class, notes)
+    stored = [regression_as_dict(r) for r in regression_list(status="open", machine_class=machine_class,
+                                                             kind=Regression.Kind.REGRESSION).filter(
+        first_bad_build=build, last_good_build=base)]
+    verdict = _verdict_of(stored + [f for f in found if f["kind"] == "suspect"], build, base, machine_class, notes)
     verdict.message = f"variant {build_ref(build)} judged against its base build {build_ref(base)}"
     return verdict
 

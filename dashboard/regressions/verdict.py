@@ -18,8 +18,8 @@ import statistics
 
 from contract.findings import BLOCK_TIMED_METRICS, finding_numbers, too_noisy
 from contract.metrics import BY_NAME
-from detection import compare_cases, confirm_with_remeasurement, noise_estimate
-from dashboard.regressions.history import TRACKED_METRICS, build_points, host_slowdown
+from detection import compare_cases, confirm_with_remeasurement, noise_estimate, young_bar, young_change_passes
+from dashboard.regressions.history import ALARM_METRICS, TRACKED_METRICS, build_points, host_slowdown, machine_moved
 from dashboard.regressions.noise import class_priors, stated_sd
 from dashboard.results.compile_reference import NOT_COMPARABLE, REFERENCED_METRICS, reference_changed
 from dashboard.results.host import HOST_SENSITIVE_METRICS
@@ -35,29 +35,33 @@ def verdict_against(*, build: Build, baseline: Build, machine_class: str) -> lis
     return verdict_against_noted(build=build, baseline=baseline, machine_class=machine_class)[0]
 
 
-def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) -> tuple[list[dict], list[dict]]:
+def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str, with_series: bool = False
+                          ) -> tuple[list[dict], list[dict]]:
     """``(findings, notes)``: the findings of ``build`` against ``baseline``, and what was not
-    compared (``reference_notes``: compile_cpu_ratio measured against different compile references)."""
+    compared (``reference_notes``: compile_cpu_ratio measured against different compile references).
+    ``with_series``: each finding names its series' id too (``series_id``: detection stores a
+    variant's findings, ``services.detection``)."""
     points = build_points(build_ids=[baseline.id, build.id], machine_class=machine_class)
     common = {sid: p for sid, p in points.items() if baseline.id in p and build.id in p}
     if not common:
         return [], []
     noise = _noise_by_series(baseline=baseline, machine_class=machine_class, series_ids=list(common))
-    priors = class_priors(machine_class=machine_class, upto=baseline)
+    priors = class_priors(machine_class=machine_class, upto=baseline, short=True)
     names = {s.id: s for s in Series.objects.filter(pk__in=common).select_related("workload", "config")}
     found: list[dict] = []
     not_comparable: dict[tuple[str, str, str], int] = {}  # (metric, baseline's reference, build's): cases
     for sid, by_build in sorted(common.items(), key=lambda item: (names[item[0]].workload.name, str(names[item[0]].config))):
         old, new = by_build[baseline.id], by_build[build.id]
         host = host_slowdown([old], [new])
-        head = {"workload": names[sid].workload.name, "config": str(names[sid].config), "machine_class": machine_class}
+        head = {"workload": names[sid].workload.name, "config": str(names[sid].config), "machine_class": machine_class,
+                **({"series_id": sid} if with_series else {})}
         for finding in compare_cases(old.case, new.case):
             if finding.regression:
                 found.append({**head, "metric": "status", "finding": finding.kind, "kind": "regression", "magnitude": None,
                               **finding_numbers(metric="status", before=finding.details.get("before"),
                                                 after=finding.details.get("after"), kind="regression", certain=True).as_dict(),
                               "message": finding.message, "reasons": list(finding.reasons)})
-        for metric, direction in TRACKED_METRICS.items():
+        for metric, direction in ALARM_METRICS.items():  # a compile phase explains, it raises nothing (contract.metrics)
             old_runs = old.samples.get(metric) or [[v] for v in old.run_values.get(metric, [])]
             new_runs = new.samples.get(metric) or [[v] for v in new.run_values.get(metric, [])]
             if not old_runs or not new_runs:
@@ -80,12 +84,23 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str) 
                 message = (f"{metric} {decision.before:.4g} -> {decision.after:.4g} ({decision.relative_change:+.1%}, "
                            f"z {decision.z:.1f}; run-to-run noise {model.sd:.2%} from the {model.source})")
                 slowed = host if metric in HOST_SENSITIVE_METRICS else None
-                if slowed:  # reported, not counted: the host, not the build, may explain it
+                earlier = len({b for b, _, _ in by_build})  # builds of the series up to the baseline
+                young = not young_change_passes(decision.before, decision.after, earlier=earlier, sd=model.sd,
+                                                measured=model.source == "series", min_factor=BY_NAME[metric].young_factor)
+                shared = machine_moved(metric, [old], [new], old=decision.before, new=decision.after)
+                if shared:  # the machine moved: eager latency beside it as much (contract.metrics shared_with)
+                    message += (f"; not counted: {shared['metric']} moved {shared['relative_change']:+.1%} beside it "
+                                "(the machine, not the build: the speedup cancels it)")
+                elif young:  # a series with one or two builds up to the baseline: the class's noise, not its own
+                    message += (f"; not counted: a young series ({earlier} build{'s' if earlier != 1 else ''} up to the "
+                                f"baseline, one run each), and the change is short of {young_bar(model.sd, BY_NAME[metric].young_factor):.0%} in log, "
+                                "what the class's noise allows there (docs/detection.md)")
+                elif slowed:  # reported, not counted: the host, not the build, may explain it
                     message += (f"; not counted: host-bound, and the host ran {slowed['slowdown']:.2f}x slower "
                                 f"(probe {slowed['after_probe_ms']:.2f} vs {slowed['before_probe_ms']:.2f} ms): "
                                 "re-measure both builds on one host")
                 found.append({**head, "metric": metric, "finding": "change_point",
-                              "kind": "suspect" if slowed else "regression",
+                              "kind": "suspect" if slowed or young or shared else "regression",
                               "magnitude": decision.magnitude,
                               **finding_numbers(metric=metric, before=decision.before, after=decision.after, kind="regression",
                                                 noise=model.sd, confidence=decision.confidence).as_dict(),

@@ -3,7 +3,7 @@ per phase of contract.phases and the total, over builds. Left out where no build
 (run documents of version 1)."""
 from __future__ import annotations
 
-from contract.metrics import phase_metric
+from contract.metrics import COMPILE_TOTALS, phase_metric
 from contract.phases import COMPILE_SIDES, PHASES
 
 
@@ -13,10 +13,12 @@ def _value(point, side: str, phase: str | None):
 
 
 def phase_charts(points, *, sig, markers=()) -> list[dict]:
-    """``markers``: the series' findings; a phase's (``compile_phase_<phase>_s`` of the cold compile,
-    ``compile_phase_warm_<phase>_s`` of the warm one: contract.metrics) is marked on its compile's chart."""
+    """``markers``: the series' findings; its compile's total's (compile_time_cold_s, compile_time_warm_s:
+    the phases explain it, contract.metrics) and a phase's stored before phases stopped raising findings
+    (``compile_phase_<phase>_s``, ``compile_phase_warm_<phase>_s``) are marked on that compile's chart."""
     index = {p.build_id: i for i, p in enumerate(points)}
     labels = {phase_metric(side, phase.name): (side, phase.label) for side in COMPILE_SIDES for phase in PHASES}
+    labels.update({total: (side, f"{side} total") for side, total in COMPILE_TOTALS.items()})
     charts = []
     for side in COMPILE_SIDES:
         lines = [{"name": f"{side} total", "y": [sig(_value(p, side, None)) for p in points]}]

@@ -69,3 +69,16 @@ def test_findings_write_each_metric_in_its_registry_unit():
     assert format_value(2.5e9, "eager_peak_memory_bytes") == "2.5 GB"
     assert format_value(3, "graph_break_count") == "3"
     assert format_value(3.0, "compression_ratio") == "3"  # names no metric: no unit
+
+
+def test_a_phase_explains_its_total_and_alarms_nothing():
+    """Issue #42: a metric's role is declared: a compile phase explains its compile's total (a property,
+    not a name check) and only the metrics that explain nothing raise findings and verdicts."""
+    from contract.metrics import ALARMING, EXPLAINED_BY
+
+    assert [m.name for m in ALARMING] == ["speedup", "compiled_latency_ms", "compile_time_cold_s", "compile_time_warm_s",
+                                          "compile_cpu_ratio", "compiled_peak_memory_bytes"]
+    assert EXPLAINED_BY["compile_time_cold_s"] == tuple(m.name for m in TRACKED[6:13])
+    assert EXPLAINED_BY["compile_time_warm_s"] == tuple(m.name for m in TRACKED[13:])
+    assert BY_NAME["compiled_latency_ms"].shared_with == "eager_latency_ms"
+    assert BY_NAME["speedup"].young_factor == 1.5 and BY_NAME["compile_cpu_ratio"].young_factor == 1.1

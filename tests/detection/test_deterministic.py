@@ -111,3 +111,11 @@ def test_the_gap_is_worded_as_the_ratio_unbacked_over_backed():
     assert f.details["gap"] == pytest.approx(-0.192) and f.details["previous_gap"] == pytest.approx(0.449)
     (first,) = dynamic_gap([1.25], [1.0])
     assert first.message == "unbacked/backed speedup 0.800 (first build with both), below 0.95"
+
+
+def test_an_already_failing_case_failing_for_the_machine_is_no_regression():
+    """Issue #42: crash -> oom on a GPU shared by nine streams (an unchanged build): the failure
+    changed, the build did not regress; from a pass an oom is still started_failing."""
+    assert [(f.kind, f.regression) for f in compare_cases(case("crash"), case("oom"))] == [("status_changed", False)]
+    assert [(f.kind, f.regression) for f in compare_cases(case("oom"), case("crash"))] == [("status_changed", True)]
+    assert [(f.kind, f.regression) for f in compare_cases(case("pass"), case("oom"))] == [("started_failing", True)]

@@ -109,3 +109,19 @@ def test_on_ten_real_runs_of_one_build_about_95_percent_fall_inside_each_others_
                     pairs += 1
                     inside += abs(math.log(b / a)) <= half
     assert 0.90 <= inside / pairs <= 0.995, inside / pairs
+
+
+def test_a_young_series_is_regressed_only_far_outside_the_class_noise():
+    """Issue #42: at most two builds before a change, one run each: past 5 x the class prior and the
+    metric's factor (1.5 by default), else not; more builds, or noise measured by repeated runs, pass."""
+    from detection import young_bar, young_change_passes
+
+    # hf:GPT2ForSequenceClassification's speedup between runs of one unchanged build: 2.46 -> 1.82
+    assert not young_change_passes(2.46, 1.82, earlier=1, sd=0.025)
+    assert young_change_passes(2.46, 1.50, earlier=1, sd=0.025)  # past 1.5x and 5 x 2.5 %
+    assert not young_change_passes(20.0, 38.0, earlier=2, sd=0.15)  # compile time: 1.9x < 5 x 15 % in log
+    assert young_change_passes(20.0, 45.0, earlier=2, sd=0.15)
+    assert young_change_passes(2.46, 1.82, earlier=3, sd=0.025)  # not young: the other rules decide
+    assert young_change_passes(2.46, 1.82, earlier=1, sd=0.025, measured=True)  # repeated runs measured it
+    assert young_change_passes(1.0, 1.16, earlier=2, sd=0.015, min_factor=1.1)  # a steadier metric's factor
+    assert young_bar(0.01) == math.log(1.5) and young_bar(0.2) == 5 * 0.2

@@ -18,6 +18,7 @@ from dashboard.alerts.models import Delivery, Subscription
 from dashboard.regressions.board import regression_numbers
 from dashboard.regressions.models import Regression
 from dashboard.results.models import Run
+from dashboard.results.selectors.common import build_ref
 from runner.ci import main as ci
 from tests.alerts.history import detect_and_plan, slowdown_and_breakage
 from tests.dashboard.page_history import ingest_build
@@ -47,7 +48,8 @@ def _five_surfaces_agree(live_server, capsys) -> list[Regression]:
         client.get("/regressions/?status=all&kind=all&format=csv").content.decode()))}
     cli = ""  # each finding in the verdict of the build it was raised at (first bad at 15, raised at 16, say)
     for build in {f.raised_build for f in findings} | {f.first_bad_build for f in findings}:
-        assert ci(["verdict", "--url", live_server.url, "--build", build.git_sha[:12], "--timeout", "5"]) == 1
+        # by its ref: a variant's sha is its base build's too (a variant's findings are findings, issue #42)
+        assert ci(["verdict", "--url", live_server.url, "--build", build_ref(build), "--timeout", "5"]) == 1
         cli += capsys.readouterr().out
     messages = [(d.subscription.channel, message_for_delivery(d)) for d in Delivery.objects.select_related("subscription")]
     assert {channel for channel, _ in messages} == {"email", "slack"}

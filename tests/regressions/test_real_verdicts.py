@@ -317,3 +317,26 @@ def test_documents_without_compile_pairs_still_ingest_and_get_verdicts():
     assert not Remeasurement.objects.filter(metric="compile_cpu_ratio").exists()
     stored = Run.objects.get(build_id=rows[2]["build_id"]).results.values_list("compile_reference", flat=True)
     assert set(stored) == {""}
+
+
+FAMILIES = RESULTS / "families"
+
+
+@pytest.mark.django_db
+def test_unchanged_family_builds_never_regress_on_a_young_series_or_a_machine_failure():
+    """Issue #42: one stock build measured on three calls of a shared H100: GPT2ForSequenceClassification's
+    speedup 2.46 -> 1.78 -> 1.86 (one earlier build: young, a suspect at most); then llama_decode's
+    aot_inductor crash -> oom on a GPU shared by nine streams (a failure changed by the machine)."""
+    rows = replay(load_builds([str(FAMILIES / "r2" / "hf-static2.json"), str(FAMILIES / "locked-static" / "hf-a.json"),
+                               str(FAMILIES / "h100-2026-11-28" / "h100-1-hf-static-cost.json"),
+                               str(RESULTS / "compile-paths-gpu-2026-11-27" / "h100-aoti-core.json"),
+                               str(RESULTS / "compile-paths-gpu-2026-11-28" / "h100-2-aoti-core-b.json")]))
+    assert [r["default"] for r in rows] == ["pass", "suspect", "suspect", "pass", "pass"], rows
+    assert rows[1]["findings"] == rows[2]["findings"] == ["hf:GPT2ForSequenceClassification speedup suspect"]
+    assert [r["named"] for r in rows] == ["-", "suspect", "pass", "pass", "pass"], rows
+    assert not Regression.objects.filter(kind="regression").exists()
+    assert not Regression.objects.filter(metric__startswith="compile_phase_").exists()  # phases explain only
+    second = Remeasurement.objects.get(build_id=rows[2]["build_id"])  # two bad builds after one: young, a suspect
+    assert second.suspect["young"] == 1 and second.metric == "speedup"
+    first = Remeasurement.objects.get(build_id=rows[1]["build_id"])  # the next build could not confirm it
+    assert (first.status, first.decision["decision"]) == ("inconclusive", "young_series")

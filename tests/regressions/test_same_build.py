@@ -35,8 +35,7 @@ def stored(day: int, speedup: float, *, sha: str | None = None, label: str = "",
         document["build"].update(overrides=overrides.as_document(), local_label=variant_label(label, overrides))
     document["workloads"] = WORKLOADS
     outcome = run_ingest_and_detect(document=document, imported=imported)
-    if not overrides:  # a variant is never detected
-        detection_run(run_id=outcome.run_id)
+    detection_run(run_id=outcome.run_id)  # a variant's: against its base build
     return Run.objects.select_related("build").get(pk=outcome.run_id)
 
 
@@ -114,6 +113,13 @@ def test_a_variant_is_judged_against_its_base_build():
     assert (verdict.verdict, verdict.baseline) == ("regressed", base), verdict
     assert verdict.message == f"variant {SHA[:12]}+{variant.local_label} judged against its base build {SHA[:12]}+cu130"
     assert {(f["metric"], f["kind"]) for f in verdict.regressions} >= {("speedup", "regression")}
+    # a finding like any other (issue #42): stored with an id, first bad at the variant, last good at its base,
+    # the numbers the named comparison gives
+    speedup = next(f for f in verdict.regressions if f["metric"] == "speedup")
+    stored_finding = Regression.objects.get(pk=speedup["id"])
+    assert (stored_finding.first_bad_build, stored_finding.last_good_build, stored_finding.details["rule"]) == (variant, base, "variant")
+    named = next(f for f in build_verdict(build=variant, machine_class="cpu", baseline=base).regressions if f["metric"] == "speedup")
+    assert (speedup["before"], speedup["after"], speedup["change_text"]) == (named["before"], named["after"], named["change_text"])
 
     same = stored(4, 1.25, sha=SHA, label="cu130", overrides=Overrides.build({"inductor.coordinate_descent_tuning": True}),
                   seed=42).build

@@ -18,11 +18,27 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, transaction
 
 from contract.findings import BLOCK_TIMED_METRICS, too_noisy
-from contract.metrics import BY_NAME
+from contract.metrics import BY_NAME, EXPLAINED_BY
 from contract.reasons import FINDING_REASONS
-from detection import K_NOISE, PRIOR_MIN_RESIDUALS, ChangePoint, compare_cases, detect, dynamic_gap, early_check
+from detection import (
+    K_NOISE,
+    PRIOR_MIN_RESIDUALS,
+    ChangePoint,
+    compare_cases,
+    detect,
+    dynamic_gap,
+    early_check,
+    young_change_passes,
+)
 from dashboard.regressions.explain import finding_cause
-from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
+from dashboard.regressions.history import (
+    ALARM_METRICS,
+    Point,
+    comparable_points,
+    host_slowdown,
+    machine_moved,
+    series_points,
+)
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.regressions.noise import class_priors, point_noise, stated_sd
 from dashboard.regressions.services.remeasure import (
@@ -31,8 +47,9 @@ from dashboard.regressions.services.remeasure import (
     remeasurement_request,
 )
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
-from dashboard.results.models import Build, Run, Series
+from dashboard.results.models import Build, Result, Run, Series
 from dashboard.results.same_build import same_build_ids
+from dashboard.results.variants import base_of
 from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
 
 DYNAMIC_GAP_THRESHOLD = 0.05
@@ -75,9 +92,12 @@ def detection_run(*, run_id) -> DetectionOutcome:
         # must not widen the prior it is judged by (4 earlier builds, then +94 % compile time in three
         # workloads at once: a prior learned with the bad build in it was 28 %, and it passed as noise).
         priors = class_priors(machine_class=machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS,
-                              min_residuals=PRIOR_MIN_RESIDUALS)
+                              min_residuals=PRIOR_MIN_RESIDUALS, short=True)
         if run.reason not in FINDING_REASONS:  # a re-measurement decides its suspects; a bisection run nothing
             _decide_only(run=run, series_list=series_list, summary=summary, priors=priors, cache=cache)
+            return outcome
+        if run.build.overrides:  # a variant is no point of its base's series: judged against its base build
+            _variant_findings(build=run.build, machine_class=machine_class, summary=summary, outcome=outcome)
             return outcome
         for series in series_list:
             points = _points_upto(series=series, build_id=run.build_id, cache=cache)
@@ -86,10 +106,46 @@ def detection_run(*, run_id) -> DetectionOutcome:
             outcome.series_checked += 1
             _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome, priors=priors)
         _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
+        for variant, variant_summary in _detected_variants(build=run.build, machine_class=machine_class):
+            _variant_findings(build=variant, machine_class=machine_class, summary=variant_summary, outcome=outcome)
         if summary.detection_failures != outcome.failures:  # this pass's, a clean pass clears them
             summary.detection_failures = outcome.failures
             summary.save(update_fields=["detection_failures"])
     return outcome
+
+
+def _detected_variants(*, build: Build, machine_class: str) -> list[tuple[Build, AlertSummary]]:
+    """The variants of ``build`` already detected on the class, with their summaries: measured before
+    their base, they are judged again once it is (``_variant_findings`` stores each finding once)."""
+    summaries = AlertSummary.objects.filter(build__git_sha=build.git_sha, machine_class=machine_class).exclude(
+        build__overrides={}).select_related("build").order_by("id")
+    return [(s.build, s) for s in summaries if base_of(s.build) == build]
+
+
+def _variant_findings(*, build: Build, machine_class: str, summary: AlertSummary, outcome: DetectionOutcome) -> None:
+    """A variant build's findings (issue #42): its cases against its base build's, case by case with
+    the run-to-run noise model (``verdict.verdict_against_noted``, the named-baseline comparison its
+    verdict always made), stored as findings like any other (first bad: the variant, last good: its
+    base), so the verdict, /regressions/ and /ab/ show one set of numbers with an id. Its suspects
+    (a slowed host, a young series) stay the verdict's. Nothing without a base measured on the class."""
+    from dashboard.regressions.verdict import verdict_against_noted  # noqa: PLC0415 (the verdict's comparison)
+
+    base = base_of(build)
+    if base is None or not Result.objects.filter(build=base, run__machine__machine_class=machine_class).exists():
+        return
+    found, _ = verdict_against_noted(build=build, baseline=base, machine_class=machine_class, with_series=True)
+    series = {s.id: s for s in Series.objects.filter(pk__in={f["series_id"] for f in found})}
+    for f in found:
+        if f["kind"] != "regression":
+            continue
+        metric = f["metric"] if f["finding"] == Regression.Finding.CHANGE_POINT else _FINDING_METRIC.get(f["finding"], "status")
+        _record(series=series[f["series_id"]], metric=metric, finding=f["finding"], kind=Regression.Kind.REGRESSION,
+                first_bad=build.id, last_good=base.id, raised=build.id, summary=summary, outcome=outcome,
+                magnitude=f["magnitude"], confidence=f.get("confidence") if f["finding"] == Regression.Finding.CHANGE_POINT else None,
+                before_value=_number(f.get("before")), after_value=_number(f.get("after")),
+                details={"message": f["message"], "reasons": list(f.get("reasons") or []), "noise": f.get("noise"),
+                         "rule": "variant", "variant_of": base.id,
+                         **({"before": f["before"], "after": f["after"]} if metric == "status" else {})})
 
 
 def _decide_only(*, run: Run, series_list: list[Series], summary: AlertSummary, priors, cache: dict) -> None:
@@ -168,7 +224,7 @@ def _record(*, series, metric, finding, kind, first_bad, last_good, raised, summ
 def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummary, outcome: DetectionOutcome,
                     priors: dict[str, float]) -> None:
     stated = stated_sd(points)
-    for metric, direction in TRACKED_METRICS.items():
+    for metric, direction in ALARM_METRICS.items():  # a compile phase explains its total's findings instead
         if metric in BLOCK_TIMED_METRICS and too_noisy(stated):  # its runs say so themselves: not tracked
             continue
         # compile_cpu_ratio measured against another compile reference than the newest build's is
@@ -187,6 +243,8 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
         for cp in found:
             if too_noisy(cp.noise):  # not tracked: no finding, no re-measurement (docs/noise-and-findings.md)
                 continue
+            if cp.kind == "regression" and _machine_moved(points, metric, cp.first_bad, cp.raised_at, cp.before, cp.after):
+                continue  # eager latency moved as much beside it: the machine's change, which the speedup cancels
             host = host_slowed(points, cp, metric) if cp.kind == "regression" else None
             past_host = None
             if host is not None and not host_explains(metric, before=cp.before, after=cp.after, z=cp.z, host=host):
@@ -204,7 +262,8 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                 raised=points[cp.raised_at].build_id, summary=summary, outcome=outcome,
                 magnitude=cp.magnitude, confidence=cp.confidence, before_value=cp.before, after_value=cp.after,
                 details={"message": _change_message(metric, cp) + _past_host_note(past_host), "z": cp.z, "noise": cp.noise,
-                         "delay": cp.delay, **({"host_slowed": past_host} if past_host else {})},
+                         "delay": cp.delay, **({"host_slowed": past_host} if past_host else {}),
+                         **_phase_details(points, metric, last_good=cp.last_good, first_bad=cp.first_bad, raised=cp.raised_at)},
             )
 
 
@@ -224,19 +283,27 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)
     if too_noisy(noise.sd):  # a series too noisy to track raises nothing (docs/noise-and-findings.md)
         return
-    found = early_check(values, direction=TRACKED_METRICS[metric], sd=noise.sd, floor=BY_NAME[metric].floor, min_before=None)
+    found = early_check(values, direction=ALARM_METRICS[metric], sd=noise.sd, floor=BY_NAME[metric].floor, min_before=None)
     if found is None:
         return
+    # A young series (one or two builds before the change) borrows the class's noise: only a change far
+    # outside it is regressed; else it stays a suspect (detection.young_change_passes, docs/detection.md).
+    earlier = sum(v is not None for v in values[: found.first_bad])
+    young = not young_change_passes(found.before, found.after, earlier=earlier, sd=noise.sd, measured=noise.source == "series",
+                                    min_factor=BY_NAME[metric].young_factor)
     cp = ChangePoint(first_bad=found.first_bad, last_good=found.last_good, raised_at=len(points) - 1, kind="regression",
                      relative_change=found.relative_change, magnitude=found.magnitude, before=found.before,
                      after=found.after, z=found.z, confidence=0.0, state="suspect", noise=noise.sd)
+    if _machine_moved(points, metric, found.first_bad, len(points) - 1, found.before, found.after):
+        return  # eager latency moved as much beside it: the machine's change, which the speedup cancels
     host = host_slowed(points, cp, metric)
     past_host = None
     if host is not None and not host_explains(metric, before=found.before, after=found.after, z=found.z, host=host):
         past_host, host = host, None  # past anything the slower host explains: a regression as it stands
-    if found.state == "suspect" or host is not None:  # a host-bound drop on a slowed host: re-measured
+    if found.state == "suspect" or host is not None or young:  # a host-bound drop on a slowed host: re-measured
         request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host,
-                                        extra={"rule": "short_history", "floor": BY_NAME[metric].floor, "noise_source": noise.source})
+                                        extra={"rule": "short_history", "floor": BY_NAME[metric].floor, "noise_source": noise.source,
+                                               **({"young": earlier} if young else {})})
         if request is not None:
             outcome.remeasurements.append(request.id)
         return
@@ -249,8 +316,34 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
                  f"{found.bad_builds} builds in a row, past the {BY_NAME[metric].floor:.0%} floor and {abs(found.z):.1f} x the "
                  f"run-to-run noise ({noise.sd:.2%}, {noise.source}); short history" + _past_host_note(past_host),
                  "rule": "short_history", "z": found.z, "noise": noise.sd, "noise_source": noise.source,
-                 "delay": found.bad_builds, **({"host_slowed": past_host} if past_host else {})},
+                 "delay": found.bad_builds, **({"host_slowed": past_host} if past_host else {}),
+                 **_phase_details(points, metric, last_good=found.last_good, first_bad=found.first_bad, raised=len(points) - 1)},
     )
+
+
+def _machine_moved(points: list[Point], metric: str, first_bad: int, raised: int, before: float, after: float) -> bool:
+    """``history.machine_moved`` over the up to ``FLOOR_RULE_WINDOW`` points before the change and its bad ones."""
+    return machine_moved(metric, points[max(first_bad - FLOOR_RULE_WINDOW, 0) : first_bad], points[first_bad : raised + 1],
+                         old=before, new=after) is not None
+
+
+def _phase_details(points: list[Point], metric: str, *, last_good: int | None, first_bad: int, raised: int) -> dict:
+    """``{"phases": [...]}`` of a total's finding (contract.metrics.EXPLAINED_BY: a compile's phases):
+    each phase at the last good build and over the bad builds (median), largest change in seconds
+    first, so the finding says where its time went; {} for a metric without phases or none measured."""
+    if last_good is None or metric not in EXPLAINED_BY:
+        return {}
+    bad = points[first_bad : raised + 1]
+    phases = []
+    for phase in EXPLAINED_BY[metric]:
+        before = points[last_good].values.get(phase)
+        after = [p.values[phase] for p in bad if p.values.get(phase) is not None]
+        if before is not None and after:
+            after_value = sorted(after)[len(after) // 2]
+            phases.append({"metric": phase, "label": BY_NAME[phase].line_label, "before": before, "after": after_value,
+                           "change_s": after_value - before})
+    phases.sort(key=lambda p: -abs(p["change_s"]))
+    return {"phases": phases} if phases else {}
 
 
 def host_explains(metric: str, *, before: float, after: float, z: float, host: dict) -> bool:
@@ -297,6 +390,8 @@ def _deterministic_findings(*, series, points: list[Point], summary, outcome) ->
         return  # a series' first build is its baseline: its failures are baseline state, not regressions
     previous = points[-2]
     for finding in compare_cases(previous.case if previous else None, current.case):
+        if finding.kind == Regression.Finding.STATUS_CHANGED and not finding.regression:
+            continue  # an already-failing case now failing for the machine (detection.MACHINE_FAILURES): no finding
         _record(
             series=series, metric=_FINDING_METRIC.get(finding.kind, "status"), finding=finding.kind,
             kind=Regression.Kind.IMPROVEMENT if finding.kind in _NOT_REGRESSIONS or not finding.regression
@@ -356,7 +451,8 @@ def _dynamic_gap_findings(*, series_list: list[Series], build_id: int, summary, 
 
 
 def _decide_pending(*, series: Series, points: list[Point], summary: AlertSummary, priors: dict[str, float]) -> None:
-    for request in Remeasurement.objects.filter(series=series, status=Remeasurement.Status.PENDING).order_by("id"):
+    for request in Remeasurement.objects.filter(series=series, status=Remeasurement.Status.PENDING,
+                                                metric__in=ALARM_METRICS).order_by("id"):
         if remeasurement_decide(remeasurement_id=request.id).status == Remeasurement.Status.PENDING:
             remeasurement_decide_by_next_build(remeasurement_id=request.id, points=points, summary=summary,
                                                prior=priors.get(request.metric))

@@ -22,7 +22,8 @@ from dashboard.dispatch.models import BuildEnvironment
 from dashboard.dispatch.services import run_request
 from dashboard.results.models import Result
 from dashboard.results.same_build import same_build_ids
-from detection import K_NOISE, confirm_with_remeasurement, is_worse
+from contract.metrics import BY_NAME
+from detection import K_NOISE, confirm_with_remeasurement, is_worse, young_change_passes
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
@@ -128,12 +129,21 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
         floor = request.suspect.get("floor") or 0.0
         value = nxt.values[metric]
         bad = is_worse(value, baseline, direction=direction, sd=sd, floor=floor)
+        # A young series (one or two builds up to the baseline): a second bad build is no repeated run;
+        # only a change far outside the class's noise is confirmed (detection.young_change_passes).
+        earlier = sum(1 for p in comparable_points(points[: ids.index(request.baseline_build_id) + 1], metric, reference=reference)
+                      if p.values.get(metric))
+        young = bad and not young_change_passes(baseline, value, earlier=earlier, sd=sd, measured=noise.source == "series",
+                                                min_factor=BY_NAME[metric].young_factor)
         rel = value / baseline - 1.0
         request.decision = {"decided_by": "next_build", "next_build_id": nxt.build_id, "before": baseline,
                             "after": value, "relative_change": rel, "noise": sd, "noise_source": noise.source,
-                            "k": K_NOISE, "floor": floor, "decision": "regression" if bad else "no_change"}
+                            "k": K_NOISE, "floor": floor,
+                            "decision": "young_series" if young else "regression" if bad else "no_change"}
         request.decided_at = timezone.now()
-        request.status = Remeasurement.Status.CONFIRMED if bad else Remeasurement.Status.REJECTED
+        bad = bad and not young
+        request.status = (Remeasurement.Status.INCONCLUSIVE if young else
+                          Remeasurement.Status.CONFIRMED if bad else Remeasurement.Status.REJECTED)
         if bad:
             suspect = request.suspect
             request.regression, _ = Regression.objects.get_or_create(

@@ -224,9 +224,11 @@ def change_cells(changes: dict, metrics) -> str:
 
 
 @register.simple_tag
-def ab_cells(cells: dict, metrics) -> str:
+def ab_cells(cells: dict, metrics, pooled: bool = False) -> str:
     """The A/B page's cells: ``base → variant``, then the change next to its noise, or "no change"
-    (grey) when it is within the noise; counts change by any difference."""
+    (grey) when it is within the noise; counts change by any difference. A case's cell shows its
+    stored finding (linked) or says a change past its band is not one; ``pooled`` (a geomean row,
+    never a finding itself) says neither."""
     out = []
     for m in metrics:
         c = cells[m.name]
@@ -245,7 +247,17 @@ def ab_cells(cells: dict, metrics) -> str:
         else:
             verdict = f'<span class="delta">{change(c.change, "count" if c.noise is None else "relative")}</span>'
         noise = f' <span class="noise">±{c.noise * 100:.1f}%</span>' if c.noise is not None and c.change is not None else ""
-        out.append(f'<td class="num ab {c.tone}" data-metric="{m.name}" data-tone="{c.tone}">{values}'
+        found = getattr(c, "finding", None)
+        if found:  # the stored finding's numbers, linked: the same on /regressions/ and in the verdict (issue #42)
+            values = escape(found["values"])
+            verdict = (f'<a class="finding-link" href="{reverse("regressions:detail", args=[found["id"]])}">'
+                       f'finding {found["id"]}</a> <span class="delta">{escape(found["text"])}</span>')
+            noise = f' <span class="noise">±{found["noise"] * 100:.1f}%</span>' if found["noise"] is not None else ""
+        elif c.tone == WORSE and c.noise is not None and not pooled:  # past the band, yet the verdict made no finding of it
+            verdict += (' <span class="not-finding" title="the variant\'s verdict compares both builds\' runs with the '
+                        'run-to-run noise model: this change is short of its noise test or of 3 %">not a finding</span>')
+        finding_id = f' data-finding="{found["id"]}"' if found else ""
+        out.append(f'<td class="num ab {c.tone}" data-metric="{m.name}" data-tone="{c.tone}"{finding_id}>{values}'
                    f'<div class="ab-change">{verdict}{noise}</div></td>')
     return mark_safe("".join(out))
 
