@@ -188,7 +188,7 @@ def command_wait(client: Client, args) -> int:
                 runs = page.get("results", [])
         except ApiError as error:
             print(f"error: {error}", file=sys.stderr)
-            return EXIT_NO_ANSWER
+            return EXIT_USAGE if error.status == 400 else EXIT_NO_ANSWER  # 400: an option, named (a mistyped class)
         for run in runs:
             line = _progress_line(run)
             if last.get(run["id"]) != line:
