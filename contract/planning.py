@@ -35,13 +35,17 @@ class Plan:
 
 
 _OLD_SIZE_FLAG = re.compile(r"(?<!\S)--suite (tiny|full)(?!\S)")
+_TIMEOUT_FLAG = re.compile(r" --timeout (\d+(?:\.\d+)?)(?!\S)")
+DEFAULT_TIMEOUT_S = 900.0  # the runner's --timeout per case subprocess
 
 
 def current_repro(repro: str) -> str:
     """A stored repro command as today's runner takes it: before issue #34 a size was ``--suite tiny``
     (``--suite`` now names a suite, and the runner answers that old spelling with exit 2), so an
-    older document's ``--suite tiny|full`` reads ``--size tiny|full``."""
-    return _OLD_SIZE_FLAG.sub(r"--size \1", repro or "")
+    older document's ``--suite tiny|full`` reads ``--size tiny|full``; a ``--timeout`` within the
+    runner's default is dropped, as ``repro_command`` drops it (#42 item 8: one timeout on every page)."""
+    repro = _OLD_SIZE_FLAG.sub(r"--size \1", repro or "")
+    return _TIMEOUT_FLAG.sub(lambda m: "" if float(m.group(1)) <= DEFAULT_TIMEOUT_S else m.group(0), repro)
 
 
 def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float | None = None) -> str:
@@ -61,7 +65,7 @@ def repro_command(spec: CaseSpec, *, python: str | None = None, timeout_s: float
         argv += ["--backend", spec.backend]
     if python:
         argv += ["--python", python]
-    if timeout_s is not None:
+    if timeout_s is not None and timeout_s > DEFAULT_TIMEOUT_S:  # the default is time enough for a shorter one
         argv += ["--timeout", f"{timeout_s:g}"]
     argv += Overrides.recorded({"config": spec.config_overrides, "env": spec.env_overrides}).cli_arguments()
     return shlex.join(argv)

@@ -14,13 +14,13 @@ RETRY_AFTER_S = 30
 DATABASE_DOWN_MESSAGE = "the database is unavailable; try again shortly"
 
 
-def _is_api(request) -> bool:
+def is_api(request) -> bool:
     return request.path.startswith("/api/")
 
 
 def error(request, status: int, field: str | None, message: str, headers: dict | None = None) -> HttpResponse:
     """The API's error shape under /api/ (see dashboard.api.exceptions), plain text elsewhere."""
-    if _is_api(request):
+    if is_api(request):
         body = {"status": status, "detail": message, "errors": [{"field": field, "message": message}]}
         return JsonResponse(body, status=status, headers=headers)
     return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8", headers=headers)
@@ -62,3 +62,4 @@ class LoginThrottleMiddleware:
                 return error(request, 429, "username", f"too many failed sign-ins; try again in {wait} s",
                              headers={"Retry-After": str(wait)})
         return self.get_response(request)
+

@@ -66,6 +66,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "dashboard.web.middleware.SitePagesMiddleware",  # 404 and 403 as pages of the site, DEBUG on or off
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -259,6 +260,7 @@ SPECTACULAR_SETTINGS = {
         "RegressionStatusEnum": "dashboard.api.serializers.REGRESSION_STATUSES",
         "RegressionStatusFilterEnum": "dashboard.api.serializers.REGRESSION_STATUS_FILTERS",
         "RegressionKindEnum": "dashboard.api.serializers.REGRESSION_KINDS",
+        "RegressionKindFilterEnum": "dashboard.api.serializers.REGRESSION_KIND_FILTERS",
         "BisectionKindEnum": "dashboard.api.serializers.BISECTION_KINDS",
     },
 }

@@ -8,3 +8,9 @@ urlpatterns = [
     path("", include("dashboard.alerts.urls")),
     path("", include("dashboard.web.urls")),
 ]
+
+# Errors as pages of the site (dashboard.web.views.errors); /api/ answers JSON itself.
+handler400 = "dashboard.web.views.errors.bad_request"
+handler403 = "dashboard.web.views.errors.permission_denied"
+handler404 = "dashboard.web.views.errors.not_found"
+handler500 = "dashboard.web.views.errors.server_error"

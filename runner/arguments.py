@@ -14,10 +14,10 @@ from contract.arguments import DIMS_HELP, dims
 from contract.arguments import machine_class as _machine_class
 from contract.arguments import name_list as _name_list
 from contract.arguments import non_negative, suite_name as _suite_name
+from contract.planning import DEFAULT_TIMEOUT_S
 from contract.reasons import RUN_REASONS
 from contract.vocabulary import BACKENDS, COMPILE_MODES, DEVICES, DTYPES, SHAPE_REGIMES, SIZES
 
-DEFAULT_TIMEOUT_S = 900.0
 
 
 def _choices_list(allowed: Sequence[str], what: str):

@@ -39,7 +39,8 @@ EXIT_CODES = """exit status:
   1  regressed (verdict; suspect too with --fail-on-suspect); a run failed or was cancelled (wait)
   2  usage: bad arguments, or a request the API refuses naming an option (e.g. a build measured on
      several machine classes without --machine-class: the message names them; a sha stored as several
-     builds; --baseline naming the build itself: "same build: nothing to compare")
+     builds; --baseline naming the build itself: "same build: nothing to compare"; a machine class
+     no host ever had: "unknown machine class ...; did you mean ...?", answered at once)
   3  no answer: HTTP error, unreachable, a verdict still pending at --timeout, a variant whose base
      build has no results on the class (not_tracked), a verdict of error (detection failed on some
      series: the message names them), a wait that timed out
@@ -188,7 +189,7 @@ def command_wait(client: Client, args) -> int:
                 runs = page.get("results", [])
         except ApiError as error:
             print(f"error: {error}", file=sys.stderr)
-            return EXIT_NO_ANSWER
+            return EXIT_USAGE if error.status == 400 else EXIT_NO_ANSWER  # 400: an option, named (a mistyped class)
         for run in runs:
             line = _progress_line(run)
             if last.get(run["id"]) != line:

@@ -34,5 +34,7 @@ build=$(python manage.py register_build --python "$(command -v python)" --machin
 # shellcheck disable=SC2086
 run=$(python manage.py request_run --build "$build" --size tiny --machine-class "$class" ${QUICKSTART_RUN_ARGS---workloads mlp_loop,positional_graph_break,masked_attention})
 echo "== run $run: http://127.0.0.1:8000/runs/$run/"
+# Triage, Bisect and alerts need an account: a local superuser with a random password (data/local-admin.txt).
+echo "== $(python manage.py local_admin)"
 echo "== set up and measured in $(( $(date +%s) - start )) s; dashboard at http://127.0.0.1:8000/ (Ctrl-C stops it)"
 exec python manage.py runserver 127.0.0.1:8000

@@ -14,10 +14,12 @@ from drf_spectacular.utils import extend_schema_field
 from contract.case_config import AXIS_NAMES, allowed
 from contract.vocabulary import MACHINE_CLASS_PATTERN, SIZES
 from dashboard.api.exceptions import FieldError
-from dashboard.api.serializers import BUILD_REF_HELP, REGRESSION_FINDINGS, REGRESSION_KINDS, REGRESSION_STATUS_FILTERS
+from contract.suggest import unknown_message
+from dashboard.api.serializers import BUILD_REF_HELP, unknown_parameter, REGRESSION_FINDINGS, REGRESSION_KIND_FILTERS, REGRESSION_STATUS_FILTERS
 from dashboard.results.models import Build, Result, Run, Series
 from dashboard.results.selectors.build_refs import build_resolve
 from dashboard.results.selectors.common import Ambiguous, NotFound, config_fields
+from dashboard.results.selectors.names import machine_class_names, workload_names
 
 def resolve_build(field: str, ref: str | None) -> Build | None:
     """The build a reference names; 404 (unknown) or 400 (malformed, ambiguous) naming ``field``."""
@@ -89,6 +91,10 @@ def utc_clamped(value: dt.datetime) -> dt.datetime:
         return edge.replace(tzinfo=dt.timezone.utc)
 
 
+KNOWN_NAMES = {"machine_class": machine_class_names, "workload": workload_names}
+KNOWN_WHAT = {"machine_class": "machine class", "workload": "workload"}
+
+
 class StrictFilterSet(filters.FilterSet):
     """Refuses a parameter it does not know (a typo in a filter must not silently widen the answer),
     one given twice, and an empty one (except ``blank_allowed``), each naming the parameter."""
@@ -104,10 +110,29 @@ class StrictFilterSet(filters.FilterSet):
         blank = [k for k in data if k in self.filters and k not in self.blank_allowed and not str(data[k]).strip()]
         if unknown:
             found = {k: f"renamed: use {self.renamed[k]}" if k in self.renamed else
-                     f"unknown parameter; expected one of {', '.join(sorted(self.filters))}" for k in unknown}
+                     unknown_parameter(k, self.filters) for k in unknown}
         else:
             found = {k: "given more than once" for k in twice} or {k: "This field may not be blank." for k in blank}
+        found = found or self.unknown_values()
         return ErrorDict({k: ErrorList([ValidationError(message)]) for k, message in found.items()})
+
+    def unknown_values(self) -> dict[str, str]:
+        """A choice, machine class or workload this server does not know: named, with the value
+        probably meant (``contract.suggest``); a known one with nothing stored is an empty answer."""
+        found = {}
+        for name, value in self.data.items():
+            known = self.known_values(name)
+            if known is not None and value not in known:
+                found[name] = unknown_message(KNOWN_WHAT.get(name, name), value, known)
+        return found
+
+    def known_values(self, name: str):
+        given = self.filters.get(name)
+        if isinstance(given, filters.ChoiceFilter):
+            return [str(value) for value, _ in given.extra["choices"]]
+        if name in KNOWN_NAMES:
+            return KNOWN_NAMES[name]()
+        return None
 
     def is_valid(self) -> bool:
         return not self.strict_errors() and super().is_valid()
@@ -176,18 +201,27 @@ class RegressionFilter(StrictFilterSet):
     """Validated here, applied by the regressions app's ``regression_list`` (the one place that
     knows what ``status=open`` means; its pages and digests call it too)."""
 
-    status = filters.ChoiceFilter(choices=_choices(REGRESSION_STATUS_FILTERS), help_text="open = untriaged, acknowledged or investigating")
+    status = filters.ChoiceFilter(choices=_choices(REGRESSION_STATUS_FILTERS),
+                                  help_text="open = untriaged, acknowledged or investigating; all = any status")
     build = TextFilter(max_length=160, help_text=f"the first bad build; {BUILD_REF_HELP}")
     workload = TextFilter(max_length=200)
     machine_class = machine_class_filter("machine_class")
-    kind = filters.ChoiceFilter(choices=_choices(REGRESSION_KINDS))
+    kind = filters.ChoiceFilter(choices=_choices(REGRESSION_KIND_FILTERS), help_text="all = regressions and improvements")
     metric = TextFilter(max_length=64)
     finding = filters.ChoiceFilter(choices=_choices(REGRESSION_FINDINGS))
 
     def filter_queryset(self, queryset):
-        given = {name: value for name, value in self.form.cleaned_data.items() if value not in (None, "")}
+        given = {name: value for name, value in self.form.cleaned_data.items() if value not in (None, "")
+                 and not (name in ("status", "kind") and value == "all")}
         if "build" in given:
             given["build"] = resolve_build("build", given["build"])
         from dashboard.regressions.selectors import regression_list  # noqa: PLC0415 (the app may be left out: views.regressions)
 
         return regression_list(**given)
+
+    def known_values(self, name: str):
+        if name == "metric":
+            from dashboard.regressions.selectors import finding_metric_names  # noqa: PLC0415 (as above)
+
+            return finding_metric_names()
+        return super().known_values(name)

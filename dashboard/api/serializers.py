@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from contract.case_config import AXIS_NAMES
 from contract.reasons import REQUEST_DEFAULT, RUN_REASONS
 from contract.variants import InvalidOverride, Overrides
+from contract.suggest import did_you_mean, unknown_message
 from contract.suites import suite_problem
 from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES, SIZES
 from dashboard.results.models import Run
@@ -21,11 +22,12 @@ from contract.values import text_problem, value_problems
 SHA_PATTERN = r"^([0-9a-f]{7,40}|unknown)$"
 BUILD_REF_HELP = "a build: the first 12 hex digits of its git sha (any unique prefix of 7+), then +local_label if it has one"
 REGRESSION_STATUSES = ["untriaged", "acknowledged", "investigating", "invalid", "fixed", "wontfix"]
-REGRESSION_STATUS_FILTERS = ["open", *REGRESSION_STATUSES]
+REGRESSION_STATUS_FILTERS = ["open", "all", *REGRESSION_STATUSES]  # the board's own values (/regressions/?status=all)
 REGRESSION_FINDINGS = ["change_point", "started_failing", "status_changed", "new_graph_break", "more_graph_breaks",
                        "new_recompile_reason", "more_recompiles", "dynamic_gap"]
 METRIC_CHOICES = [m.name for m in METRICS]
 REGRESSION_KINDS = ["regression", "improvement"]  # named in the OpenAPI schema (settings ENUM_NAME_OVERRIDES)
+REGRESSION_KIND_FILTERS = [*REGRESSION_KINDS, "all"]
 BISECTION_KINDS = ["builds", "overrides"]  # a regression's builds, or a variant's overrides (docs/bisect.md)
 
 
@@ -97,12 +99,23 @@ class Strict(serializers.Serializer):
         known = set(self.fields) | set(self.ignored)
         unknown = sorted(k for k in getattr(data, "keys", lambda: [])() if k not in known)
         if unknown:
-            raise serializers.ValidationError({k: [f"unknown parameter; expected one of {', '.join(sorted(self.fields))}"] for k in unknown})
+            raise serializers.ValidationError({k: [unknown_parameter(k, self.fields)] for k in unknown})
         if hasattr(data, "getlist"):  # a query string: one value per parameter
             twice = [k for k in data.keys() if len(data.getlist(k)) > 1]
             if twice:
                 raise serializers.ValidationError({k: ["given more than once"] for k in twice})
+        # a value that is not one of a choice's: named with the one probably meant (contract.suggest)
+        wrong = {name: [unknown_message(name, str(data[name]), map(str, field.choices))]
+                 for name, field in self.fields.items() if isinstance(field, serializers.ChoiceField)
+                 and name in data and isinstance(data[name], str) and data[name] not in map(str, field.choices)}
+        if wrong:
+            raise serializers.ValidationError(wrong)
         return super().to_internal_value(data)
+
+
+def unknown_parameter(name: str, known) -> str:
+    guess = did_you_mean(name, known)
+    return f"unknown parameter{f'; did you mean {guess!r}?' if guess else ''} expected one of {', '.join(sorted(known))}"
 
 
 # --- errors (documented on every operation) --------------------------------------------------------

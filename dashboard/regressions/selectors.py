@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
+from contract.findings import GAP_METRIC
+from contract.metrics import BY_NAME
 from dashboard.regressions.board import regression_numbers, suspect_numbers
 from dashboard.regressions.models import AlertSummary, Regression, RegressionStatusChange, Remeasurement
 from dashboard.results.models import Build, Result, Run
@@ -82,6 +84,13 @@ def regression_list(*, status=None, build=None, workload=None, machine_class=Non
     if finding:
         qs = qs.filter(finding=finding)
     return qs
+
+
+def finding_metric_names() -> set[str]:
+    """Every metric a finding can name (``contract.metrics``, the deterministic findings' and the
+    dynamic gap's) and every one a stored finding names: a filter on another is a typo."""
+    stored = set(Regression.objects.values_list("metric", flat=True).distinct())
+    return set(BY_NAME) | {"status", "graph_breaks", "recompiles", GAP_METRIC} | stored
 
 
 def remeasurement_list_pending() -> QuerySet[Remeasurement]:

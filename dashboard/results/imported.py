@@ -4,6 +4,8 @@ same torch is never merged into it) and a label that every page showing the buil
 "torch 2.13.0 · imported (host, 2026-11-22)"."""
 from __future__ import annotations
 
+from contract.data_dependent import reclassify
+
 IMPORTED_SUFFIX = "imported"
 
 
@@ -37,7 +39,11 @@ def imported_sources_label(*, torch_version: str, sources: list[tuple[str, str, 
 
 
 def document_as_imported(doc: dict) -> None:
-    """Mark a checked run document as imported sample data, in place (an ``run_ingest`` prepare step)."""
+    """Mark a checked run document as imported sample data, in place (an ``run_ingest`` prepare step);
+    its results get today's status names (``contract.data_dependent.reclassify``: a data-dependent
+    ``compile_error`` of a document measured before that status existed is a ``data_dependent_error``)."""
+    for result in doc.get("results", []):
+        reclassify(result)
     build = doc["build"]
     build["local_label"] = imported_local_label(build.get("local_label", ""))
     build["label"] = imported_build_label(torch_version=build["torch_version"], machine=doc["machine"],

@@ -51,13 +51,17 @@ def data_fingerprint() -> str:
 
 
 def cached_page(view):
-    """Serve a GET's successful response from the cache, keyed by the full path and the data's version."""
+    """Serve a GET's successful response from the cache, keyed by the full path, the data's version
+    and the signed-in user's name (the page's header says who it is)."""
     @functools.wraps(view)
     def wrapped(request, *args, **kwargs):
         seconds = settings.PAGE_CACHE_SECONDS
         if request.method != "GET" or not seconds:
             return view(request, *args, **kwargs)
-        key = "ptbench:page:" + hashlib.sha1(f"{data_fingerprint()} {request.get_full_path()}".encode()).hexdigest()
+        # the header names who is signed in (or links "sign in"): one copy per reader kind
+        user = getattr(request, "user", None)
+        who = user.get_username() if user is not None and user.is_authenticated else ""
+        key = "ptbench:page:" + hashlib.sha1(f"{data_fingerprint()} {request.get_full_path()} {who}".encode()).hexdigest()
         response = cache.get(key)
         if response is None:
             response = view(request, *args, **kwargs)

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from django.core.paginator import EmptyPage, Page, Paginator
 from django.shortcuts import render
 
+from contract.suggest import did_you_mean, unknown_message
 from dashboard.results.models import Build
 from dashboard.results.selectors.build_refs import build_resolve
 from dashboard.results.selectors.common import DEFAULT_RANGE, RANGES, Ambiguous, NotFound
@@ -47,7 +48,20 @@ def choice(request, name: str, choices: Iterable[str], default: str | None = Non
     choices = list(choices)
     if value not in choices:
         shown = ", ".join(choices[:12]) + (", ..." if len(choices) > 12 else "")
-        raise BadParameter(name, f"{value[:80]!r} is not one of {shown or '(none stored)'}")
+        guess = did_you_mean(value, [c for c in choices if c])
+        hint = f"; did you mean {guess!r}?" if guess else ""
+        raise BadParameter(name, f"{value[:80]!r} is not one of {shown or '(none stored)'}{hint}")
+    return value
+
+
+def known_name(request, name: str, known: Iterable[str], what: str) -> str | None:
+    """A free-text name (a workload) that must be one this server knows: 400 with a did-you-mean."""
+    value = _one(request, name)
+    if value is None:
+        return None
+    known = set(known)
+    if value not in known:
+        raise BadParameter(name, unknown_message(what, value, known))
     return value
 
 

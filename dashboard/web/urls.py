@@ -13,5 +13,6 @@ urlpatterns = [
     path("artifacts/<str:sha256>/", views.artifact_download, name="artifact"),
     path("explain/<int:before_id>/<int:after_id>/", views.explain, name="explain"),
     path("docs/", views.doc, name="docs"),
+    path("docs/img/<str:name>", views.doc_image, name="doc-image"),
     path("docs/<slug:page>/", views.doc, name="doc"),
 ]

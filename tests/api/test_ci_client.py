@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 from rest_framework.test import APIClient
@@ -112,6 +113,14 @@ def test_verdict_usage_errors_exit_2_naming_what_settles_them(server, tmp_path, 
     assert ci(["verdict", "--build", ref_for_day(1)]) == 2
     err = capsys.readouterr().err
     assert "machine_class (--machine-class): " in err and "choose one of cpu, gpu-h100" in err
+    # A class no host ever had: answered at once, never waited on (issue #42 item 6).
+    started = time.monotonic()
+    assert ci(["verdict", "--build", ref_for_day(1), "--machine-class", "gpu-h10"]) == 2
+    err = capsys.readouterr().err
+    assert "machine_class (--machine-class): unknown machine class 'gpu-h10'; did you mean 'gpu-h100'?" in err
+    assert "waiting" not in err and time.monotonic() - started < 10
+    assert ci(["wait", "--build", ref_for_day(1), "--machine-class", "gpu-h10", "--timeout", "600"]) == 2
+    assert "did you mean 'gpu-h100'?" in capsys.readouterr().err
     # The build itself as baseline: nothing to compare, a usage error too.
     assert ci(["verdict", "--build", ref_for_day(1), "--machine-class", "cpu", "--baseline", ref_for_day(1)]) == 2
     captured = capsys.readouterr()

@@ -139,7 +139,7 @@ def test_compare_common_cases_with_deltas(api):
     ("head=1234567", "head", 404),
     ("head={d1}", "base", 404),  # no build before the first
     ("head={d2}&base=9999999", "base", 404),
-    ("head={d2}&machine_class=gpu-h100", "head", 404),
+    ("head={d2}&machine_class=gpu-h10", "machine_class", 400),  # no host ever had it: a typo (#42 item 6)
     ("head={d2}&threshold=-1", "threshold", 400),
     ("head={d2}&filter=worse", "filter", 400),
 ])
@@ -155,3 +155,6 @@ def test_compare_asks_for_a_machine_class_when_a_build_ran_on_several(api):
     response = api.get(f"/api/v1/compare/?head={ref_for_day(2)}")
     assert response.status_code == 400 and fields(response) == ["machine_class"] and "cpu, gpu-h100" in response.json()["detail"]
     assert api.get(f"/api/v1/compare/?head={ref_for_day(2)}&machine_class=cpu").json()["common"] == 3
+    # a class the build never ran on: its head has no results there
+    missing = api.get(f"/api/v1/compare/?head={ref_for_day(1)}&machine_class=gpu-h100")
+    assert missing.status_code == 404 and fields(missing) == ["head"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from dashboard.results.models import Machine
 from tests.api.conftest import fields
 from tests.api.history import planted_history, post
 from tests.dashboard.page_history import ref_for_day
@@ -65,6 +66,9 @@ def test_verdict_parameters(writer, api, detect):
     assert missing.status_code == 404 and fields(missing) == ["build"]
     assert fields(api.get("/api/v1/verdict/")) == ["build"]
     assert fields(api.get(f"/api/v1/verdict/?build={ref_for_day(2)}&baseline=nope")) == ["baseline"]
+    typo = api.get(f"/api/v1/verdict/?build={ref_for_day(2)}&machine_class=gpu-h100")  # no host ever had it
+    assert fields(typo) == ["machine_class"] and typo.status_code == 400
+    Machine.objects.create(hostname="h100-box", machine_class="gpu-h100")  # a class a host has, without this build
     other_class = api.get(f"/api/v1/verdict/?build={ref_for_day(2)}&machine_class=gpu-h100").json()
     assert (other_class["verdict"], other_class["reason"]) == ("pending", "no_results")  # never a silent pass
 
@@ -81,6 +85,7 @@ def test_list_filter_and_triage_regressions(writer, api, detect):
     assert regression["series"]["workload"] == "mlp_loop" and regression["series"]["machine_class"] == "cpu"
     failing = api.get("/api/v1/regressions/?workload=resnet_train&finding=started_failing").json()["results"]
     assert [r["first_bad_build"] for r in failing] == [ref_for_day(16)]
+    Machine.objects.create(hostname="h100-box", machine_class="gpu-h100")
     assert api.get("/api/v1/regressions/?machine_class=gpu-h100").json()["count"] == 0
     assert fields(api.get("/api/v1/regressions/?status=closed")) == ["status"]
 

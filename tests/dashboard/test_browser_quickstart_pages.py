@@ -115,17 +115,17 @@ def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quicks
     assert "geomean gap 1.227 over the 2 workloads where both regimes passed (too noisy to track: every gap is)" in summary
     # None below 1: the smallest gap is not called "worst".
     assert "smallest mlp_loop 1.012" in summary and "widest the other way positional_graph_break 1.488" in summary
-    assert "1 failed, no gap: masked_attention (unbacked compile_error)" in summary
+    assert "1 failed, no gap: masked_attention (unbacked data_dependent_error)" in summary
     row = page.locator("#dynamic-table tr.failed")
-    assert row.count() == 1 and "unbacked compile_error" in row.locator("td.ratio").first.inner_text()
+    assert row.count() == 1 and "unbacked data_dependent_error" in row.locator("td.ratio").first.inner_text()
     # The heatmap: log2 of the ratio, symmetric around 1 (0), red at the bottom; a failed cell is
     # drawn dark and names its status.
     heat = page.evaluate("""() => { const d = document.getElementById('dynamic-heatmap').data;
       return {zmin: d[0].zmin, zmax: d[0].zmax, zmid: d[0].zmid, low: d[0].colorscale[0][1], mid: d[0].colorscale[2][1],
               failed: d.length > 1 ? d[1].text.flat().filter(Boolean) : []}; }""")
     assert heat["zmin"] == -heat["zmax"] and heat["zmid"] == 0 and heat["low"] == "#b2182b" and heat["mid"] == "#f7f7f7"
-    assert "compile_error" in heat["failed"]
-    assert page.locator("#dynamic-heatmap text", has_text="compile_error").count() >= 1
+    assert "data_dependent_error" in heat["failed"]
+    assert page.locator("#dynamic-heatmap text", has_text="data_dependent_error").count() >= 1
     assert problems == []
 
     # The imported measurement of 2.13: a geomean of 0.762 with bert_encoder 4x slower beside it.
@@ -134,7 +134,7 @@ def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quicks
     assert "geomean gap 0.762 over the 7 workloads" in summary
     # Its sides state ±158 % and ±104 %: 4.1x slower is said, and that it is too noisy to track (grey, not red).
     assert "worst bert_encoder 0.243 (unbacked 4.1x slower, too noisy to track)" in summary
-    assert "2 failed, no gap: masked_attention (unbacked compile_error), unet_diffusion (unbacked compile_error)" in summary
+    assert "2 failed, no gap: masked_attention (unbacked data_dependent_error), unet_diffusion (unbacked compile_error)" in summary
     assert page.locator("#worst-gap.too_noisy").count() == 1
     assert page.locator("#dynamic-table td:nth-child(4).worse").count() == 0  # no gap red: every one too noisy
     assert page.locator("#dynamic-table td:nth-child(4)", has_text="too noisy to track").count() == 7
@@ -165,7 +165,7 @@ def test_gpu_workload_page_opens_on_the_h100_and_shows_each_run(browser, live_se
     page, problems = open_page(browser, live_server.url + "/workloads/masked_attention/?machine=" + LOCAL_CLASS + "&regime=unbacked", viewport=WIDE)
     assert "GuardOnDataDependentSymNode" in page.inner_text("#latest-error")
     assert "workloads.suite.masked_attention.MaskedAttentionStack (ours)" in page.inner_text("#implementation")
-    failed = page.locator("table.latest tr.status-compile_error details.error")
+    failed = page.locator("table.latest tr.status-data_dependent_error details.error")
     assert failed.count() == 1 and failed.locator("summary").inner_text() == "torch._inductor.exc.InductorError"
     assert problems == []
 

@@ -20,6 +20,17 @@ def row_counts() -> dict[str, int]:
     return {model.__name__: model.objects.count() for model in ALL_MODELS}
 
 
+def test_a_cpu_case_that_measured_only_its_weights_stores_no_memory():
+    """#42 item 8: equal eager and compiled peaks on a CPU are the weights (the peak RSS did not rise):
+    "–" like a CPU class whose runner measured none, never "1.000x"; peaks that differ are kept."""
+    weights = make_result("mlp_loop", "static", eager_peak_memory_bytes=16_896, compiled_peak_memory_bytes=16_896)
+    run_ingest_and_detect(document=make_document(results=[weights, make_result("resnet_train", "static")]))
+    only_weights = Result.objects.get(workload__name="mlp_loop")
+    assert (only_weights.eager_peak_memory_bytes, only_weights.compiled_peak_memory_bytes, only_weights.memory_compression) == (None, None, None)
+    assert only_weights.environment["memory_weights_bytes"] == 16_896
+    assert Result.objects.get(workload__name="resnet_train").memory_compression == 2.0
+
+
 def test_round_trip_stores_every_field():
     document = make_document()
     document["results"][0].update(

@@ -68,7 +68,10 @@ def test_a_build_imported_from_two_hosts_names_both_and_its_days(client):
     assert Build.objects.count() == 1
     hosts = sorted([cpu["machine"]["hostname"], "h100-vm"])
     assert run.build.label == f"torch 2.13.0+cpu · imported ({', '.join(hosts)}, 2026-11-22 to 2026-11-24)"
-    assert run.build.label in client.get("/").content.decode()  # the recent runs name every host
+    # every page names it by the hosts of the class it shows (#42 item 8): the recent runs, the build pickers
+    assert run.build.label not in client.get("/").content.decode()
+    picker = client.get("/compare/", {"machine": "gpu-h100"}).content.decode()
+    assert "imported (h100-vm, 2026-11-24)" in picker and run.build.label not in picker
     # Each class's block, and its "last night" row, name the hosts and days of that class only.
     for machine_class, label in (("gpu-h100", "torch 2.13.0+cpu · imported (h100-vm, 2026-11-24)"),
                                  ("cpu", f"torch 2.13.0+cpu · imported ({cpu['machine']['hostname']}, 2026-11-22)")):

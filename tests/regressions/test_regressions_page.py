@@ -43,6 +43,8 @@ def test_filters_change_the_list(client, stepped):
     html = client.get("/regressions/", {"status": "fixed"}).content.decode()
     assert f'data-id="{backed.id}"' not in html
     assert client.get("/regressions/", {"status": "bogus"}).status_code == 400
+    typo = client.get("/regressions/", {"workload": "resnet_trian"})  # never an empty board with no hint
+    assert typo.status_code == 400 and "did you mean &#x27;resnet_train&#x27;?" in typo.content.decode()
     assert client.get("/regressions/", {"build": "zzzz"}).status_code == 404  # no build has that sha or label
 
 

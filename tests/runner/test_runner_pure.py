@@ -8,7 +8,7 @@ import pytest
 
 from runner.engine.environment import machine_class_for
 from runner.engine.executor import ChildExit, classify_exit, signal_name
-from contract.planning import plan_cases, repro_command
+from contract.planning import current_repro, plan_cases, repro_command
 from runner.engine.progress import Progress, estimate_remaining, format_duration
 from runner.engine.result_file import finite_json
 from contract.spec import CaseSpec, TimingBudget
@@ -114,7 +114,11 @@ def test_repro_command_names_the_one_case():
         "python -m runner run --size full --workloads mlp_loop --modes max-autotune --regimes unbacked --dtypes bfloat16 --device cuda"
     )
     eager = CaseSpec(workload="a.b:C", compile_mode="default", shape_regime="static", dtype="float32", device="cpu", backend="eager")
-    assert repro_command(eager, timeout_s=30).endswith("--backend eager --timeout 30")
+    assert repro_command(eager, timeout_s=1800).endswith("--backend eager --timeout 1800")
+    # within the runner's default: no --timeout, so one case reads the same on every page (#42 item 8)
+    assert repro_command(eager, timeout_s=600).endswith("--backend eager")
+    assert current_repro("python -m runner run --suite tiny --workloads x --timeout 600 --python p") == (
+        "python -m runner run --size tiny --workloads x --python p")
 
 
 def test_plan_skips_unsupported_dtypes_and_dynamic_regimes_without_dynamic_dims():

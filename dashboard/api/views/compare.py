@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
 
+from contract.suggest import unknown_message
 from dashboard.api.exceptions import FieldError
 from dashboard.api.serializers import CompareQuerySerializer, ComparePageSerializer, CompareRowSerializer
 from dashboard.api.filters import resolve_build
@@ -9,13 +10,18 @@ from dashboard.api.views.common import READ_ERRORS, ApiView, query
 from dashboard.results.selectors.builds import build_classes, build_summary_get, build_summary_previous
 from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import build_ref
+from dashboard.results.selectors.names import machine_class_names
 from dashboard.regressions.compare import builds_compare_judged
 from dashboard.results.selectors.compare import compare_rows_select, compare_summary
 
 
 def machine_class_for(build, given: str | None, field: str = "machine_class") -> str:
-    """The machine class asked about: the given one, else the build's only one."""
+    """The machine class asked about: the given one (400 with a did-you-mean when no host, run or
+    result ever had it: nothing can come of waiting on it), else the build's only one."""
     if given:
+        known = machine_class_names()
+        if given not in known:
+            raise FieldError(field, unknown_message("machine class", given, known))
         return given
     classes = build_classes(build_id=build.id)
     if len(classes) == 1:

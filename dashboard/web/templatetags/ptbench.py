@@ -18,6 +18,7 @@ from django.utils.safestring import mark_safe
 from contract.metrics import COMPILE_TIMES
 from contract.findings import BETTER, TOO_NOISY, TOO_NOISY_SD, WITHIN_NOISE, WORSE, ratio_interval, sd_of_halfwidth, too_noisy
 from dashboard.results.formatting import metric_format
+from dashboard.results.selectors.builds import build_label_on
 from dashboard.results.selectors.common import build_ref as _build_ref
 from dashboard.results.variants import base_of, overrides_stored
 from dashboard.web.templatetags.artifacts import artifact_html
@@ -132,6 +133,13 @@ def shown(value) -> str:
 @register.filter
 def build_ref(build) -> str:
     return _build_ref(build)
+
+
+@register.filter
+def build_on(build, machine_class) -> str:
+    """The build as its figures on ``machine_class`` name it: an imported build by that class's hosts
+    and days, the same on every page (``selectors.builds.build_label_on``; the overview's too)."""
+    return build_label_on(build=build, machine_class=machine_class) if build is not None and machine_class else str(build or "")
 
 
 @register.filter
@@ -268,7 +276,8 @@ def build_options(summaries, selected_id=None, *, blank: str = "") -> str:
     out = [f'<option value="">{escape(blank)}</option>'] if blank else []
     for s in summaries:
         ref = _build_ref(s.build)
-        label = f" · {s.build.label}" if s.build.label else ""
+        shown = build_label_on(build=s.build, machine_class=s.machine_class) if s.build.label else ""
+        label = f" · {shown}" if shown else ""  # an imported build by the class's hosts, as its block names it
         label += f" · {overrides(s.build)}" if s.build.overrides else ""
         selected = " selected" if s.build_id == selected_id else ""
         out.append(f'<option value="{escape(ref)}"{selected}>{escape(ref)} · {s.ordered_at:%Y-%m-%d}{escape(label)}</option>')

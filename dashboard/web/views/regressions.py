@@ -19,6 +19,7 @@ from dashboard.regressions.selectors_bisect import bisection_busy, bisection_lat
 from dashboard.regressions.services import regression_triage
 from dashboard.regressions.services.bisect import BisectError, bisection_cancel, bisection_start
 from dashboard.results.selectors.builds import machine_class_list
+from dashboard.results.selectors.names import stored_workload_names
 from dashboard.web import params
 from dashboard.web.export import export_format, table_response
 
@@ -41,7 +42,7 @@ def regression_page(request):
     machine_class = params.choice(request, "machine", ["", *machine_class_list()], "")
     finding = params.choice(request, "finding", ["", *Regression.Finding.values], "")
     build = params.build(request, "build")
-    workload = (request.GET.get("workload") or "").strip()[:200]
+    workload = params.known_name(request, "workload", stored_workload_names(), "workload") or ""
     page_number = int(params.number(request, "page", 1, low=1, high=1_000_000, integer=True))
     fmt = export_format(request)
     rows = regression_list(

@@ -2,12 +2,14 @@ from django.http import Http404
 from django.shortcuts import render
 from django.urls import reverse
 
+from contract.suggest import unknown_message
 from contract.suites import family_model
 from contract.metrics import COMPILE_TIMES
 from dashboard.regressions.selectors import regression_markers
 from contract.case_config import SHORT, SHOWN_AXES, allowed
 from dashboard.results.artifacts import results_with_artifacts
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
+from dashboard.results.selectors.names import stored_workload_names
 from dashboard.results.selectors.suites import notes_grouped
 from dashboard.results.selectors.workloads import (
     series_history,
@@ -37,7 +39,7 @@ def workload(request, name):
     try:
         item = workload_get(name=name)
     except NotFound:
-        raise Http404(f"no workload {name!r}") from None
+        raise Http404(unknown_message("workload", name, stored_workload_names())) from None
     all_series = workload_series(workload=item)
     newest_first = workload_classes_newest(workload=item)  # it opens on the class measured last
     classes = sorted({s.machine_class for s in all_series}, key=lambda c: newest_first.index(c) if c in newest_first else len(newest_first))
