@@ -30,7 +30,21 @@ def regression_numbers(regression: Regression) -> FindingNumbers:
     noise = details.get("noise")
     return finding_numbers(metric=regression.metric, before=before, after=after, kind=regression.kind,
                            noise=noise if isinstance(noise, (int, float)) else None, confidence=regression.confidence,
-                           certain=regression.finding != Regression.Finding.CHANGE_POINT)
+                           certain=regression.finding != Regression.Finding.CHANGE_POINT, new_reason=new_reason(regression))
+
+
+NEW_REASON_FINDINGS = (Regression.Finding.NEW_GRAPH_BREAK, Regression.Finding.NEW_RECOMPILE_REASON)
+
+
+def new_reason(regression: Regression, limit: int = 120) -> str:
+    """The first line of a new graph-break or recompile reason's finding's (first) new reason; ""
+    for any other finding."""
+    reasons = (regression.details or {}).get("reasons") if isinstance(regression.details, dict) else None
+    if regression.finding not in NEW_REASON_FINDINGS or not reasons:
+        return ""
+    line = next((ln.strip() for ln in str(reasons[0]).splitlines() if ln.strip()), "")
+    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return (line if len(line) <= limit else line[: limit - 1] + "…") + more
 
 
 def suspect_numbers(request: Remeasurement) -> FindingNumbers:
