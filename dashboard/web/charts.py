@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from contract.explain import FINDING_METRICS
 from contract.findings import ratio_interval, sd_of_halfwidth, too_noisy
 from contract.metrics import chart_lines
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
@@ -151,7 +152,7 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
             {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.change_text})" if m.change_text else ""),
              "kind": m.kind}
             for m in markers
-            if m.build_id in index and any(metric == m.metric for _, metric, _ in lines)
+            if m.build_id in index and any(metric == FINDING_METRICS.get(m.metric, m.metric) for _, metric, _ in lines)
         ]
         host_sensitive = any(metric in HOST_SENSITIVE_METRICS for _, metric, _ in lines)
         charts.append({"id": f"series-{chart_id}", "title": title, "unit": axis_title(unit), "lines": out_lines, "markers": chart_markers,

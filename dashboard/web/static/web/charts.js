@@ -123,10 +123,24 @@
         title = Object.assign(title, { yref: "container", y: 1, yanchor: "top", pad: { t: 8 } });
         crowded = { margin: { t: 34 + 22 * rows, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" } };
       }
-      draw(el, traces, base(Object.assign({ title: title, xaxis: buildAxis(spec.x), yaxis: Object.assign({ title: { text: chart.unit } }, chart.from_zero ? { rangemode: "tozero", tickformat: ",.3~g" } : {}), showlegend: chart.lines.length > 1 || extras > 0 }, crowded))).then(function () {
+      // A finding's page: its last good and first bad builds, as lines across the chart.
+      var marks = changeMarks();
+      draw(el, traces, base(Object.assign({ title: title, shapes: marks.shapes, annotations: marks.annotations, xaxis: buildAxis(spec.x), yaxis: Object.assign({ title: { text: chart.unit } }, chart.from_zero ? { rangemode: "tozero", tickformat: ",.3~g" } : {}), showlegend: chart.lines.length > 1 || extras > 0 }, crowded))).then(function () {
         el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
       });
     });
+  }
+
+  function changeMarks() {
+    var out = { shapes: [], annotations: [] };
+    if (!spec.change) return out;
+    [["good", "last good", "#5f6b7a", "dot", "right"], ["bad", "first bad", "#b3261e", "dash", "left"]].forEach(function (m) {
+      var i = spec.change[m[0]];
+      if (i === null || i === undefined) return;
+      out.shapes.push({ type: "line", xref: "x", yref: "paper", x0: spec.x[i], x1: spec.x[i], y0: 0, y1: 1, line: { color: m[2], width: 1.5, dash: m[3] } });
+      out.annotations.push({ xref: "x", yref: "paper", x: spec.x[i], y: 1, yanchor: "top", xanchor: m[4], text: " " + m[1] + " ", showarrow: false, font: { size: 10, color: m[2] } });
+    });
+    return out;
   }
 
   // Backed vs unbacked: the suite geomean of the gap over builds, and a heatmap per workload.
