@@ -53,7 +53,12 @@ def charts_with_values(charts: list[dict], *, machine_class: str) -> tuple[list[
 
 def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
     """One line per configuration on each figure's chart; x (build time) and the build refs are
-    sent once per configuration and shared by the charts."""
+    sent once per configuration and shared by the charts. A configuration measured on one build of
+    several is named so in the legend ("· 1 build"); a range of one build draws no chart (a column of
+    single dots, one per configuration, is no trend): ``single_build`` names it instead."""
+    if len(trend["builds"]) == 1:
+        return {"kind": "trends", "machine_class": machine_class, "single_build": trend["builds"][0],
+                "configs": len(trend["configs"]), "charts": [], "empty": []}
     series = []
     charts = {f.key: [] for f in figures}
     ticks = {}
@@ -63,7 +68,8 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
         for p in points:
             ticks[p["ref"]] = build_tick(ref=p["ref"], version=p["version"])
         series.append({
-            "name": label, "x": [ticks[p["ref"]] for p in points], "refs": [p["ref"] for p in points],
+            "name": label + (" · 1 build" if len(points) == 1 and len(trend["builds"]) > 1 else ""),
+            "x": [ticks[p["ref"]] for p in points], "refs": [p["ref"] for p in points],
             "hover": [build_hover(ref=p["ref"], version=p["version"], at=p["at"]) + f" · over {p['cases']} cases" for p in points],
         })
         for p in points:
