@@ -159,6 +159,20 @@ class FindingNumbers:
                    direction=data.get("direction") or WORSE, certain=bool(data.get("certain")), reason=data.get("reason") or "")
 
 
+NEW_REASON_FINDINGS = ("new_graph_break", "new_recompile_reason")  # findings about a reason, not a count
+REASON_METRICS = {"new_graph_break": "graph_breaks", "more_graph_breaks": "graph_breaks",
+                  "new_recompile_reason": "recompiles", "more_recompiles": "recompiles"}
+
+
+def reason_headline(finding: str, reasons, limit: int = 120) -> str:
+    """A new-reason finding's first new reason as one line (and how many more), "" for any other."""
+    if finding not in NEW_REASON_FINDINGS or not reasons:
+        return ""
+    line = next((ln.strip() for ln in str(reasons[0]).splitlines() if ln.strip()), "")
+    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return (line if len(line) <= limit else line[: limit - 1] + "…") + more
+
+
 def finding_numbers(*, metric: str, before, after, kind: str, noise: float | None = None,
                     confidence: float | None = None, certain: bool = False, new_reason: str = "") -> FindingNumbers:
     """A finding's numbers from what detection stored: ``before``/``after`` as stored (the gap as

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from contract.findings import GAP_METRIC, FindingNumbers, finding_numbers
+from contract.findings import GAP_METRIC, FindingNumbers, finding_numbers, reason_headline
 from contract.explain import finding_metric
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Result
@@ -33,18 +33,11 @@ def regression_numbers(regression: Regression) -> FindingNumbers:
                            certain=regression.finding != Regression.Finding.CHANGE_POINT, new_reason=new_reason(regression))
 
 
-NEW_REASON_FINDINGS = (Regression.Finding.NEW_GRAPH_BREAK, Regression.Finding.NEW_RECOMPILE_REASON)
-
-
-def new_reason(regression: Regression, limit: int = 120) -> str:
-    """The first line of a new graph-break or recompile reason's finding's (first) new reason; ""
-    for any other finding."""
-    reasons = (regression.details or {}).get("reasons") if isinstance(regression.details, dict) else None
-    if regression.finding not in NEW_REASON_FINDINGS or not reasons:
-        return ""
-    line = next((ln.strip() for ln in str(reasons[0]).splitlines() if ln.strip()), "")
-    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
-    return (line if len(line) <= limit else line[: limit - 1] + "…") + more
+def new_reason(regression: Regression) -> str:
+    """The first line of a new graph-break or recompile reason's finding's first new reason; "" for
+    any other finding (``contract.findings.reason_headline``)."""
+    details = regression.details if isinstance(regression.details, dict) else {}
+    return reason_headline(regression.finding, details.get("reasons"))
 
 
 def suspect_numbers(request: Remeasurement) -> FindingNumbers:
