@@ -154,11 +154,12 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
                 line["spread"] = (f"{spread.runs} runs of {spread.builds} build{'s' if spread.builds > 1 else ''}: "
                                   f"run-to-run sd {spread.sd:.1%}" if spread.sd is not None else "")
             out_lines.append(line)
-        chart_markers = [
+        metrics = [metric for _, metric, _ in lines]
+        chart_markers = [  # on the line of the finding's metric (graph breaks or recompiles: the same chart)
             {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.change_text})" if m.change_text else ""),
-             "kind": m.kind}
+             "kind": m.kind, "line": metrics.index(FINDING_METRICS.get(m.metric, m.metric))}
             for m in markers
-            if m.build_id in index and any(metric == FINDING_METRICS.get(m.metric, m.metric) for _, metric, _ in lines)
+            if m.build_id in index and FINDING_METRICS.get(m.metric, m.metric) in metrics
         ]
         host_sensitive = any(metric in HOST_SENSITIVE_METRICS for _, metric, _ in lines)
         charts.append({"id": f"series-{chart_id}", "title": title, "unit": axis_title(unit), "lines": out_lines, "markers": chart_markers,

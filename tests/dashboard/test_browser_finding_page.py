@@ -78,7 +78,10 @@ def test_a_new_graph_break_reason_at_fewer_breaks_names_the_reason_and_reads_few
     assert change.inner_text() == "-50.0 % better · new reason: Data-dependent branching"
     assert "better" in change.get_attribute("class").split()  # green, as /compare/ colours fewer breaks
     assert "a branch on a tensor's value" in page.locator("details.reason-text pre").inner_text()  # the reason whole
-    page.locator("#series-breaks .main-svg").first.wait_for()
+    page.wait_for_selector("#series-breaks[data-drawn=true]", timeout=15_000)
+    # the finding's triangle sits on its own line: graph breaks at 1 (not the chart's first line by chance)
+    marked = page.evaluate("document.getElementById('series-breaks').data.filter(t => t.name === 'detected change').map(t => t.y)")
+    assert marked == [[1]]
     _shot(page, "finding-new-graph-break.png")
     # the board row says the same
     board, board_problems = open_page(browser, f"{live_server.url}/regressions/?status=all", viewport=WIDE)

@@ -115,9 +115,8 @@
         }
       }
       if (chart.markers.length) {
-        var first = chart.lines[0].y;
         traces.push({ type: "scatter", mode: "markers", name: "detected change",
-          x: chart.markers.map(function (m) { return spec.x[m.i]; }), y: chart.markers.map(function (m) { return first[m.i]; }),
+          x: chart.markers.map(function (m) { return spec.x[m.i]; }), y: chart.markers.map(function (m) { return chart.lines[m.line || 0].y[m.i]; }),
           text: chart.markers.map(function (m) { return m.text; }), customdata: chart.markers.map(function (m) { return spec.refs[m.i]; }),
           marker: { symbol: "triangle-down", size: 12, color: chart.markers.map(function (m) { return m.kind === "improvement" ? "#1b7f3b" : "#b3261e"; }) },
           hovertemplate: "%{text}<br>first bad build %{customdata}<extra></extra>" });
