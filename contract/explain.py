@@ -10,6 +10,9 @@ value, the build's and the machine's facts and the result's settings). ``explain
   gone, same name with different code (``changed``: the fingerprints differ; both normalised sources
   where kept), renamed (same code under another name) or same;
 - ``graph_breaks`` / ``recompiles``: reasons added and removed; ``counts``: guards, graphs, kernels;
+- ``status``: both statuses and the after side's whole error where the status changed (a side's
+  ``status`` and ``error``, {type, message}); a case that stopped passing has no figures to explain:
+  its cause is the status and the error's first line;
 - ``environment``: side by side, differences first;
 - ``cause``: the likeliest cause of the change of ``metric`` (compile time: the phase accounting for
   most of it; latency or speedup: the kernels; breaks: the new reasons), with its share; ``metric``:
@@ -284,8 +287,39 @@ def explained_metric(metric: str | None, before: dict, after: dict) -> str | Non
     return metric
 
 
+def error_text(error) -> str:
+    """A result's error ({type, message}, or text) as one text: ``type: message``."""
+    error = error or {}
+    if isinstance(error, str):
+        return error
+    kind, message = error.get("type") or "", error.get("message") or ""
+    return f"{kind}: {message}" if kind and message else kind or message
+
+
+def status_change(before: dict, after: dict) -> dict | None:
+    """Both statuses and the errors where the status changed (None where it did not, or neither side
+    says): the after side's error whole, as measured."""
+    old, new = before.get("status"), after.get("status")
+    if not old or not new or old == new:
+        return None
+    return {"before": old, "after": new, "error": error_text(after.get("error")), "before_error": error_text(before.get("error"))}
+
+
+def _status_cause(change: dict | None) -> dict | None:
+    if change is None:
+        return None
+    error = change["error"] if change["after"] != "pass" else change["before_error"]
+    line = next((ln.strip() for ln in error.splitlines() if ln.strip()), "")
+    line = line if len(line) <= 300 else line[:299] + "…"
+    text = f"status {change['before']} -> {change['after']}" + (f": {line}" if line else "")
+    return {"kind": "status", "name": "status", "share": None, "text": text}
+
+
 def likeliest_cause(report: dict, metric: str | None, before: dict, after: dict) -> dict | None:
-    """The phase, kernels or graph breaks that account for most of ``metric``'s change."""
+    """The phase, kernels or graph breaks that account for most of ``metric``'s change; a case whose
+    status changed: the status and its error (a failing side has no figures to explain)."""
+    if report.get("status"):
+        return _status_cause(report["status"])
     metrics_a, metrics_b = before.get("metrics") or {}, after.get("metrics") or {}
     metric = explained_metric(metric, before, after)
     if metric in COMPILE_METRICS:
@@ -349,7 +383,9 @@ def explain(before: dict, after: dict, *, metric: str | None = None, new_of: Map
         "kernels": kernel_rows(before, after),
         **{side: reason_changes(before.get(side), after.get(side), (new_of or {}).get(side)) for side in ("graph_breaks", "recompiles")},
         "environment": environment_rows(before, after),
+        "status": status_change(before, after),
     }
-    report["metric"] = explained_metric(metric, before, after)  # the metric the cause explains
+    # the metric the cause explains: a changed status is the change, whatever else moved
+    report["metric"] = "status" if report["status"] else explained_metric(metric, before, after)
     report["cause"] = likeliest_cause(report, report["metric"], before, after)
     return report

@@ -28,6 +28,9 @@ TOO_NOISY_SD = 0.20  # relative sd (of the log) past which a series is not track
 Z_95 = 1.96  # two-sided 95 % normal quantile (as the noise bands have always used)
 TWO_RUNS_95 = Z_95 * math.sqrt(2)  # half-width of the 95 % interval of the difference of two runs, in sds
 WORSE, BETTER, WITHIN_NOISE, TOO_NOISY = "worse", "better", "within noise", "too noisy to track"
+# A new graph-break or recompile reason at the same count (or a count not stored): the finding is the
+# reason, named in the change text; the count itself is neither worse nor better (fewer is better).
+NEW_REASON = "new reason"
 # Timed in the runner's interleaved blocks, whose stated scatter (``speedup_noise``) is the speedup's:
 # a speedup too noisy to track says the same of the compiled latency, its denominator.
 BLOCK_TIMED_METRICS = tuple(m.name for m in METRICS if m.block_timed)
@@ -108,6 +111,7 @@ class FindingNumbers:
     noise: float | None  # the relative run-to-run sd the change was judged against
     confidence: float | None  # 1 - p; 1.0 for a deterministic finding (a fact)
     certain: bool  # deterministic: a status, a count, a reason, a ratio past its threshold
+    reason: str = ""  # a new graph-break or recompile reason's first line: what the finding is about
 
     @property
     def values_text(self) -> str:
@@ -117,7 +121,11 @@ class FindingNumbers:
 
     @property
     def change_text(self) -> str:
-        """``+274.4 % worse``; the word alone where there is no relative change."""
+        """``+274.4 % worse``; the word alone where there is no relative change; a new reason's finding
+        names the reason (``-50.0 % better · new reason: graph break in loop``)."""
+        if self.reason:
+            counted = " ".join(p for p in (format_change(self.change), self.direction) if p) if self.direction != NEW_REASON else ""
+            return " · ".join(p for p in (counted, f"new reason: {self.reason}") if p)
         return " ".join(part for part in (format_change(self.change), self.direction) if part)
 
     @property
@@ -148,14 +156,30 @@ class FindingNumbers:
     def from_dict(cls, metric: str, data: dict) -> FindingNumbers:
         """The numbers back from ``as_dict`` (the CLI reads them from the API)."""
         return cls(metric=metric, **{k: data.get(k) for k in ("before", "after", "change", "noise", "confidence")},
-                   direction=data.get("direction") or WORSE, certain=bool(data.get("certain")))
+                   direction=data.get("direction") or WORSE, certain=bool(data.get("certain")), reason=data.get("reason") or "")
+
+
+NEW_REASON_FINDINGS = ("new_graph_break", "new_recompile_reason")  # findings about a reason, not a count
+REASON_METRICS = {"new_graph_break": "graph_breaks", "more_graph_breaks": "graph_breaks",
+                  "new_recompile_reason": "recompiles", "more_recompiles": "recompiles"}
+
+
+def reason_headline(finding: str, reasons, limit: int = 120) -> str:
+    """A new-reason finding's first new reason as one line (and how many more), "" for any other."""
+    if finding not in NEW_REASON_FINDINGS or not reasons:
+        return ""
+    line = next((ln.strip() for ln in str(reasons[0]).splitlines() if ln.strip()), "")
+    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+    return (line if len(line) <= limit else line[: limit - 1] + "…") + more
 
 
 def finding_numbers(*, metric: str, before, after, kind: str, noise: float | None = None,
-                    confidence: float | None = None, certain: bool = False) -> FindingNumbers:
+                    confidence: float | None = None, certain: bool = False, new_reason: str = "") -> FindingNumbers:
     """A finding's numbers from what detection stored: ``before``/``after`` as stored (the gap as
     ratio - 1), ``kind`` 'regression' / 'suspect' (worse) or 'improvement' (better), ``noise`` the
-    relative sd it was judged against, ``certain`` for a deterministic finding (confidence 1)."""
+    relative sd it was judged against, ``certain`` for a deterministic finding (confidence 1).
+    ``new_reason``: a new graph-break or recompile reason's finding; its counts read as counts read
+    everywhere (fewer is better: 2 -> 1 is ``better``, 2 -> 2 neither) and the change names the reason."""
     if metric == GAP_METRIC:
         before, after = (None if v is None else v + 1 for v in (before, after))
     change = None
@@ -164,9 +188,12 @@ def finding_numbers(*, metric: str, before, after, kind: str, noise: float | Non
     if certain and change == 0:  # a new reason at the same count (recompiles 2 -> 2): no "+0.0 % worse"
         change = None
     direction = TOO_NOISY if too_noisy(noise) else (BETTER if kind == "improvement" else WORSE)
+    if new_reason:
+        counts = _number(before), _number(after)
+        direction = NEW_REASON if None in counts or counts[0] == counts[1] else (WORSE if counts[1] > counts[0] else BETTER)
     return FindingNumbers(metric=metric, before=before, after=after, change=change, direction=direction,
                           noise=noise if _number(noise) is not None else None,
-                          confidence=1.0 if certain else confidence, certain=certain)
+                          confidence=1.0 if certain else confidence, certain=certain, reason=new_reason)
 
 
 def _number(value) -> float | None:

@@ -139,15 +139,16 @@ def compare_cases(previous: dict | None, current: dict) -> list[Finding]:
 
     old_b, new_b = _breaks(previous), _breaks(current)
     added = new_breaks(previous.get("graph_breaks"), current.get("graph_breaks"))
+    old_total = sum(e["count"] for e in old_b.values())
+    new_total = sum(e["count"] for e in new_b.values())
     if added:
         where = ", ".join(str(e["location"]) for e in added if e["location"]) or "unknown location"
         findings.append(Finding(
             "new_graph_break",
             f"{len(added)} new graph break reason{'s' if len(added) > 1 else ''} at {where}: {_first_line(added[0]['reason'])}",
             tuple(e["reason"] for e in added), True,
-            {"locations": [e["location"] for e in added], "counts": [e["count"] for e in added]}))
-    old_total = sum(e["count"] for e in old_b.values())
-    new_total = sum(e["count"] for e in new_b.values())
+            {"locations": [e["location"] for e in added], "counts": [e["count"] for e in added],
+             "before": old_total, "after": new_total}))
     if not added and new_total > old_total:
         grown = [new_b[k] for k in new_b if new_b[k]["count"] > old_b.get(k, {"count": 0})["count"]]
         findings.append(Finding(

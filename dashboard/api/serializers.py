@@ -484,9 +484,12 @@ class FindingNumbersFields(serializers.Serializer):
                                    "a status change: the status")
     after = serializers.JSONField(allow_null=True, help_text="as before")
     change = serializers.FloatField(allow_null=True, help_text="after / before - 1 of the values shown (+0.05: grew 5 %)")
-    direction = serializers.ChoiceField(choices=["worse", "better", "too noisy to track"],
+    direction = serializers.ChoiceField(choices=["worse", "better", "too noisy to track", "new reason"],
                                         help_text="worse or better for the metric; too noisy to track: the series' "
-                                                  "run-to-run sd is past the bound")
+                                                  "run-to-run sd is past the bound; new reason: a new graph-break or "
+                                                  "recompile reason at the same count (fewer breaks is better)")
+    reason = StrictCharField(allow_blank=True, help_text="a new graph-break or recompile reason's finding: the first line "
+                             "of its (first) new reason, as change_text names it; else empty")
     noise = serializers.FloatField(allow_null=True, help_text="relative run-to-run sd the change was judged against")
     confidence = serializers.FloatField(allow_null=True, help_text="1 - p; 1.0 for a deterministic finding")
     certain = serializers.BooleanField(help_text="deterministic (a status, a count, a reason, a ratio past its threshold)")

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from contract.findings import GAP_METRIC, FindingNumbers, finding_numbers
+from contract.findings import GAP_METRIC, FindingNumbers, finding_numbers, reason_headline
 from contract.explain import finding_metric
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Result
@@ -30,7 +30,14 @@ def regression_numbers(regression: Regression) -> FindingNumbers:
     noise = details.get("noise")
     return finding_numbers(metric=regression.metric, before=before, after=after, kind=regression.kind,
                            noise=noise if isinstance(noise, (int, float)) else None, confidence=regression.confidence,
-                           certain=regression.finding != Regression.Finding.CHANGE_POINT)
+                           certain=regression.finding != Regression.Finding.CHANGE_POINT, new_reason=new_reason(regression))
+
+
+def new_reason(regression: Regression) -> str:
+    """The first line of a new graph-break or recompile reason's finding's first new reason; "" for
+    any other finding (``contract.findings.reason_headline``)."""
+    details = regression.details if isinstance(regression.details, dict) else {}
+    return reason_headline(regression.finding, details.get("reasons"))
 
 
 def suspect_numbers(request: Remeasurement) -> FindingNumbers:

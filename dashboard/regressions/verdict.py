@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import statistics
 
-from contract.findings import BLOCK_TIMED_METRICS, finding_numbers, too_noisy
+from contract.findings import BLOCK_TIMED_METRICS, REASON_METRICS, finding_numbers, reason_headline, too_noisy
 from contract.metrics import BY_NAME
 from detection import compare_cases, confirm_with_remeasurement, noise_estimate, young_bar, young_change_passes
 from dashboard.regressions.history import ALARM_METRICS, TRACKED_METRICS, build_points, host_slowdown, machine_moved
@@ -57,9 +57,11 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str, 
                 **({"series_id": sid} if with_series else {})}
         for finding in compare_cases(old.case, new.case):
             if finding.regression:
-                found.append({**head, "metric": "status", "finding": finding.kind, "kind": "regression", "magnitude": None,
-                              **finding_numbers(metric="status", before=finding.details.get("before"),
-                                                after=finding.details.get("after"), kind="regression", certain=True).as_dict(),
+                metric = REASON_METRICS.get(finding.kind, "status")  # as detection stores it (a count's: its counts)
+                found.append({**head, "metric": metric, "finding": finding.kind, "kind": "regression", "magnitude": None,
+                              **finding_numbers(metric=metric, before=finding.details.get("before"),
+                                                after=finding.details.get("after"), kind="regression", certain=True,
+                                                new_reason=reason_headline(finding.kind, finding.reasons)).as_dict(),
                               "message": finding.message, "reasons": list(finding.reasons)})
         for metric, direction in ALARM_METRICS.items():  # a compile phase explains, it raises nothing (contract.metrics)
             old_runs = old.samples.get(metric) or [[v] for v in old.run_values.get(metric, [])]

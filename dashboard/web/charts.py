@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from contract.explain import FINDING_METRICS
 from contract.findings import ratio_interval, sd_of_halfwidth, too_noisy
 from contract.metrics import chart_lines
 from dashboard.results.host import HOST_SENSITIVE_METRICS, slowed_points
@@ -52,7 +53,12 @@ def charts_with_values(charts: list[dict], *, machine_class: str) -> tuple[list[
 
 def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
     """One line per configuration on each figure's chart; x (build time) and the build refs are
-    sent once per configuration and shared by the charts."""
+    sent once per configuration and shared by the charts. A configuration measured on one build of
+    several is named so in the legend ("· 1 build"); a range of one build draws no chart (a column of
+    single dots, one per configuration, is no trend): ``single_build`` names it instead."""
+    if len(trend["builds"]) == 1:
+        return {"kind": "trends", "machine_class": machine_class, "single_build": trend["builds"][0],
+                "configs": len(trend["configs"]), "charts": [], "empty": []}
     series = []
     charts = {f.key: [] for f in figures}
     ticks = {}
@@ -62,7 +68,8 @@ def overview_trends(*, trend: dict, figures, machine_class: str) -> dict:
         for p in points:
             ticks[p["ref"]] = build_tick(ref=p["ref"], version=p["version"])
         series.append({
-            "name": label, "x": [ticks[p["ref"]] for p in points], "refs": [p["ref"] for p in points],
+            "name": label + (" · 1 build" if len(points) == 1 and len(trend["builds"]) > 1 else ""),
+            "x": [ticks[p["ref"]] for p in points], "refs": [p["ref"] for p in points],
             "hover": [build_hover(ref=p["ref"], version=p["version"], at=p["at"]) + f" · over {p['cases']} cases" for p in points],
         })
         for p in points:
@@ -147,11 +154,12 @@ def series_trends(*, points, markers, machine_class: str) -> dict:
                 line["spread"] = (f"{spread.runs} runs of {spread.builds} build{'s' if spread.builds > 1 else ''}: "
                                   f"run-to-run sd {spread.sd:.1%}" if spread.sd is not None else "")
             out_lines.append(line)
-        chart_markers = [
+        metrics = [metric for _, metric, _ in lines]
+        chart_markers = [  # on the line of the finding's metric (graph breaks or recompiles: the same chart)
             {"i": index[m.build_id], "text": f"{m.kind} {m.status}" + (f" ({m.change_text})" if m.change_text else ""),
-             "kind": m.kind}
+             "kind": m.kind, "line": metrics.index(FINDING_METRICS.get(m.metric, m.metric))}
             for m in markers
-            if m.build_id in index and any(metric == m.metric for _, metric, _ in lines)
+            if m.build_id in index and FINDING_METRICS.get(m.metric, m.metric) in metrics
         ]
         host_sensitive = any(metric in HOST_SENSITIVE_METRICS for _, metric, _ in lines)
         charts.append({"id": f"series-{chart_id}", "title": title, "unit": axis_title(unit), "lines": out_lines, "markers": chart_markers,

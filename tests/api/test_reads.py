@@ -112,9 +112,16 @@ def two_builds():
     ingest_build(2, [
         make_result("mlp_loop", "static", speedup=1.5, speedup_noise=0.01),  # -25%: regressed
         make_result("resnet_train", "static", speedup=1.2, speedup_noise=0.01),  # +20%: improved
-        make_result("bert", "static", speedup=1.0, graph_break_count=3),
+        bert_with_a_new_break_reason(),
         make_result("new_model", "static"),
     ], extra_workloads=EXTRA)
+
+
+def bert_with_a_new_break_reason() -> dict:
+    """Three graph breaks, one of a reason the base lacks: what the compare filter and a finding call new."""
+    bert = make_result("bert", "static", speedup=1.0, graph_break_count=3)
+    bert["graph_breaks"].append({"reason": "Data-dependent branching", "location": "bert.py:40", "count": 2})
+    return bert
 
 
 def test_compare_common_cases_with_deltas(api):

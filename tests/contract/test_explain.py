@@ -263,3 +263,16 @@ def test_results_measured_before_the_first_run_phase_get_it_from_their_compile_t
     cold_total = next(r for r in report["phases"] if r["side"] == "cold" and r["name"] == "total")
     assert cold_total["after"] == pytest.approx(tuned["metrics"]["compile_time_cold_s"], abs=1e-5)
     assert "first_run" not in plain["compile_phases"]["cold"]["phases"]  # the stored side is not changed
+
+
+def test_a_status_change_is_the_cause_with_its_whole_error():
+    # pass -> compile_error: the failing side has no figures; "what changed" is the status and the error.
+    message = "LoweringException: GuardOnDataDependentSymNode: Could not guard\n" + "target: aten.bmm.default\n" * 200
+    before = {"status": "pass", "metrics": {"compile_time_cold_s": 10.0}}
+    after = {"status": "compile_error", "metrics": {}, "error": {"type": "InductorError", "message": message}}
+    report = explain(before, after)
+    assert report["metric"] == "status"
+    assert report["status"] == {"before": "pass", "after": "compile_error", "error": f"InductorError: {message}", "before_error": ""}
+    assert report["cause"]["text"] == ("status pass -> compile_error: InductorError: LoweringException: "
+                                       "GuardOnDataDependentSymNode: Could not guard")
+    assert explain(before, {**before})["status"] is None  # no change: no status section, the metrics explain

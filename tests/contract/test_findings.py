@@ -9,6 +9,7 @@ import pytest
 
 from contract.findings import (
     BETTER,
+    NEW_REASON,
     TOO_NOISY,
     TOO_NOISY_SD,
     WITHIN_NOISE,
@@ -57,6 +58,22 @@ def test_a_new_reason_at_the_same_count_shows_no_zero_change():
     # A new recompile reason while the count stays 2: the finding is the reason, not "+0.0 % worse".
     n = finding_numbers(metric="recompile_count", before=2, after=2, kind="regression", certain=True)
     assert (n.change, n.change_text, n.text) == (None, "worse", "2 → 2 (worse), certain")
+
+
+def test_a_new_reason_finding_names_its_reason_and_reads_counts_as_counts():
+    # 2 -> 2 with a new recompile reason is never "worse": the reason is named instead.
+    same = finding_numbers(metric="recompiles", before=2, after=2, kind="regression", certain=True,
+                           new_reason="tensor 'labels' size mismatch")
+    assert (same.direction, same.change_text) == (NEW_REASON, "new reason: tensor 'labels' size mismatch")
+    assert same.text == "2 → 2 (new reason: tensor 'labels' size mismatch), certain"
+    # Fewer breaks is better, as /compare/ colours it, while the finding still names the new reason.
+    fewer = finding_numbers(metric="graph_breaks", before=2, after=1, kind="regression", certain=True, new_reason="graph break in loop")
+    assert (fewer.direction, fewer.change_text) == (BETTER, "-50.0 % better · new reason: graph break in loop")
+    more = finding_numbers(metric="graph_breaks", before=0, after=1, kind="regression", certain=True, new_reason="x")
+    assert more.direction == WORSE
+    unknown = finding_numbers(metric="graph_breaks", before=None, after=None, kind="regression", certain=True, new_reason="x")
+    assert (unknown.direction, unknown.change_text) == (NEW_REASON, "new reason: x")
+    assert FindingNumbers.from_dict("graph_breaks", fewer.as_dict()) == fewer
 
 
 def test_no_confidence_is_shown_as_nothing_not_zero():

@@ -11,6 +11,11 @@ pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
 def test_home_page_draws_the_chart_without_errors(browser, live_server):
+    run_ingest_and_detect(document=make_document(git_sha="ab" * 20))
+    first, first_problems = open_page(browser, live_server.url + "/")
+    # One build: a column of single dots is no trend; the page says so instead of drawing one.
+    assert "One build on cpu in this range (abababababab): a trend needs two" in first.inner_text("#trend-single-build")
+    assert first.locator("#overview-trends").count() == 0 and first_problems == []
     document = make_document()
     run_ingest_and_detect(document=document)
 

@@ -77,6 +77,7 @@ def test_overview_page_colours_cells_and_draws_trends_per_configuration(client):
 @pytestmark_db
 def test_filters_and_range_are_in_the_url_and_bad_values_are_400(client):
     ingest_build(1, cases())
+    ingest_build(2, cases())
     html = client.get("/?regime=unbacked&range=30d").content.decode()
     assert "default · unbacked · float32" in html and "default · static · float32</a>" not in html
     assert len(chart_data(html)["series"]) == 1

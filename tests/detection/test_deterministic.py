@@ -65,7 +65,8 @@ def test_new_graph_break_reason_is_reported_with_its_text_and_location():
     assert f.kind == "new_graph_break"
     assert f.reasons == (ITEM,)
     assert "pos.py:12" in f.message and "Unsupported Tensor.item()" in f.message
-    assert f.details == {"locations": ["pos.py:12"], "counts": [2]}
+    # the totals too: the board reads 1 -> 3 as counts read everywhere (fewer is better)
+    assert f.details == {"locations": ["pos.py:12"], "counts": [2], "before": 1, "after": 3}
 
 
 def test_more_graph_breaks_with_the_same_reasons():

@@ -18,7 +18,8 @@ from contract.comparison import SAME as WITHIN_NOISE
 from dashboard.results.compile_reference import REFERENCED_METRICS, reference_changed
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, config_label
-from dashboard.results.selectors.pairs import case_pairs, own_sd
+from dashboard.results.selectors.pairs import ROW_FIELDS, case_pairs, own_sd
+from detection import new_breaks
 
 FILTERS = ("all", "regressed", "improved", "new_failures", "new_graph_breaks")
 SORT_KEYS = ("workload", "config", "status") + tuple(m.name for m in METRICS)
@@ -45,7 +46,7 @@ class CompareRow:
     head_result_id: int
     changes: dict[str, Change]
     cfg: Config | None = None
-    flags: set[str] = field(default_factory=set)  # "regressed", "improved", "new_failures", "new_graph_breaks"
+    flags: set[str] = field(default_factory=set)  # "regressed", "improved", "new_failures", "new_graph_breaks" (new reasons)
 
 
 @dataclass
@@ -74,7 +75,7 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
     (right) way by more than ``threshold`` (relative) and by more than the series' noise band
     (``noise_bands``). A pass turning into a failure is a regression, the reverse an improvement."""
     configs = {c.id: c for c in Config.objects.all()}
-    pairs = case_pairs(base_id=base.id, head_id=head.id, machine_class=machine_class)
+    pairs = case_pairs(base_id=base.id, head_id=head.id, machine_class=machine_class, fields=(*ROW_FIELDS, "graph_breaks"))
     out = Comparison(base=base, head=head, machine_class=machine_class, metric=metric, threshold=threshold)
     chosen = METRICS_BY_NAME[metric]
     for series_id, o, n in pairs.both:
@@ -84,7 +85,7 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
             cfg=configs[n["config_id"]],
         )
         row.changes = case_changes(o, n, bands=noise_bands(series_id), threshold=threshold)
-        _flag(row, chosen)
+        _flag(row, chosen, new_break_reasons=bool(new_breaks(o["graph_breaks"], n["graph_breaks"])))
         out.rows.append(row)
     out.only_base = [OneSided(o["workload__name"], config_label(configs[o["config_id"]]), o["status"], o["id"])
                      for o in pairs.only_base]
@@ -118,8 +119,11 @@ def _change(metric, judged: Judged) -> Change:
                   else judged.tone, judged.noise)
 
 
-def _flag(row: CompareRow, metric) -> None:
-    """Flags from the status change, else from the chosen metric's colour (``judge_change``)."""
+def _flag(row: CompareRow, metric, *, new_break_reasons: bool) -> None:
+    """Flags from the status change, else from the chosen metric's colour (``judge_change``);
+    ``new_graph_breaks``: a graph-break reason that the base lacks, between two passing runs, as
+    detection calls it new (``detection.new_breaks``: a "new graph-break reason" finding), whatever
+    the count did (2 -> 1 with a new reason is one; 1 -> 2 of the same reason is not)."""
     was_pass, is_pass = row.base_status == "pass", row.head_status == "pass"
     if was_pass and not is_pass:
         row.flags |= {"new_failures", "regressed"}
@@ -127,8 +131,7 @@ def _flag(row: CompareRow, metric) -> None:
         row.flags.add("improved")
     elif was_pass and is_pass and row.changes[metric.name].tone in ("worse", "better"):
         row.flags.add("regressed" if row.changes[metric.name].tone == "worse" else "improved")
-    breaks = row.changes["graph_break_count"]
-    if breaks.old is not None and breaks.new is not None and breaks.new > breaks.old:
+    if was_pass and is_pass and new_break_reasons:
         row.flags.add("new_graph_breaks")
 
 

@@ -111,6 +111,8 @@ def result_side(result: Result) -> dict:
         "kernel_profile": result.kernel_profile,
         "graph_breaks": result.graph_breaks,
         "recompiles": result.recompiles,
+        "status": result.status,
+        "error": result.error,
         "environment": result_environment(result),
     }
 

@@ -28,7 +28,7 @@ from dashboard.web.export import export_format, table_response
 
 PAGE_SIZE = 200
 FILTER_LABELS = {"all": "all", "regressed": "regressed", "improved": "improved", "new_failures": "new failures",
-                 "new_graph_breaks": "new graph breaks"}
+                 "new_graph_breaks": "new graph-break reasons"}
 SORT_COLUMNS = [("workload", "workload", False), ("config", "configuration", False), ("status", "status", False)] + [
     (m.name, m.label, True) for m in METRICS
 ]

@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from dashboard.regressions.board import board_groups, board_order, board_table, remeasurements_shown
+from dashboard.regressions.finding import finding_page
 from dashboard.regressions.forms import BisectForm, TriageForm
 from dashboard.regressions.models import Regression
 from dashboard.regressions.selectors import detection_failures_recent, regression_list, remeasurement_list_pending
@@ -22,6 +23,7 @@ from dashboard.results.selectors.builds import machine_class_list
 from dashboard.results.selectors.names import stored_workload_names
 from dashboard.web import params
 from dashboard.web.export import export_format, table_response
+from dashboard.web.finding_chart import finding_chart
 
 STATUS_FILTERS = ["open", "all", *Regression.Status.values]
 KIND_FILTERS = ["regression", "improvement", "all"]
@@ -64,16 +66,20 @@ def regression_page(request):
 
 
 def regression_detail_page(request, regression_id: int):
-    """One finding and its bisection (docs/bisect.md): the range, each build's role and values, the
-    culprit once found; reloads while the bisection runs."""
+    """One finding: what its board row has (numbers, likeliest cause, "what changed", repro), its
+    series' chart with the change marked, every reason and the whole error; its bisection
+    (docs/bisect.md): the range, each build's role and values, the culprit once found; reloads while
+    the bisection runs."""
     regression = regression_list().filter(pk=regression_id).first()
     if regression is None:
         raise Http404(f"no regression {regression_id}")
     bisection = bisection_latest(regression_id=regression.id)
     view = bisection_view(bisection=bisection) if bisection else None
-    numbers = board_groups([regression])[0].rows[0].numbers
+    page = finding_page(regression)
     return render(request, "regressions/detail.html", {
-        "r": regression, "numbers": numbers, "bisection": bisection, "view": view,
+        "r": regression, "finding": page, "row": page.row, "numbers": page.row.numbers,
+        "trends": finding_chart(regression=regression, url_compare=reverse("web:compare")),
+        "bisection": bisection, "view": view,
         "running": bool(bisection and bisection_busy(bisection=bisection)),
         "noise_text": f"{bisection.result['noise']:.1%}" if bisection and bisection.result.get("noise") else "",
         "culprit_commits": "...".join(sha[:12] for sha in regression.culprit_range.split("...")),

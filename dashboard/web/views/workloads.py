@@ -8,6 +8,7 @@ from contract.metrics import COMPILE_TIMES
 from dashboard.regressions.selectors import regression_markers
 from contract.case_config import SHORT, SHOWN_AXES, allowed
 from dashboard.results.artifacts import results_with_artifacts
+from dashboard.results.selectors.eager_gap import slower_than_eager_cause, with_slower_than_eager_causes
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
 from dashboard.results.selectors.names import stored_workload_names
 from dashboard.results.selectors.suites import notes_grouped
@@ -73,7 +74,8 @@ def workload(request, name):
             "family": family_model(item.name),
             "classes": classes,
             "machine_class": machine_class,
-            "latest": latest,
+            "latest": with_slower_than_eager_causes(latest),  # a speedup under 1: why, from the kernel profile
+            "slower_cause": slower_than_eager_cause(history.latest if history else None),
             "latest_notes": notes_grouped((r.run.notes, r.config.case_config.label) for r in latest),
             "selected": selected,
             "selected_label": selected.config.case_config.label if selected else " · ".join(str(v) for v in wanted.values()),

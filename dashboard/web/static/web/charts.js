@@ -10,6 +10,14 @@
   var BAND = "rgba(31, 119, 180, 0.18)";
   // One colour per configuration on every subplot of the overview, as its one legend says.
   var PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+  // Past ten configurations a colour comes back: with another marker and dash, so that no two lines
+  // of one chart look alike (10 colours x 6 markers x 3 dashes).
+  var SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star"];
+  var DASHES = ["solid", "dot", "dash"];
+  function look(i) {
+    var round = Math.floor(i / PALETTE.length);
+    return { color: PALETTE[i % PALETTE.length], symbol: SYMBOLS[round % SYMBOLS.length], dash: DASHES[Math.floor(round / SYMBOLS.length) % DASHES.length] };
+  }
 
   function base(extra) {
     return Object.assign({
@@ -42,14 +50,16 @@
     var el = document.getElementById("overview-trends");
     if (!el) return;
     var traces = [];
-    var layout = base({ margin: { t: 90, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 0.995, yanchor: "top", yref: "container" }, grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.55 }, annotations: [], height: 340 * Math.ceil(spec.charts.length / 2) + 120 });
+    var top = 90;
+    var layout = base({ margin: { t: top, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 0.995, yanchor: "top", yref: "container" }, grid: { rows: Math.ceil(spec.charts.length / 2), columns: 2, pattern: "independent", ygap: 0.55 }, annotations: [], height: 340 * Math.ceil(spec.charts.length / 2) + top + 30 });
     spec.charts.forEach(function (chart, c) {
       var axis = c === 0 ? "" : String(c + 1);
       spec.series.forEach(function (s, i) {
+        var l = look(i), lone = s.x.length === 1;  // one build: a marker large enough to find
         traces.push({
           type: "scatter", mode: "lines+markers", name: s.name, legendgroup: s.name, showlegend: c === 0,
           x: s.x, y: chart.y[i], customdata: s.refs, text: s.hover, xaxis: "x" + axis, yaxis: "y" + axis,
-          marker: { size: 4, color: PALETTE[i % PALETTE.length] }, line: { width: 1.4, color: PALETTE[i % PALETTE.length] },
+          marker: { size: lone ? 9 : 6, color: l.color, symbol: l.symbol }, line: { width: 1.4, color: l.color, dash: l.dash },
           hovertemplate: "%{y" + (chart.percent ? ":.1%" : ":.4g") + "}<br>%{text}<extra>%{fullData.name}</extra>"
         });
       });
@@ -59,6 +69,14 @@
     });
     draw(el, traces, layout).then(function () {
       el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
+      // Many configurations wrap the legend into rows: the charts (and their titles) move below it.
+      var legend = el.querySelector(".legend");
+      var rows = legend ? legend.getBoundingClientRect().height : 0;
+      if (rows + 50 > top) {
+        var grown = Math.ceil(rows + 50);
+        el.removeAttribute("data-drawn");
+        Plotly.relayout(el, { "margin.t": grown, height: layout.height + grown - top }).then(function () { el.setAttribute("data-drawn", "true"); });
+      }
     });
   }
 
@@ -97,9 +115,8 @@
         }
       }
       if (chart.markers.length) {
-        var first = chart.lines[0].y;
         traces.push({ type: "scatter", mode: "markers", name: "detected change",
-          x: chart.markers.map(function (m) { return spec.x[m.i]; }), y: chart.markers.map(function (m) { return first[m.i]; }),
+          x: chart.markers.map(function (m) { return spec.x[m.i]; }), y: chart.markers.map(function (m) { return chart.lines[m.line || 0].y[m.i]; }),
           text: chart.markers.map(function (m) { return m.text; }), customdata: chart.markers.map(function (m) { return spec.refs[m.i]; }),
           marker: { symbol: "triangle-down", size: 12, color: chart.markers.map(function (m) { return m.kind === "improvement" ? "#1b7f3b" : "#b3261e"; }) },
           hovertemplate: "%{text}<br>first bad build %{customdata}<extra></extra>" });
@@ -123,10 +140,24 @@
         title = Object.assign(title, { yref: "container", y: 1, yanchor: "top", pad: { t: 8 } });
         crowded = { margin: { t: 34 + 22 * rows, r: 12, b: 40, l: 56 }, legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom" } };
       }
-      draw(el, traces, base(Object.assign({ title: title, xaxis: buildAxis(spec.x), yaxis: Object.assign({ title: { text: chart.unit } }, chart.from_zero ? { rangemode: "tozero", tickformat: ",.3~g" } : {}), showlegend: chart.lines.length > 1 || extras > 0 }, crowded))).then(function () {
+      // A finding's page: its last good and first bad builds, as lines across the chart.
+      var marks = changeMarks();
+      draw(el, traces, base(Object.assign({ title: title, shapes: marks.shapes, annotations: marks.annotations, xaxis: buildAxis(spec.x), yaxis: Object.assign({ title: { text: chart.unit } }, chart.from_zero ? { rangemode: "tozero", tickformat: ",.3~g" } : {}), showlegend: chart.lines.length > 1 || extras > 0 }, crowded))).then(function () {
         el.on("plotly_click", function (event) { goCompare(event.points[0].customdata); });
       });
     });
+  }
+
+  function changeMarks() {
+    var out = { shapes: [], annotations: [] };
+    if (!spec.change) return out;
+    [["good", "last good", "#5f6b7a", "dot", "right"], ["bad", "first bad", "#b3261e", "dash", "left"]].forEach(function (m) {
+      var i = spec.change[m[0]];
+      if (i === null || i === undefined) return;
+      out.shapes.push({ type: "line", xref: "x", yref: "paper", x0: spec.x[i], x1: spec.x[i], y0: 0, y1: 1, line: { color: m[2], width: 1.5, dash: m[3] } });
+      out.annotations.push({ xref: "x", yref: "paper", x: spec.x[i], y: 1, yanchor: "top", xanchor: m[4], text: " " + m[1] + " ", showarrow: false, font: { size: 10, color: m[2] } });
+    });
+    return out;
   }
 
   // Backed vs unbacked: the suite geomean of the gap over builds, and a heatmap per workload.
