@@ -2,6 +2,7 @@
 as installed; helpers add harmless commits, planted ones and one that touches C++."""
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 from pathlib import Path
@@ -12,19 +13,27 @@ TORCH_DIR = Path(torch.__file__).parent
 PLANT_KEY = "debug_force_graph_break_on_leaf_return = False"  # torch/_dynamo/config.py: a graph break on each leaf return
 
 
+_clock = itertools.count()
+
+
 def git(repo: Path, *args: str) -> str:
+    """git in ``repo``; each commit an hour after the one before (their order on trends)."""
+    tick = next(_clock)
+    when = f"2026-11-{1 + tick // 24 % 28:02d}T{tick % 24:02d}:00:00+00:00"
     env = {**os.environ, "GIT_AUTHOR_NAME": "Ada Planter", "GIT_AUTHOR_EMAIL": "ada@example.com",
-           "GIT_COMMITTER_NAME": "Ada Planter", "GIT_COMMITTER_EMAIL": "ada@example.com"}
+           "GIT_COMMITTER_NAME": "Ada Planter", "GIT_COMMITTER_EMAIL": "ada@example.com",
+           "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout.strip()
 
 
-def mirror_from_installed(repo: Path, areas=("_dynamo",)) -> str:
-    """A repository whose first commit holds torch/<area>/**.py as installed; returns its sha."""
+def mirror_from_installed(repo: Path, areas=("_dynamo",), torch_dir: Path = TORCH_DIR) -> str:
+    """A repository whose first commit holds torch/<area>/**.py as installed (this interpreter's
+    torch, or ``torch_dir``); returns its sha. (bench/commit_bisect*.py use it too.)"""
     repo.mkdir(parents=True, exist_ok=True)
     git(repo, "init", "-q", "-b", "main")
     for area in areas:
-        for source in (TORCH_DIR / area).rglob("*.py"):
-            target = repo / "torch" / source.relative_to(TORCH_DIR)
+        for source in sorted((torch_dir / area).rglob("*.py")):
+            target = repo / "torch" / source.relative_to(torch_dir)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(source.read_bytes())
     git(repo, "add", "-A")
