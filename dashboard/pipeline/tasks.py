@@ -81,4 +81,6 @@ def commit_range_listed(*, range_id: int, answer: dict, hostname: str = "") -> d
     failed range, named), then the regressions between them of a class that bisects automatically
     are bisected over commits."""
     row = commit_range_store(range_id=range_id, answer=answer)
+    if row is None:
+        return {"status": "unknown range"}
     return {"status": row.status, "commits": len(row.commits), "bisections": commit_bisections_start_auto(commit_range=row)}

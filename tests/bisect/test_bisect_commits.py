@@ -103,6 +103,7 @@ def test_malformed_answers_fail_the_range_naming_the_field_and_all_cpp_cannot_be
     bad["commits"][2]["sha"] = "not-a-sha"
     row = commit_range_listed(range_id=row.id, answer=bad)
     assert row.status == "failed" and row.error.startswith("commits[2].sha")
+    assert commit_range_listed(range_id=row.id + 1, answer=answer()) is None and commit_range_listed(range_id="1", answer={}) is None
     row = commit_range_listed(range_id=row.id, answer={"error": "no PyTorch mirror on this worker"})
     assert row.status == "failed" and "no PyTorch mirror" in row.error
     response = writer.post(f"/api/v1/regressions/{regression.id}/bisect/", {"kind": "commits"}, format="json")

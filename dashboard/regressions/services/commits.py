@@ -73,7 +73,8 @@ def _listed_and_bisected(range_id: int, answer: dict) -> None:
     from dashboard.regressions.services.bisect_auto import commit_bisections_start_auto  # noqa: PLC0415
 
     row = commit_range_listed(range_id=range_id, answer=answer)
-    commit_bisections_start_auto(commit_range=row)
+    if row is not None:
+        commit_bisections_start_auto(commit_range=row)
 
 
 def answer_problem(answer) -> str | None:
@@ -96,10 +97,14 @@ def answer_problem(answer) -> str | None:
     return None
 
 
-def commit_range_listed(*, range_id: int, answer) -> CommitRange:
-    """Store a worker's answer: the range listed, or failed with its reason (a malformed answer too)."""
+def commit_range_listed(*, range_id: int, answer) -> CommitRange | None:
+    """Store a worker's answer: the range listed, or failed with its reason (a malformed answer too).
+    An answer for no range this dashboard asked for is dropped (None)."""
     with transaction.atomic():
-        row = CommitRange.objects.select_for_update().get(pk=range_id)
+        row = CommitRange.objects.select_for_update().filter(pk=range_id).first() if isinstance(range_id, int) else None
+        if row is None:
+            log.warning("commit range %r: an answer for no range asked for, dropped", range_id)
+            return None
         problem = answer_problem(answer)
         if problem or "error" in answer:
             row.status, row.error = CommitRange.Status.FAILED, (problem or str(answer["error"]))[:4000]
