@@ -8,6 +8,7 @@ and bisects them) use these rules, so they cannot disagree. C++ lives in ``torch
 """
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 SHA = re.compile(r"[0-9a-f]{40}")
@@ -80,6 +81,11 @@ def commit_record_problem(record) -> str | None:
         return f"kind: not one of {', '.join(COMMIT_KINDS)}"
     if not all(isinstance(record.get(k), str) for k in ("subject", "author", "time")):
         return "subject, author and time must be strings"
+    try:
+        if dt.datetime.fromisoformat(record["time"]).tzinfo is None:
+            return "time: needs a time zone"
+    except ValueError:
+        return f"time: {record['time'][:40]!r} is not an ISO 8601 time"
     if not isinstance(record.get("areas"), list) or not set(record["areas"]) <= {*AREAS, "other"}:
         return "areas: a list of " + ", ".join((*AREAS, "other"))
     return None

@@ -112,3 +112,30 @@ def test_malformed_answers_fail_the_range_naming_the_field_and_all_cpp_cannot_be
     commit_range_listed(range_id=row.id, answer=answer(kinds=["cpp"] * 8))
     with pytest.raises(BisectError, match="needs a source build: all 8 commits"):
         bisection_start(regression=regression, kind="commits", requested_by="test")
+
+
+def test_a_bisection_over_builds_is_followed_by_one_over_the_commits_of_its_culprit_pair(monkeypatch, settings,
+                                                                                        django_capture_on_commit_callbacks):
+    from dashboard.regressions.services.bisect_auto import commit_bisections_start_auto
+
+    no_broker(monkeypatch)
+    asked = []
+    monkeypatch.setattr(commit_services, "_send", lambda row, **kw: asked.append(kw))
+    settings.BISECT_AUTO_CLASSES = ["cpu"]
+    regression = plant()  # six builds the class knows: over builds first
+    with django_capture_on_commit_callbacks(execute=True):
+        bisection = measure(bisection_start(regression=regression, requested_by="automatic"), rounds=4)
+    assert bisection.status == "done" and bisection.culprit_build == nightly(2)
+    assert asked == [{"good_sha": SHAS[1], "bad_sha": SHAS[2]}]  # the culprit pair's commits, asked of a worker
+    pair = [f"b{n}" * 20 for n in range(2)] + [SHAS[2]]
+    row = commit_range_listed(range_id=CommitRange.objects.get(good_build=nightly(1), bad_build=nightly(2)).id, answer={
+        "good_commit": SHAS[1], "bad_commit": SHAS[2], "commits": [
+            {"sha": sha, "subject": f"pair {n}", "author": "Dev", "time": f"2026-11-02T0{n}:00:00+00:00", "kind": "python",
+             "areas": ["_dynamo"], "python_files": 1, "files": 1} for n, sha in enumerate(pair)]})
+    [started] = commit_bisections_start_auto(commit_range=row)
+    follow = Bisection.objects.get(pk=started)
+    assert follow.regression == regression and follow.kind == "commits" and len(follow.builds) == 4
+    assert follow.builds[0] == nightly(1).id and follow.builds[-1] == nightly(2).id
+    follow = measure(follow, value=lambda b: 3.0 if b.git_sha in (pair[1], SHAS[2]) else 2.0, rounds=4)
+    assert follow.status == "done" and follow.result["commit"]["sha"] == pair[1]
+    assert commit_bisections_start_auto(commit_range=row) == []  # once

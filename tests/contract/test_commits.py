@@ -42,4 +42,5 @@ def test_records_from_a_worker_are_checked_field_by_field():
     assert commit_record_problem({**record, "sha": "xyz"}).startswith("sha")
     assert commit_record_problem({**record, "kind": "rust"}).startswith("kind")
     assert commit_record_problem({**record, "areas": ["nn"]}).startswith("areas")
+    assert commit_record_problem({**record, "time": "yesterday"}).startswith("time")
     assert overlay_label(SHA, "cu130") == "py-on-aaaaaaaaaaaa-cu130"

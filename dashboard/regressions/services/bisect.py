@@ -71,7 +71,9 @@ def bisection_start(*, requested_by: str, regression: Regression | None = None, 
     runs, by default as the series' newest result ran."""
     if regression is not None:
         series, metric = regression.series, regression.metric
-        good, bad = regression.last_good_build, regression.first_bad_build
+        # over commits, ``good``/``bad`` may narrow the finding's range to a builds bisection's culprit pair
+        narrowed = kind == Bisection.Kind.COMMITS and good is not None and bad is not None
+        good, bad = (good, bad) if narrowed else (regression.last_good_build, regression.first_bad_build)
         if kind == Bisection.Kind.OVERRIDES and bad.overrides:
             good = base_of(bad)
     if metric is None or not bisectable_metric(metric):
@@ -290,3 +292,7 @@ def _found(bisection: Bisection) -> None:
     bisection.result = {**bisection.result, **result}
     if bisection.regression_id and bisection.kind == Bisection.Kind.BUILDS:
         Regression.objects.filter(pk=bisection.regression_id).update(culprit_build=bad, culprit_range=commits)
+        if commits:  # the commits between the culprit pair, bisected next where the class bisects automatically
+            from dashboard.regressions.services.bisect_auto import culprit_pair_follow  # noqa: PLC0415 (it imports this)
+
+            transaction.on_commit(lambda: culprit_pair_follow(bisection_id=bisection.id))

@@ -8,6 +8,7 @@ import logging
 from django.conf import settings
 
 from dashboard.regressions.models import Bisection, Regression
+from dashboard.results.models import Build
 from dashboard.regressions.services.bisect import BisectError, bisection_start
 
 log = logging.getLogger(__name__)
@@ -65,20 +66,39 @@ def commit_bisections_start_auto(*, commit_range) -> list[int]:
 
     if commit_range.status != commit_range.Status.LISTED:
         return []
-    started, searched = [], set(Bisection.objects.filter(
-        kind=Bisection.Kind.COMMITS, regression__last_good_build=commit_range.good_build,
-        regression__first_bad_build=commit_range.bad_build).values_list("series_id", flat=True))
+    started, searched = [], {b.series_id for b in Bisection.objects.filter(kind=Bisection.Kind.COMMITS)
+                             if b.builds[0] == commit_range.good_build_id and b.builds[-1] == commit_range.bad_build_id}
     rows = (Regression.objects.filter(last_good_build=commit_range.good_build, first_bad_build=commit_range.bad_build,
                                       kind=Regression.Kind.REGRESSION)
             .exclude(status__in=[Regression.Status.INVALID, Regression.Status.FIXED, Regression.Status.WONTFIX])
             .select_related("series").order_by("id"))
-    for regression in sorted(rows, key=lambda r: (r.metric not in EXACT_METRICS, r.id)):
+    # ... and those whose bisection over builds named these two as its culprit pair
+    narrowed = [b.regression for b in Bisection.objects.filter(
+        kind=Bisection.Kind.BUILDS, status=Bisection.Status.DONE, culprit_build=commit_range.bad_build, regression__isnull=False,
+        parent__isnull=True).select_related("regression__series") if b.builds[b.low] == commit_range.good_build_id]
+    for regression in sorted([*rows, *narrowed], key=lambda r: (r.metric not in EXACT_METRICS, r.id)):
         if not auto_bisect_class(regression.series.machine_class) or regression.series_id in searched:
             continue
         try:
             exact = {"attempts": 1} if regression.metric in EXACT_METRICS else {}
-            started.append(bisection_start(regression=regression, kind=Bisection.Kind.COMMITS, requested_by="automatic", **exact).id)
+            started.append(bisection_start(regression=regression, kind=Bisection.Kind.COMMITS, requested_by="automatic",
+                                           good=commit_range.good_build, bad=commit_range.bad_build, **exact).id)
             searched.add(regression.series_id)
         except BisectError as exc:
             log.info("regression %s not bisected over commits: %s: %s", regression.id, exc.field, exc.message)
     return started
+
+
+def culprit_pair_follow(*, bisection_id: int) -> list[int]:
+    """After a bisection over builds named two builds of different commits (their culprit pair), of
+    a class that bisects automatically: the commits between them listed by a worker (asked now),
+    then bisected (now, when listed already; else when the list arrives)."""
+    from dashboard.regressions.services.commits import commit_range_request  # noqa: PLC0415
+
+    bisection = Bisection.objects.select_related("series").get(pk=bisection_id)
+    if not auto_bisect_class(bisection.series.machine_class) or bisection.status != Bisection.Status.DONE:
+        return []
+    good, bad = (Build.objects.get(pk=bisection.builds[i]) for i in (bisection.low, bisection.high))
+    if good.overrides or bad.overrides:
+        return []
+    return commit_bisections_start_auto(commit_range=commit_range_request(good=good, bad=bad, machine_class=bisection.series.machine_class))
