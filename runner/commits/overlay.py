@@ -115,7 +115,9 @@ def overlay_make(*, base_python: str, base_commit: str, commit: str, mirror: Mir
         changed, deleted = mirror.overlay_changes(base_commit, commit)
     except MirrorError as exc:
         raise OverlayRefused(str(exc)) from None
-    key = f"{commit[:16]}-on-{hashlib.sha256(f'{os.path.realpath(base_python)} {base_commit}'.encode()).hexdigest()[:10]}"
+    # keyed by the base interpreter's own path (a venv's, not the interpreter it links to: two builds of
+    # one commit, e.g. two CUDA variants, are two bases)
+    key = f"{commit[:16]}-on-{hashlib.sha256(f'{os.path.abspath(base_python)} {base_commit}'.encode()).hexdigest()[:10]}"
     cache_dir.mkdir(parents=True, exist_ok=True)
     target = cache_dir / key
     layout = _base_layout(base_python)
