@@ -7,6 +7,7 @@ from __future__ import annotations
 # Runner side: one queue per machine class (the queue's name is the class, e.g. "gpu-h100").
 RUN_CASE = "runner.run_case"
 PROBE_BUILDS = "runner.probe_builds"
+COMMIT_RANGE = "runner.commit_range"  # list the commits between two builds from the worker's mirror (issue #41)
 
 # Dashboard side, on its "ingest" queue: what a worker reports.
 DASHBOARD_QUEUE = "ingest"
@@ -14,6 +15,7 @@ CASE_STARTED = "dispatch.case_started"
 CASE_FINISHED = "dispatch.case_finished"
 CASE_FAILED = "dispatch.case_failed"
 WORKER_REPORT = "dispatch.worker_report"
+COMMIT_RANGE_LISTED = "regressions.commit_range_listed"  # its answer
 
 # A cancelled run: the dashboard sets this Redis key (on the broker's database); workers read it
 # before a case and every few seconds while one runs.

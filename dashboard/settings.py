@@ -213,6 +213,11 @@ BISECT_ATTEMPTS = env.int("PTBENCH_BISECT_ATTEMPTS", default=2)
 BISECT_MAX_ATTEMPTS = env.int("PTBENCH_BISECT_MAX_ATTEMPTS", default=6)
 BISECT_MAX_STEPS = env.int("PTBENCH_BISECT_MAX_STEPS", default=12)
 BISECT_MAX_RUNS = env.int("PTBENCH_BISECT_MAX_RUNS", default=40)
+# Commit ranges (issue #41, docs/builds.md): the classes whose new findings get their commits listed
+# by a worker's mirror ("*": every class; the classes of PTBENCH_BISECT_AUTO_CLASSES always do, and
+# are bisected over commits once listed), and where a commit's page is.
+COMMIT_RANGE_CLASSES = env.list("PTBENCH_COMMIT_RANGE_CLASSES", default=[])
+COMMIT_URL = env.str("PTBENCH_COMMIT_URL", default="https://github.com/pytorch/pytorch/commit/{sha}")
 
 # --- Ingest ---------------------------------------------------------------------------------------
 # A run document larger than this is refused before it is parsed.

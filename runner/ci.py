@@ -213,6 +213,8 @@ def format_verdict(verdict: dict) -> str:
              f"on {verdict['machine_class']}"]
     if verdict.get("message"):
         lines.append(f"  {verdict['message']}")
+    for culprit in verdict.get("culprits") or []:  # what a bisection over commits named (docs/builds.md)
+        lines.append(f"  regression {culprit.get('regression')}: {culprit.get('text', '')}")
     for r in verdict.get("regressions", []):
         # the finding's numbers as the API computed them, printed as every surface prints them
         numbers = FindingNumbers.from_dict(r["metric"], r).text

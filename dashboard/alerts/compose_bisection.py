@@ -8,6 +8,7 @@ from django.utils.html import escape
 from dashboard.alerts.compose import Message, _labelled, _link, absolute, commits_url, slack_escape
 from dashboard.alerts.models import Subscription
 from dashboard.regressions.models import Bisection
+from dashboard.regressions.selectors_commits import culprit_commit_text
 from dashboard.results.models import Build
 
 
@@ -26,6 +27,10 @@ def bisection_message(*, bisection: Bisection, subscription: Subscription) -> Me
     page = bisection_page(bisection)
     commits = commits_url(good, bad) if bisection.status == Bisection.Status.DONE else None
     message = bisection.result.get("message", "")
+    if bisection.kind == Bisection.Kind.COMMITS and (culprit := bisection.result.get("commit")):
+        # over commits (issue #41): the culprit with its values on both sides and its link
+        message = f"{message}. {culprit_commit_text(culprit)}"
+        commits = culprit.get("link") or commits
     text = "\n".join([f"Bisection {bisection.id} of {what}: {bisection.get_status_display()}.", message, "",
                       *_labelled((("Regression", page), ("Commits", commits))), "",
                       f"You get this through the ptbench subscription {subscription.name!r}."]) + "\n"

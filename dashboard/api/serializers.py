@@ -28,7 +28,7 @@ REGRESSION_FINDINGS = ["change_point", "started_failing", "status_changed", "new
 METRIC_CHOICES = [m.name for m in METRICS]
 REGRESSION_KINDS = ["regression", "improvement"]  # named in the OpenAPI schema (settings ENUM_NAME_OVERRIDES)
 REGRESSION_KIND_FILTERS = [*REGRESSION_KINDS, "all"]
-BISECTION_KINDS = ["builds", "overrides"]  # a regression's builds, or a variant's overrides (docs/bisect.md)
+BISECTION_KINDS = ["builds", "overrides", "commits"]  # a regression's builds, a variant's overrides, or commits (docs/bisect.md, docs/builds.md)
 
 
 def _string_only(data):
@@ -523,6 +523,24 @@ class RegressionSerializer(FindingNumbersFields):
     created_at = serializers.DateTimeField()
     culprit_build = serializers.SerializerMethodField(help_text="the first bad build a bisection found (docs/bisect.md)")
     culprit_range = serializers.CharField(help_text="its commits: last good sha...first bad sha; empty until found")
+    culprit_commit = serializers.SerializerMethodField(help_text="what a bisection over commits found (docs/builds.md): sha, "
+                                                       "subject, author, time, link, before, after; or needs_source_build: "
+                                                       "[commits]; null until found")
+    commit_range = serializers.SerializerMethodField(help_text="the commits between last good and first bad build as a "
+                                                     "worker's mirror listed them: status, count, cpp, python, areas, "
+                                                     "commits [{sha, subject, author, time, kind, areas, link}]; null "
+                                                     "when never asked (docs/builds.md)")
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_culprit_commit(self, r) -> dict | None:
+        return r.culprit_commit or None
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_commit_range(self, r) -> dict | None:
+        from dashboard.regressions.selectors_commits import regression_commits  # noqa: PLC0415 (optional app)
+
+        found = regression_commits(r, limit=None)
+        return {**found["summary"], "commits": found["commits"]} if found["summary"] else None
 
     def to_representation(self, instance):
         from dashboard.regressions.board import regression_numbers  # noqa: PLC0415 (optional app)
@@ -626,6 +644,9 @@ class VerdictSerializer(serializers.Serializer):
     baseline = StrictCharField(allow_null=True)
     machine_class = StrictCharField()
     regressions = VerdictRegressionSerializer(many=True)
+    culprits = serializers.ListField(child=serializers.DictField(), required=False, help_text=(
+        "culprit commits bisections found for these regressions (docs/builds.md): regression, sha, link, "
+        "needs_source_build (how many commits only a source build tells apart), text"))
     notes = VerdictNoteSerializer(many=True, help_text=(
         "what was not compared, never counted: compile_cpu_ratio measured against different compile references "
         "(a change of reference starts a new baseline of that metric)"))
@@ -635,7 +656,8 @@ class BisectRequestSerializer(serializers.Serializer):
     """``POST /api/v1/regressions/<id>/bisect/`` (docs/bisect.md); limits default to the server's."""
 
     kind = serializers.ChoiceField(choices=BISECTION_KINDS, default="builds",
-                                   help_text="builds: between last good and first bad; overrides: the first bad build's overrides")
+                                   help_text="builds: between last good and first bad; overrides: the first bad build's overrides; "
+                                             "commits: the commits between them, on overlay builds (docs/builds.md)")
     attempts = serializers.IntegerField(min_value=1, max_value=20, required=False, help_text="runs per build before deciding")
     max_attempts = serializers.IntegerField(min_value=1, max_value=50, required=False, help_text="runs per build at most")
     max_steps = serializers.IntegerField(min_value=1, max_value=40, required=False, help_text="midpoints decided at most")

@@ -98,6 +98,14 @@ def case_run_inprocess(*, machine_class: str, message: dict) -> str:
     return services.case_finished(case_id=case_id, document=document)
 
 
+def commit_range_inprocess(*, good_sha: str, bad_sha: str) -> dict:
+    """Without a broker: the commits between two builds from this host's mirror (PTBENCH_TORCH_MIRROR),
+    as a worker would list them (``runner.commits.ranges``)."""
+    from runner.commits.ranges import commit_range
+
+    return commit_range(good_sha=good_sha, bad_sha=bad_sha)
+
+
 def probe_inprocess(*, machine_class: str, python: str = "") -> int:
     """A probe without a broker (``build_probe_request``): this host's interpreter (or ``python``)
     probed after the request's commit, as a worker of ``machine_class`` would, and its build

@@ -7,7 +7,13 @@ from dashboard.durable import DB_RETRY, send_logged
 from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
 from dashboard.regressions.services import detection_run, home_cells_refresh, noise_bands_refresh
 from dashboard.regressions.services.bisect import bisection_advance
-from dashboard.regressions.services.bisect_auto import bisections_start_auto
+from dashboard.regressions.services.bisect_auto import (
+    bisections_start_auto,
+    commit_bisections_start_auto,
+    commit_ranges_request_auto,
+)
+from dashboard.regressions.services.commits import commit_range_listed as commit_range_store
+from contract.messages import COMMIT_RANGE_LISTED, DASHBOARD_QUEUE
 
 
 @shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True, **DB_RETRY)
@@ -29,6 +35,8 @@ def detect_run(run_id: str) -> dict:
     outcome = result.as_dict()
     # New regressions of a class that bisects automatically (docs/bisect.md): their bisections start.
     outcome["bisections"] = bisections_start_auto(regression_ids=result.created)
+    # ... and their commits listed by a worker's mirror (issue #41), then bisected over commits.
+    outcome["commit_ranges"] = commit_ranges_request_auto(regression_ids=result.created)
     send_logged(lambda: noise_bands.delay(run_id), what=f"the noise bands of run {run_id}'s build")
     if apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.tasks import plan_run  # noqa: PLC0415 (optional app)
@@ -65,3 +73,14 @@ def bisect_advance(bisection_id: int) -> str:
 
         delivery_plan_bisection(bisection_id=bisection.parent_id or bisection_id)  # a partner search: its parent's
     return bisection.status
+
+
+@shared_task(name=COMMIT_RANGE_LISTED, queue=DASHBOARD_QUEUE, acks_late=True, **DB_RETRY)
+def commit_range_listed(*, range_id: int, answer: dict, hostname: str = "") -> dict:
+    """A worker listed the commits between two builds (issue #41): stored (a malformed answer is a
+    failed range, named), then the regressions between them of a class that bisects automatically
+    are bisected over commits."""
+    row = commit_range_store(range_id=range_id, answer=answer)
+    if row is None:
+        return {"status": "unknown range"}
+    return {"status": row.status, "commits": len(row.commits), "bisections": commit_bisections_start_auto(commit_range=row)}

@@ -26,6 +26,8 @@ def bisectable_metric(metric: str) -> bool:
 def known_to_class(*, build: Build, machine_class: str) -> bool:
     """Whether a worker of ``machine_class`` can run ``build`` (its own interpreter or its base's)."""
     candidates = [build.id] + ([base.id] if build.overrides and (base := base_of(build)) is not None else [])
+    if (overlay := (build.environment or {}).get("overlay") or {}).get("base_build"):  # an overlay: made on its base's host
+        candidates.append(overlay["base_build"])
     return BuildEnvironment.objects.filter(machine_class=machine_class, build_id__in=candidates).exists()
 
 

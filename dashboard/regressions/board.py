@@ -114,8 +114,17 @@ def board_table(groups: list[BoardGroup]) -> list[dict]:
     """The board's rows, flat, for its CSV and JSON export."""
     from dashboard.results.selectors.common import ref_for  # noqa: PLC0415
 
+    from dashboard.regressions.selectors_commits import commit_ranges_of_rows, commit_summary, culprit_commit_text  # noqa: PLC0415
+
     def ref(build) -> str | None:
         return ref_for(git_sha=build.git_sha, local_label=build.local_label) if build else None
+
+    ranges = commit_ranges_of_rows([r.regression for g in groups for r in g.rows])
+
+    def commits(regression) -> dict:  # issue #41: the commit range and the culprit commit
+        summary = commit_summary(ranges.get((regression.last_good_build_id, regression.first_bad_build_id)))
+        return {"commits": summary["text"] if summary else "", "culprit_commit": (regression.culprit_commit or {}).get("sha", ""),
+                "culprit_commit_text": culprit_commit_text(regression.culprit_commit)}
 
     return [
         {"id": r.regression.id, "build": ref(g.build), "torch_version": g.build.torch_version, "build_date": g.build.ordered_at.date().isoformat(),
@@ -123,7 +132,8 @@ def board_table(groups: list[BoardGroup]) -> list[dict]:
          "config": str(r.regression.series.config), "metric": r.regression.metric, "finding": r.regression.finding,
          "kind": r.regression.kind, "status": r.regression.status, **r.numbers.as_dict(),
          "baseline_state": r.baseline_state, "last_good": ref(r.regression.last_good_build),
-         "first_bad": ref(r.regression.first_bad_build), "repro": r.repro, "message": r.regression.message}
+         "first_bad": ref(r.regression.first_bad_build), "repro": r.repro, "message": r.regression.message,
+         **commits(r.regression)}
         for g in groups for r in g.rows
     ]
 

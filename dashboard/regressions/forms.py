@@ -19,7 +19,7 @@ class BisectForm(forms.Form):
     """The regression page's "Bisect" button (docs/bisect.md): the fields and bounds of the API's
     bisect request; an empty limit is the server's default."""
 
-    kind = forms.ChoiceField(choices=[("builds", "builds"), ("overrides", "overrides")], required=False)
+    kind = forms.ChoiceField(choices=[("builds", "builds"), ("overrides", "overrides"), ("commits", "commits")], required=False)
     attempts = forms.IntegerField(min_value=1, max_value=20, required=False)
     max_attempts = forms.IntegerField(min_value=1, max_value=50, required=False)
     max_steps = forms.IntegerField(min_value=1, max_value=40, required=False)

@@ -93,6 +93,10 @@ class Regression(models.Model):
     # builds between last good and first bad, and the commit range it closes (``good...bad``).
     culprit_build = models.ForeignKey(Build, on_delete=models.PROTECT, null=True, blank=True, related_name="+")
     culprit_range = models.CharField(max_length=200, blank=True, help_text="last good sha...first bad sha")
+    # Set by a bisection over commits (issue #41, docs/builds.md): the commit named, or the C++
+    # commits only a source build can tell apart: {sha, subject, author, time, link, before, after}
+    # or {needs_source_build: [shas], ...}.
+    culprit_commit = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [
@@ -229,6 +233,7 @@ class Bisection(models.Model):
     class Kind(models.TextChoices):
         BUILDS = "builds", "over builds"
         OVERRIDES = "overrides", "over a variant's overrides"
+        COMMITS = "commits", "over commits (overlay builds)"
 
     class Status(models.TextChoices):
         RUNNING = "running", "running"
@@ -290,3 +295,33 @@ class BisectionRun(models.Model):
 
     class Meta:
         ordering = ["id"]
+
+
+class CommitRange(models.Model):
+    """The commits between two builds (issue #41, docs/builds.md), as a worker of ``machine_class``
+    read them from its PyTorch mirror: each build's ``main`` commit, and per commit its sha,
+    subject, author, time, kind (``cpp``: needs a source build; ``python``: only Python under
+    ``torch/``; ``none``) and areas (``contract.commits``). Shared by every finding between the two
+    builds. Written by ``regressions.services.commits``."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "asked of a worker"
+        LISTED = "listed"
+        FAILED = "failed", "could not be listed"
+
+    good_build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+")
+    bad_build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+")
+    machine_class = models.SlugField(max_length=64, help_text="whose workers were asked (their mirror)")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    good_commit = models.CharField(max_length=40, blank=True)
+    bad_commit = models.CharField(max_length=40, blank=True)
+    commits = models.JSONField(default=list, blank=True, help_text="oldest first: [{sha, subject, author, time, kind, areas, ...}]")
+    error = models.TextField(blank=True)
+    requested_at = models.DateTimeField(auto_now_add=True)
+    listed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["good_build", "bad_build"], name="commitrange_unique_builds")]
+
+    def __str__(self) -> str:
+        return f"commits {self.good_build} .. {self.bad_build} ({self.status})"

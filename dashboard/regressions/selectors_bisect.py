@@ -70,7 +70,11 @@ def bisection_view(*, bisection: Bisection) -> BisectionView:
         else:
             row.values.append(value)
     decided = {step["index"]: step["decision"] for step in bisection.steps}
+    subjects = _commit_subjects(bisection)
     for row in rows:
+        if bisection.kind == Bisection.Kind.COMMITS and row.index:  # each build's commit (issue #41): sha and subject
+            sha = bisection.result["shas"][row.index]
+            row.override = f"{sha[:12]} {subjects.get(sha, '')}".rstrip()
         if bisection.kind == Bisection.Kind.OVERRIDES and row.index:
             section, key, value = bisection.overrides[row.index - 1]
             row.override = f"+ {section}.{key}={value}"
@@ -86,6 +90,15 @@ def bisection_view(*, bisection: Bisection) -> BisectionView:
             row.role = "measuring"
     return BisectionView(bisection=bisection, rows=rows, runs=len(attempts),
                          open_runs=sum(r.open_runs for r in rows), lost=lost)
+
+
+def _commit_subjects(bisection: Bisection) -> dict[str, str]:
+    from dashboard.regressions.models import CommitRange  # noqa: PLC0415
+
+    if bisection.kind != Bisection.Kind.COMMITS:
+        return {}
+    row = CommitRange.objects.filter(pk=bisection.result.get("commit_range")).first()
+    return {c["sha"]: c["subject"] for c in row.commits} if row else {}
 
 
 def bisection_busy(*, bisection: Bisection) -> bool:

@@ -10,6 +10,7 @@ from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
     CASE_STARTED,
+    COMMIT_RANGE_LISTED,
     DASHBOARD_QUEUE,
     WORKER_REPORT,
 )
@@ -40,6 +41,7 @@ app.conf.update(
     },
     task_queues=[Queue(config.machine_class)] if config.machine_class else [],
     task_default_queue=config.machine_class or "celery",
-    task_routes={name: {"queue": DASHBOARD_QUEUE} for name in (CASE_STARTED, CASE_FINISHED, CASE_FAILED, WORKER_REPORT)},
+    task_routes={name: {"queue": DASHBOARD_QUEUE} for name in (CASE_STARTED, CASE_FINISHED, CASE_FAILED, WORKER_REPORT,
+                                                              COMMIT_RANGE_LISTED)},
     worker_hijack_root_logger=False,
 )

@@ -10,6 +10,7 @@ from runner.engine.executor import CaseExecutor
 from contract.spec import CaseSpec
 from runner.report import build_document, now_iso
 from runner.worker.builds import LocalBuilds
+from runner.worker.overlays import find_or_overlay
 from runner.worker.screening import message_screen
 from contract.settings_policy import DATA_ONLY, Allowance
 
@@ -38,7 +39,7 @@ def measure_case(*, case_id: int, run_id: str, build: dict, spec: dict, workload
     ``artifact_sink(path, reference)``: hands the case's kept compile trace to the dashboard (an
     upload; docs/artifacts.md), so that the result carries only its reference; None keeps none."""
     message_screen(spec=spec, build=build, allow=allow)
-    interpreter = local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
+    interpreter = find_or_overlay(local, build)  # an overlay build (issue #41) is made here from the worker's mirror
     notify_started()
     started_at = now_iso()
     with tempfile.TemporaryDirectory(prefix="ptbench-artifacts-") as scratch:

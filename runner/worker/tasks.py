@@ -16,6 +16,7 @@ from celery import signals
 from celery.exceptions import SoftTimeLimitExceeded
 
 from runner.artifact_upload import upload_artifact
+from runner.commits.ranges import commit_range as list_commit_range
 from runner.ci import Client
 from runner.engine.compile_pairs import CompilePairs, probe_reference
 from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
@@ -29,6 +30,8 @@ from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,
     CASE_STARTED,
+    COMMIT_RANGE,
+    COMMIT_RANGE_LISTED,
     PROBE_BUILDS,
     RUN_CASE,
     WORKER_REPORT,
@@ -155,6 +158,15 @@ def probe_builds(self, python: str = "") -> dict:
         _state["extra"] += (BuildEntry(python=python, local_label=None),)
     _state["builds"] = None
     return report_builds(worker=self.request.hostname)
+
+
+@app.task(name=COMMIT_RANGE)
+def commit_range(*, range_id: int, good_sha: str, bad_sha: str) -> dict:
+    """List the commits between two builds from this worker's mirror (PTBENCH_TORCH_MIRROR) and
+    hand the answer (or why there is none) to the dashboard (issue #41)."""
+    answer = list_commit_range(good_sha=str(good_sha), bad_sha=str(bad_sha))
+    notify(COMMIT_RANGE_LISTED, range_id=range_id, answer=answer, hostname=config.hostname)
+    return {"commits": len(answer.get("commits", [])), "error": answer.get("error", "")}
 
 
 def report_builds(*, worker: str) -> dict:

@@ -36,7 +36,7 @@ def test_a_write_token_starts_it_and_the_api_reads_its_progress_and_result(write
 
 
 @pytest.mark.parametrize(("body", "field"), [
-    ({"attempts": 0}, "attempts"), ({"kind": "commits"}, "kind"), ({"max_runs": "many"}, "max_runs"),
+    ({"attempts": 0}, "attempts"), ({"kind": "mirror"}, "kind"), ({"max_runs": "many"}, "max_runs"),
     ({"attempts": 4, "max_attempts": 2}, "max_attempts"), ({"kind": "overrides"}, "kind"),
 ])
 def test_bad_input_is_a_400_naming_the_field_and_writes_nothing(writer, monkeypatch, body, field):

@@ -109,11 +109,19 @@ class VerdictView(ApiView):
             "baseline": build_ref(verdict.baseline) if verdict.baseline else None, "machine_class": verdict.machine_class,
             "regressions": VerdictSerializer().fields["regressions"].to_representation(verdict.regressions),
             "notes": VerdictSerializer().fields["notes"].to_representation(verdict.notes),
+            "culprits": _culprits([r.get("id") for r in verdict.regressions]),
         }
         gating = q["fail_on_regression"] or q["fail_on_suspect"]
         failed = (verdict.verdict == "regressed" and q["fail_on_regression"]) or (
             verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict in ("pending", "not_compared", "error") and gating)
         return Response(data, status=409 if failed else 200)
+
+
+def _culprits(regression_ids) -> list[dict]:
+    """The culprit commits of the verdict's regressions (issue #41, docs/builds.md)."""
+    from dashboard.regressions.selectors_commits import verdict_culprits  # noqa: PLC0415 (optional app)
+
+    return verdict_culprits(regression_ids)
 
 
 def _bisect():

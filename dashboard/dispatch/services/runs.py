@@ -97,7 +97,9 @@ def case_message(case: CaseTask) -> dict:
         "case_id": case.id,
         "run_id": str(run.id),
         "build": {"git_sha": build.git_sha, "local_label": build.local_label, "torch_version": build.torch_version,
-                  "label": build.label, **({"overrides": build.overrides} if build.overrides else {})},
+                  "label": build.label, **({"overrides": build.overrides} if build.overrides else {}),
+                  # an overlay build (issue #41): the worker makes it from the base it names
+                  **({"overlay": build.environment["overlay"]} if (build.environment or {}).get("overlay") else {})},
         "size": run.size,
         "spec": case.spec,
         "workload": case.workload_description,

@@ -32,6 +32,7 @@ from dashboard.regressions.bisect_range import (
 )
 from dashboard.regressions.history import TRACKED_METRICS, series_points
 from dashboard.regressions.models import Bisection, BisectionRun, Regression
+from dashboard.regressions.services.commits import commit_chain, commit_culprit, commit_range_of, commit_range_request
 from dashboard.regressions.services.bisect_overrides import override_chain, partner_search_ended, partner_search_new
 from dashboard.results.models import Build, Run, Series
 from dashboard.results.selectors.common import build_ref
@@ -70,7 +71,9 @@ def bisection_start(*, requested_by: str, regression: Regression | None = None, 
     runs, by default as the series' newest result ran."""
     if regression is not None:
         series, metric = regression.series, regression.metric
-        good, bad = regression.last_good_build, regression.first_bad_build
+        # over commits, ``good``/``bad`` may narrow the finding's range to a builds bisection's culprit pair
+        narrowed = kind == Bisection.Kind.COMMITS and good is not None and bad is not None
+        good, bad = (good, bad) if narrowed else (regression.last_good_build, regression.first_bad_build)
         if kind == Bisection.Kind.OVERRIDES and bad.overrides:
             good = base_of(bad)
     if metric is None or not bisectable_metric(metric):
@@ -83,9 +86,10 @@ def bisection_start(*, requested_by: str, regression: Regression | None = None, 
             raise BisectError("kind", f"build {build_ref(bad)} is not a variant: it has no overrides to bisect")
         if good.overrides or good.git_sha != bad.git_sha:
             raise BisectError("last_good_build", f"build {build_ref(good)} is not the base build of {build_ref(bad)}")
-    elif kind != Bisection.Kind.BUILDS:
-        raise BisectError("kind", f"unknown kind {kind!r}; choose from builds, overrides")
+    elif kind not in (Bisection.Kind.BUILDS, Bisection.Kind.COMMITS):
+        raise BisectError("kind", f"unknown kind {kind!r}; choose from builds, overrides, commits")
     limits = _limits(attempts, max_attempts, max_steps, max_runs)
+    commit_range = _listed_range(good=good, bad=bad, machine_class=machine_class) if kind == Bisection.Kind.COMMITS else None
     for field, build in (("last_good_build", good), ("first_bad_build", bad)):
         if not known_to_class(build=build, machine_class=machine_class):
             raise BisectError(field, f"no worker of {machine_class} has build {build_ref(build)} (nor its base)")
@@ -93,8 +97,14 @@ def bisection_start(*, requested_by: str, regression: Regression | None = None, 
         if regression is not None and Bisection.objects.select_for_update().filter(
                 regression=regression, status=Bisection.Status.RUNNING).exists():
             raise BisectError("status", f"regression {regression.id} is being bisected already: cancel that one first")
+        meta = {}
         if kind == Bisection.Kind.OVERRIDES:
             builds, items = override_chain(base=good, variant=bad)
+        elif kind == Bisection.Kind.COMMITS:
+            (builds, meta), items = commit_chain(commit_range=commit_range, good=good, bad=bad), []
+            if len(builds) < 3:
+                raise BisectError("commits", f"needs a source build: all {len(commit_range.commits)} commits between "
+                                  f"{build_ref(good)} and {build_ref(bad)} lie across C++ changes")
         else:
             builds, items = builds_between(good=good, bad=bad, machine_class=machine_class), []
         if len(builds) < 3 and kind == Bisection.Kind.BUILDS:
@@ -104,11 +114,28 @@ def bisection_start(*, requested_by: str, regression: Regression | None = None, 
             regression=regression, series=series, metric=metric, kind=kind, builds=[b.id for b in builds], overrides=items,
             low=0, high=len(builds) - 1, requested_by=requested_by[:150], **limits,
             **{**series_case(series=series), **({"size": size} if size else {}), **({"backend": backend} if backend else {})},
-            result={"builds": len(builds), "steps_expected": steps_needed(len(builds))},
+            result={"builds": len(builds), "steps_expected": steps_needed(len(builds)), **meta},
         )
         _advance(bisection)
         bisection.save()
     return bisection
+
+
+def _listed_range(*, good: Build, bad: Build, machine_class: str):
+    """The listed commits between ``good`` and ``bad`` (issue #41); raises ``BisectError`` naming
+    ``commits`` while they are not (asked of a worker of the class then: send again once listed)."""
+    if good.overrides or bad.overrides:
+        raise BisectError("kind", "a variant's overrides are bisected with kind overrides, not over commits")
+    row = commit_range_of(good=good, bad=bad)
+    if row is None or row.status != row.Status.LISTED:
+        row = commit_range_request(good=good, bad=bad, machine_class=machine_class, again=True)
+        why = f"the last answer: {row.error}; " if row.error else ""
+        raise BisectError("commits", f"the commits between {build_ref(good)} and {build_ref(bad)} are not listed yet "
+                          f"({why}asked a worker of {machine_class} with a PyTorch mirror): send again once listed")
+    if len(row.commits) < 2:
+        only = f"{row.commits[0]['sha'][:12]} is the only commit between them" if row.commits else "they are one commit"
+        raise BisectError("commits", f"nothing to bisect between {build_ref(good)} and {build_ref(bad)}: {only}")
+    return row
 
 
 def bisection_advance(*, bisection_id: int) -> Bisection:
@@ -248,7 +275,12 @@ def _found(bisection: Bisection) -> None:
     bisection.culprit_build = bad
     commits = f"{good.git_sha}...{bad.git_sha}" if good.git_sha != bad.git_sha else ""
     result = {"last_good": build_ref(good), "first_bad": build_ref(bad), "commits": commits}
-    if bisection.kind == Bisection.Kind.OVERRIDES:
+    if bisection.kind == Bisection.Kind.COMMITS:
+        culprit = commit_culprit(bisection=bisection, values=_values(bisection)[0])
+        result["commit"], message = culprit, culprit["message"]
+        if bisection.regression_id:
+            Regression.objects.filter(pk=bisection.regression_id).update(culprit_commit=culprit)
+    elif bisection.kind == Bisection.Kind.OVERRIDES:
         section, key, value = bisection.overrides[bisection.high - 1]
         result["override"] = f"{section}.{key}={value}"
         message = f"override {result['override']} makes it bad (added to the {bisection.high - 1} before it)"
@@ -260,3 +292,7 @@ def _found(bisection: Bisection) -> None:
     bisection.result = {**bisection.result, **result}
     if bisection.regression_id and bisection.kind == Bisection.Kind.BUILDS:
         Regression.objects.filter(pk=bisection.regression_id).update(culprit_build=bad, culprit_range=commits)
+        if commits:  # the commits between the culprit pair, bisected next where the class bisects automatically
+            from dashboard.regressions.services.bisect_auto import culprit_pair_follow  # noqa: PLC0415 (it imports this)
+
+            transaction.on_commit(lambda: culprit_pair_follow(bisection_id=bisection.id))

@@ -11,6 +11,7 @@ from django.http import Http404, HttpResponseForbidden, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from dashboard.regressions.selectors_commits import regression_commits
 from dashboard.regressions.board import board_groups, board_order, board_table, remeasurements_shown
 from dashboard.regressions.finding import finding_page
 from dashboard.regressions.forms import BisectForm, TriageForm
@@ -83,6 +84,7 @@ def regression_detail_page(request, regression_id: int):
         "running": bool(bisection and bisection_busy(bisection=bisection)),
         "noise_text": f"{bisection.result['noise']:.1%}" if bisection and bisection.result.get("noise") else "",
         "culprit_commits": "...".join(sha[:12] for sha in regression.culprit_range.split("...")),
+        "commits": regression_commits(regression),
         "can_bisect": request.user.has_perm(BISECT_PERMISSION),
         "can_cancel": request.user.has_perm(CANCEL_PERMISSION), "default_attempts": settings.BISECT_ATTEMPTS,
     })

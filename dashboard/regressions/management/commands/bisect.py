@@ -15,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("regression_id", type=int)
-        parser.add_argument("--kind", default="builds", choices=["builds", "overrides"])
+        parser.add_argument("--kind", default="builds", choices=["builds", "overrides", "commits"])
         parser.add_argument("--attempts", type=int, help="runs per build before deciding (default PTBENCH_BISECT_ATTEMPTS)")
         parser.add_argument("--max-attempts", type=int, help="runs per build at most")
         parser.add_argument("--max-steps", type=int, help="midpoints decided at most")

@@ -1,0 +1,56 @@
+"""Overlay builds on a worker (issue #41, docs/builds.md): a case for a build this worker has no
+interpreter for, whose message names it an overlay (a base build it has, and a commit), runs on
+that base's environment with the Python files under ``torch/`` of the commit
+(``runner.commits.overlay``), made once and probed once per process. The message carries two shas
+and a label; the files come from this worker's own mirror."""
+from __future__ import annotations
+
+from contract.commits import SHA, overlay_label
+from runner.commits.mirror import Mirror, MirrorError
+from runner.commits.overlay import cache_dir_from_env, overlay_make
+from runner.engine.executor import probe_environment
+from runner.worker.builds import BuildUnavailable, LocalBuild, LocalBuilds
+
+_made: dict[tuple, LocalBuild] = {}
+
+
+def overlay_spec(build: dict) -> dict | None:
+    """The overlay a case message's build names (``{"base": {"git_sha", "local_label"}, "commit"}``), or None."""
+    spec = (build.get("environment") or {}).get("overlay") if isinstance(build.get("environment"), dict) else None
+    spec = spec or build.get("overlay")
+    return spec if isinstance(spec, dict) and isinstance(spec.get("base"), dict) else None
+
+
+def find_or_overlay(local: LocalBuilds, build: dict) -> LocalBuild:
+    """The interpreter of ``build``: one this worker has, else the overlay the message names."""
+    try:
+        return local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
+    except BuildUnavailable:
+        spec = overlay_spec(build)
+        if spec is None:
+            raise
+    base_sha, base_label, commit = spec["base"].get("git_sha", ""), spec["base"].get("local_label", "") or "", spec.get("commit", "")
+    if not (SHA.fullmatch(str(base_sha)) and SHA.fullmatch(str(commit)) and commit == build["git_sha"]
+            and build.get("local_label") == overlay_label(base_sha, base_label)):
+        raise BuildUnavailable(f"build {build['git_sha'][:12]}: a malformed overlay (two 40-hex shas, the commit the build's)")
+    mirror = Mirror.from_env()
+    if mirror is None:
+        raise BuildUnavailable(f"build {commit[:12]} is an overlay and this worker has no PTBENCH_TORCH_MIRROR")
+    base = local.find(git_sha=base_sha, local_label=base_label)
+    key = (base.python, base_sha, commit)
+    if key not in _made:
+        try:
+            overlay = overlay_make(base_python=base.python, base_commit=mirror.main_commit(base_sha), commit=commit,
+                                   mirror=mirror, cache_dir=cache_dir_from_env())
+            facts = mirror.commit_facts(commit)
+        except MirrorError as exc:
+            raise BuildUnavailable(f"overlay of {commit[:12]} on {base_sha[:12]}: {exc}") from None
+        environment = probe_environment(overlay.python, timeout_s=300)
+        environment.pop("config_catalog", None)
+        environment.pop("override_problems", None)
+        environment["build"] = {**environment["build"], "git_sha": commit, "local_label": build["local_label"],
+                                "commit_time": facts["time"],
+                                "environment": {**(environment["build"].get("environment") or {}),
+                                                "overlay": {**overlay.as_document(), "base": spec["base"], "subject": facts["subject"]}}}
+        _made[key] = LocalBuild(python=overlay.python, environment=environment)
+    return _made[key]
