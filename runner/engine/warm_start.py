@@ -152,10 +152,8 @@ def _run_case_child(request: dict, fds: list[int], *, closing: list[int]) -> Non
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        if "TORCH_TRACE" in os.environ or "TORCH_LOGS" in os.environ:  # read once at torch's import
-            import torch._logging._internal  # noqa: PLC0415
-
-            torch._logging._internal._init_logs()
+        if "TORCH_TRACE" in os.environ or "TORCH_LOGS" in os.environ:
+            _read_log_settings_again()
         sys.argv = ["python -m runner", *request["argv"]]
         from runner.cli import main  # noqa: PLC0415
 
@@ -171,6 +169,15 @@ def _run_case_child(request: dict, fds: list[int], *, closing: list[int]) -> Non
             except (OSError, ValueError):
                 pass
         os._exit(code)
+
+
+def _read_log_settings_again() -> None:
+    """torch reads TORCH_LOGS and TORCH_TRACE at its import, in the warm process (without them):
+    read them again for this case, with a trace handler of its own (the server's has no directory)."""
+    import torch._logging._internal as internal  # noqa: PLC0415
+
+    internal.LOG_TRACE_HANDLER = None
+    internal._init_logs()
 
 
 # -- the runner's side --------------------------------------------------------------------------

@@ -6,7 +6,6 @@ the compiler only (PTBENCH_WARM_IMPORTS): the families' libraries would cost thi
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -15,6 +14,7 @@ import uuid
 import pytest
 
 from contract.spec import CaseSpec, TimingBudget
+from runner.engine.artifacts import ArtifactKeeper
 from runner.engine.executor import REPO_ROOT, CaseExecutor, child_environment
 from runner.engine.lifetime import is_running
 from runner.engine.warm_start import COMPILER_IMPORTS, IMPORTS_ENV, WarmProcess, WarmStarter, WarmStartUnavailable
@@ -37,13 +37,19 @@ def _spec(workload: str, **changes) -> CaseSpec:
     return CaseSpec(**{**fields, **changes})
 
 
-def _run(starter, workload: str, *, timeout_s: float = 120, **changes) -> dict:
-    executor = CaseExecutor(python=sys.executable, timeout_s=timeout_s, warm=False, warm_start=starter)
+def _run(starter, workload: str, *, timeout_s: float = 120, artifacts=None, **changes) -> dict:
+    executor = CaseExecutor(python=sys.executable, timeout_s=timeout_s, warm=False, warm_start=starter, artifacts=artifacts)
     return executor.run(_spec(workload, **changes), workload_name=workload, repro="")
 
 
-def test_forked_cases_start_alone_in_their_own_session_with_empty_caches_of_their_own(warm):
-    results = [_run(warm.starter(), "tests.runner.sample_workloads:TinyMLP") for _ in range(2)]
+def test_forked_cases_start_alone_in_their_own_session_with_empty_caches_of_their_own(warm, tmp_path):
+    """The second keeps its compile trace: TORCH_TRACE, which torch read at the warm process's import,
+    is read again in the case."""
+    keeper = ArtifactKeeper(directory=tmp_path, max_bytes=4 << 20)
+    results = [_run(warm.starter(), "tests.runner.sample_workloads:TinyMLP", artifacts=keeper if kept else None)
+               for kept in (False, True)]
+    assert "artifact" not in results[0] and results[1]["artifact"]["kind"] == "torch_trace"
+    assert results[1]["artifact"]["raw_bytes"] > 0
     started = [r["environment"]["case_process"] for r in results]
     for result, process in zip(results, started):
         assert result["status"] == "pass", result["error"]
@@ -122,7 +128,9 @@ def test_inductor_compiles_in_a_forked_case_into_its_own_empty_cache(warm):
     assert caches.get("fxgraph_cache_miss") == 1 and not caches.get("fxgraph_cache_hit")
 
 
-def test_the_warm_process_is_named_and_ends_its_fork_requests_cleanly(warm):
+def test_the_warm_process_is_named_for_the_session_check(warm):
+    """tests/conftest.py counts a leftover warm process (and its forks) by its command line."""
     with open(f"/proc/{warm.process.pid}/comm") as comm:
         assert comm.read().strip() == "ptbench-warm"
-    assert signal.SIGKILL  # (the process's own exit is tested with its worker: tests/runner/test_worker_concurrency.py)
+    with open(f"/proc/{warm.process.pid}/cmdline", "rb") as cmdline:
+        assert b"-m\0runner\0warm-server" in cmdline.read()
