@@ -36,7 +36,8 @@ from pathlib import Path
 # with a variant's own environment variables starts fresh: runner.engine.executor).
 DEFAULT_IMPORTS = ("torch._dynamo", "torch._inductor.compile_fx", "transformers", "transformers.modeling_utils", "timm", "torchvision")
 COMPILER_IMPORTS = ",".join(DEFAULT_IMPORTS[:2])  # without the model libraries
-IMPORTS_ENV = "PTBENCH_WARM_IMPORTS"  # comma-separated module names instead of DEFAULT_IMPORTS
+IMPORTS_ENV = "PTBENCH_WARM_IMPORTS"
+NVML_CHECK_ENV = "PYTORCH_NVML_BASED_CUDA_CHECK"  # comma-separated module names instead of DEFAULT_IMPORTS
 SPAWNED_AT_ENV = "PTBENCH_CASE_SPAWNED_AT"  # time.time() when the runner asked for the case process
 STARTED_BY_ENV = "PTBENCH_CASE_STARTED_BY"  # "warm fork" or "subprocess"
 SERVER_NAME, CASE_NAME = b"ptbench-warm", b"ptbench-case"  # process names (/proc/<pid>/comm)
@@ -62,7 +63,11 @@ def warm_imports() -> dict:
     """Import torch, the case code and the model libraries; {imported, missing, imports_s}. Nothing
     here runs a torch operation or initialises CUDA (neither survives a fork)."""
     started = time.monotonic()
-    import torch  # noqa: F401, PLC0415
+    # torch.cuda.is_available() (which an import may call) asks NVML instead of initialising the CUDA
+    # driver, which no forked child could then use. Only while importing: a case asks as it would fresh.
+    nvml_check = os.environ.get(NVML_CHECK_ENV)
+    os.environ[NVML_CHECK_ENV] = "1"
+    import torch  # noqa: PLC0415
 
     import runner.cli  # noqa: F401, PLC0415
     import runner.engine.case  # noqa: F401, PLC0415 (the case code: torch and our engine)
@@ -75,6 +80,12 @@ def warm_imports() -> dict:
             imported.append(name)
         except Exception as exc:  # noqa: BLE001 (a library this build lacks is imported by no case)
             missing[name] = f"{type(exc).__name__}: {exc}"[:200]
+    if nvml_check is None:
+        os.environ.pop(NVML_CHECK_ENV, None)
+    else:
+        os.environ[NVML_CHECK_ENV] = nvml_check
+    if torch.cuda.is_initialized():  # a fork could not use the GPU: the worker's cases start fresh instead
+        raise SystemExit(f"an import initialised CUDA (imported: {', '.join(imported)}): no warm process")
     return {"imported": imported, "missing": missing, "imports_s": round(time.monotonic() - started, 3)}
 
 
