@@ -6,8 +6,10 @@ turn through the runner's executor, once per repeat in a fresh ``python -m runne
 forked from a warm process of the same interpreter (``runner.engine.warm_start``, its default
 imports), alternating so that the host's load hits both. Per case: ``start`` (the runner's request
 to torch and the case code imported: ``environment.case_process.start_s``), ``library`` (the
-workload's import: its model library, ``eager_parts_s.workload``), ``build`` (the model built),
-``wall`` (the case process's wall time). Prints the medians, then every case.
+workload's import: its model library, ``eager_parts_s.workload``), ``build`` (the model built, with
+the imports its model class makes), ``compile`` (``cost.compile``: with the eager backend, mostly
+importing dynamo in a fresh process), ``wall`` (the case process's wall time), and ``ready`` (start +
+library + build: the seconds before the case's first eager call). Prints every case, then the medians.
 
     python bench/case_start.py                                   # TinyMLP and hf:BertForMaskedLM, 3 repeats
     python bench/case_start.py --workloads hf:BertForMaskedLM,timm:resnet50 --device cuda --repeats 5
@@ -28,7 +30,7 @@ from contract.spec import CaseSpec  # noqa: E402
 from runner.engine.executor import CaseExecutor, child_environment  # noqa: E402
 from runner.engine.warm_start import WarmProcess  # noqa: E402
 
-COLUMNS = ("start", "library", "build", "wall")
+COLUMNS = ("start", "library", "build", "compile", "wall")
 
 
 def parse_args() -> argparse.Namespace:
@@ -51,7 +53,8 @@ def one_case(workload: str, args: argparse.Namespace, starter) -> dict:
     parts = environment.get("eager_parts_s") or {}
     started = environment.get("case_process") or {}
     return {"status": result["status"], "how": started.get("started_by", "?"), "start": started.get("start_s"),
-            "library": parts.get("workload"), "build": parts.get("build"), "wall": environment["process_wall_s"]["cold"]}
+            "library": parts.get("workload"), "build": parts.get("build"), "compile": (result.get("cost") or {}).get("compile"),
+            "wall": environment["process_wall_s"]["cold"]}
 
 
 def main() -> int:
@@ -71,7 +74,7 @@ def main() -> int:
     finally:
         warm.stop()
     print(f"\nmedians of {args.repeats} ({args.device}, {args.backend}, {args.dtype}), seconds")
-    print(f"{'workload':42} {'started by':11} " + " ".join(f"{c:>8}" for c in COLUMNS) + f" {'start+library':>14}")
+    print(f"{'workload':42} {'started by':11} " + " ".join(f"{c:>8}" for c in COLUMNS) + f" {'ready':>8}")
     for workload in workloads:
         for mode in ("fresh", "warm"):
             picked = [r for r in rows if r["workload"] == workload and r["mode"] == mode and r["status"] == "pass"]
@@ -79,8 +82,8 @@ def main() -> int:
                 print(f"{workload:42} {mode:11} no passing case")
                 continue
             med = {c: statistics.median(r[c] or 0.0 for r in picked) for c in COLUMNS}
-            both = statistics.median((r["start"] or 0.0) + (r["library"] or 0.0) for r in picked)
-            print(f"{workload:42} {picked[0]['how']:11} " + " ".join(f"{med[c]:8.2f}" for c in COLUMNS) + f" {both:14.2f}")
+            ready = statistics.median(sum(r[c] or 0.0 for c in ("start", "library", "build")) for r in picked)
+            print(f"{workload:42} {picked[0]['how']:11} " + " ".join(f"{med[c]:8.2f}" for c in COLUMNS) + f" {ready:8.2f}")
     return 0
 
 

@@ -110,9 +110,10 @@ def serve(socket_path: Path) -> None:
             continue
         with guard:
             open_connections.add(connection.fileno())
+            closing = [listener.fileno(), *open_connections]
         pid = os.fork()
         if pid == 0:
-            _run_case_child(request, fds, closing=[listener.fileno(), *open_connections])
+            _run_case_child(request, fds, closing=closing)
         for fd in fds:
             os.close(fd)
         threading.Thread(target=_answer, args=(connection, pid, facts, open_connections, guard), daemon=True).start()
