@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--workloads", type=names)
     parser.add_argument("--modes", type=names)
     parser.add_argument("--regimes", type=names)
+    parser.add_argument("--dtypes", type=names)
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--deadline", type=float, default=24 * 3600, help="give up after this many seconds")
     parser.add_argument("--redis-server", default="redis-server")
@@ -99,8 +101,9 @@ def main() -> int:
         runner_env.update(PTBENCH_BROKER_URL=broker, PTBENCH_MACHINE_CLASS=args.machine_class, PTBENCH_BUILDS=",".join(args.builds))
         for index in range(count):
             pinned = {"CUDA_VISIBLE_DEVICES": str(index)} if args.gpus else {}
+            # cases at once: the worker's own (PTBENCH_CASES_AT_ONCE, else from its GPU: runner.worker.slots)
             processes.start(f"runner-{index}", [sys.executable, "-m", "celery", "-A", "runner.worker.app", "worker", "-Q",
-                                                args.machine_class, "--concurrency", "1", "--hostname", f"w{index}@%h", "-l", "info"],
+                                                args.machine_class, "--hostname", f"w{index}@%h", "-l", "info"],
                             {**runner_env, **pinned})
         return measure(args, work, count)
     finally:
@@ -129,7 +132,7 @@ def measure(args: argparse.Namespace, work: Path, workers: int) -> int:
     for python in args.builds:
         build = by_python[os.path.realpath(python)] if os.path.realpath(python) in by_python else by_python[python]
         run = run_request(build=build, machine_class=args.machine_class, size=args.size, requested_by="bench/worker_suite.py",
-                          workloads=args.workloads, modes=args.modes, regimes=args.regimes, timeout_s=args.timeout)
+                          workloads=args.workloads, modes=args.modes, regimes=args.regimes, dtypes=args.dtypes, timeout_s=args.timeout)
         runs.append(run)
         print(f"run {run.id}: {run.cases_expected} cases of {build}", flush=True)
     open_states = CaseTask.OPEN_STATES
@@ -150,7 +153,13 @@ def measure(args: argparse.Namespace, work: Path, workers: int) -> int:
         print(f"{run.id!s:38} {str(run.build)[:28]:28} {len(cases):>5} {stored:>6} {sum(c.attempts > 1 for c in cases):>10}  "
               f"{dict(per_worker)} {dict(statuses)} -> {run.status}")
         durations = [(c.finished_at - c.started_at).total_seconds() for c in cases if c.finished_at and c.started_at]
-        print(f"{'':38} case wall: sum {sum(durations):.0f} s, max {max(durations, default=0):.0f} s")
+        print(f"{'':38} case wall: sum {sum(durations):.0f} s, max {max(durations, default=0):.0f} s; "
+              f"{stored / max(wall, 1e-9) * 3600 / max(args.gpus or workers, 1):.1f} cases per {'GPU' if args.gpus else 'worker'}-hour")
+        starts = [r.environment.get("case_process") or {} for r in Result.objects.filter(run=run)]
+        forked = [s["start_s"] for s in starts if s.get("started_by") == "warm fork"]
+        fresh = [s["start_s"] for s in starts if s.get("started_by") == "subprocess"]
+        print(f"{'':38} case processes: {len(forked)} forked (median start {statistics.median(forked) if forked else 0:.2f} s), "
+              f"{len(fresh)} fresh (median start {statistics.median(fresh) if fresh else 0:.2f} s)")
         name = f"{args.label}{args.machine_class}-torch{run.build.torch_version.replace('+', '-')}-{args.size}.json"
         (args.out / name).write_text(json.dumps(run_document(run=run), indent=1) + "\n")
     print(f"results stored twice: {duplicates}")

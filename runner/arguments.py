@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     once.add_argument("--spec", type=Path, required=True)
     once.add_argument("--result", type=Path, required=True)
 
+    warm = commands.add_parser("warm-server", help="(internal) a warm process that forks case processes (runner.engine.warm_start)")
+    warm.add_argument("--socket", type=Path, required=True)
+
     environment = commands.add_parser("environment", help="(internal) describe this interpreter's build and machine")
     environment.add_argument("--out", type=Path, required=True)
     environment.add_argument("--check-config", type=Path, help="(internal) JSON {SECTION.KEY: value} to check against this torch")

@@ -28,12 +28,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ci_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command in ("case", "compile-once", "environment"):
+    if args.command in ("case", "compile-once", "environment", "warm-server"):
         # A case process dies with the runner that started it, even after a kill -9 (its sentinel
-        # takes its compile workers with it): docs/runner-processes.md.
+        # takes its compile workers with it): docs/runner-processes.md. A warm process dies with its worker.
         from runner.engine.lifetime import follow_parent
 
-        follow_parent(sentinel=args.command != "environment")
+        follow_parent(sentinel=args.command not in ("environment", "warm-server"))
+    if args.command == "warm-server":
+        from runner.engine.warm_start import serve
+
+        serve(args.socket)
     if args.command == "run":
         from runner.engine.lifetime import stop_on_signals
         from runner.run import command_run, interrupted_status

@@ -19,6 +19,7 @@ def command_case(args: argparse.Namespace) -> NoReturn:
     from runner.engine.result_file import ResultFile
     from contract.spec import CaseSpec
 
+    started = case_start()  # torch and the case code imported: how long this process took to start
     spec = CaseSpec.read(args.spec)
     if spec.timing_budget.host_probe:  # before torch starts its threads and compile workers
         from runner.engine.host_speed import reserve_probe_cpu
@@ -28,8 +29,29 @@ def command_case(args: argparse.Namespace) -> NoReturn:
         from runner.engine.overrides import apply_config
 
         apply_config(spec.config_overrides)
-    run_case(spec, ResultFile(args.result))
+    run_case(spec, ResultFile(args.result), environment={"case_process": started} if started else None)
     exit_now()
+
+
+def case_start() -> dict:
+    """How this case process was started and the seconds from the runner's request to here (torch and
+    the case code imported): ``{"started_by": "warm fork" | "subprocess", "start_s": ...}``; {} when
+    the runner did not say (a case started by hand)."""
+    import os
+    import time
+
+    from runner.engine.warm_start import SPAWNED_AT_ENV, STARTED_BY_ENV
+
+    try:
+        spawned_at = float(os.environ[SPAWNED_AT_ENV])
+    except (KeyError, ValueError):
+        return {}
+    started = {"started_by": os.environ.get(STARTED_BY_ENV, "subprocess"), "start_s": round(time.time() - spawned_at, 3),
+               "pid": os.getpid(), "own_session": os.getsid(0) == os.getpid()}
+    caches = {name: os.environ.get(variable) for name, variable in (("inductor", "TORCHINDUCTOR_CACHE_DIR"), ("triton", "TRITON_CACHE_DIR"))}
+    # the files already in this case's caches as it starts (a cold phase's are empty; a warm phase's hold the cold one's)
+    started["caches"] = {**caches, "files_at_start": sum(len(files) for path in caches.values() if path for _, _, files in os.walk(path))}
+    return started
 
 
 def exit_now() -> NoReturn:

@@ -110,13 +110,14 @@ def pytest_runtest_setup(item):
 
 def leftover_case_processes(session_mark: str, grace_s: float = LEFTOVER_GRACE_S) -> list[dict]:
     """Case processes (and what they started: compile workers, a workload's children) that carry
-    ``session_mark`` and are still there after ``grace_s``."""
+    ``session_mark`` and are still there after ``grace_s``; warm processes and the cases they forked
+    too (a fork keeps its server's command line and starting environment: no case mark to read)."""
     from runner.engine.lifetime import MARK_ENV, processes_with_env
 
     deadline = time.monotonic() + grace_s
     while True:
         left = [p for p in processes_with_env(SESSION_ENV, session_mark, read=(MARK_ENV, TEST_ENV))
-                if MARK_ENV in p["env"] and p["pid"] != os.getpid()]
+                if (MARK_ENV in p["env"] or "-m runner warm-server" in p["command"]) and p["pid"] != os.getpid()]
         if not left or time.monotonic() >= deadline:
             return left
         time.sleep(0.2)

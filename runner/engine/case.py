@@ -17,7 +17,9 @@ Cold phase, in order (the result file is rewritten after each step that adds num
 7. graph-break locations: ``torch._dynamo.explain`` on A, only when the compile broke the graph.
 
 On CUDA, steps 4-5 and 6b (and a float64 accuracy run) hold the GPU's exclusive lock
-(``gpu_lock``), so that other cases' processes on the same GPU compile meanwhile but never time.
+(``gpu_lock``), so that other cases' processes on the same GPU compile meanwhile but never time;
+autotuning's benchmarks hold it too (each burst, or the whole first compiled call on a torch without
+inductor's benchmark-lock hook), so that no case times while another autotunes.
 
 Warm phase: the same build, eager call and compile as the cold phase, in a new process whose
 inductor/triton cache directory the cold phase filled; only the first compiled call is timed.
@@ -116,7 +118,8 @@ class CompiledSide:
     ``made`` says which)."""
 
     def __init__(self, workload, spec: CaseSpec, inputs: tuple, probe: MemoryProbe,
-                 before_first_call: Callable[[], None] | None = None, copy_of: Instance | None = None):
+                 before_first_call: Callable[[], None] | None = None, copy_of: Instance | None = None,
+                 first_call_hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext):
         compat.reset_dynamo()
         before = probe.allocated()
         self.instance, self.made = second_instance(workload, spec, copy_of)
@@ -129,7 +132,7 @@ class CompiledSide:
             before_first_call()
         # On a GPU host, how fast the host ran during the compile (runner.engine.host_speed).
         sampler = HostSpeedSampler() if spec.timing_budget.host_probe else contextlib.nullcontext()
-        with sampler, CompileRecorder() as recorder:
+        with first_call_hold(), sampler, CompileRecorder() as recorder:  # the hold: autotuning on an older torch
             self.first_output, first_call_s = timed_first_call(self.fn, inputs, spec)
         self.compile_time_s = self.deployed.finish(first_call_s)
         # the compile by phase (runner.engine.compile_records), adding up to the first call's wall time
@@ -156,6 +159,13 @@ def _case_environment(spec: CaseSpec, workload, instance) -> dict:
 
 
 def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
+    # On a GPU: one case at a time times or autotunes (runner.engine.gpu_lock)
+    lock = DeviceLock.for_device(spec.device)
+    with lock.autotuning():
+        _run_cold(spec, record, out, lock)
+
+
+def _run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile, lock: DeviceLock) -> None:
     from workloads.registry import get_workload
 
     laps = Laps()  # the eager step's parts (environment.eager_parts_s, docs/families.md "Cost")
@@ -176,7 +186,9 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         out.write_progress(record)
 
     with failing_as("compile_error"), phase_listener(path_phase_ended):
-        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance)
+        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance,
+                                first_call_hold=lock.first_call_hold)
+    record.environment.update(lock.environment())
     started = time.perf_counter()
     kernels = kernel_profile.generated_kernels(code_mark)
     fingerprint_s = time.perf_counter() - started
@@ -193,7 +205,6 @@ def run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     _record_path(compiled, record)
     out.write(record, "compile")
 
-    lock = DeviceLock.for_device(spec.device)  # on a GPU: one case at a time times (runner.engine.gpu_lock)
     with lock.hold("accuracy"):
         check_accuracy(spec, workload, eager, compiled, record)
     record.environment.update(lock.environment())
@@ -325,8 +336,11 @@ def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
         workload = get_workload(spec.workload, allow_import=spec.import_allowed)
         eager = EagerSide(workload, spec, probe)  # same process state as the cold phase at compile time
     record.environment.update(_case_environment(spec, workload, eager.instance))
-    with failing_as("compile_error"):
-        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance)
+    lock = DeviceLock.for_device(spec.device)  # a cache miss that autotunes still keeps out of others' timing
+    with failing_as("compile_error"), lock.autotuning():
+        compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance,
+                                first_call_hold=lock.first_call_hold)
+    record.environment.update(lock.environment())
     record.metrics["compile_time_warm_s"] = compiled.compile_time_s
     _record_path(compiled, record)
     record.compile_phases["warm"] = compiled.compile_record
@@ -335,8 +349,10 @@ def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     record.environment["compile_caches"] = cache_counters()
 
 
-def run_case(spec: CaseSpec, out: ResultFile) -> CaseRecord:
+def run_case(spec: CaseSpec, out: ResultFile, environment: dict | None = None) -> CaseRecord:
+    """``environment``: what the case process knows of itself before the case (how it was started)."""
     record = CaseRecord()
+    record.environment.update(environment or {})
     out.write(record, "start")
     try:
         from runner.engine.distributed import launch  # a case whose name asks for DDP / FSDP: docs/distributed.md

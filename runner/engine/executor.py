@@ -8,6 +8,7 @@ a file the parent names; stdout and stderr go to a log whose tail explains crash
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from runner.engine import lifetime
 from runner.engine.cost import case_cost
 from runner.engine.failures import process_excerpt
 from runner.engine.result_file import METRIC_KEYS, ResultFile
+from runner.engine.warm_start import SPAWNED_AT_ENV, STARTED_BY_ENV, WarmStartUnavailable
 from contract.modes import EXPORTING_MODES
 from contract.spec import CaseSpec
 
@@ -96,16 +98,18 @@ def wait_or_stop(process: subprocess.Popen, timeout_s: float, should_stop: Calla
 
 def run_child(
     command: list[str], *, env: dict[str, str], timeout_s: float, log_path: Path, should_stop: Callable[[], bool] | None = None,
-    cwd: Path | None = None,
+    cwd: Path | None = None, spawn=None,
 ) -> ChildExit:
     """Run ``command`` in a new process group; on timeout, a stop request (``should_stop``) or an
     interrupt, kill the whole group. Call it from a thread that lives until it returns: the child
     dies with the thread that started it (``lifetime``). Its working directory is ``cwd`` or the
     log's directory, never the checkout: what a case writes where it runs (``torch_compile_debug/``,
-    ...) lands in its own directory (docs/artifacts.md)."""
+    ...) lands in its own directory (docs/artifacts.md). ``spawn``: ``lifetime.start``'s (a warm
+    process's fork instead of a fresh interpreter)."""
     started = time.monotonic()
     with open(log_path, "wb") as log:
-        process = lifetime.start(command, cwd=cwd or log_path.parent, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+        process = lifetime.start(command, cwd=cwd or log_path.parent, env=env, stdin=subprocess.DEVNULL, stdout=log,
+                                 stderr=subprocess.STDOUT, spawn=spawn)
         timed_out = False
         try:
             wait_or_stop(process, timeout_s, should_stop)
@@ -167,8 +171,11 @@ class CaseExecutor:
     """Runs cases one at a time (timing needs the machine to itself)."""
 
     def __init__(self, *, python: str, timeout_s: float, warm: bool = True, should_stop: Callable[[], bool] | None = None,
-                 compile_pairs=None, artifacts=None):
+                 compile_pairs=None, artifacts=None, warm_start=None):
         self.python = python
+        # runner.engine.warm_start.WarmStarter of this interpreter: case processes forked from a warm
+        # process (no imports to pay); None, or a case with a variant's environment: fresh processes.
+        self.warm_start = warm_start
         self.timeout_s = timeout_s
         self.warm = warm
         self.should_stop = should_stop  # a worker's cancelled-run check; raises CaseStopped
@@ -189,11 +196,21 @@ class CaseExecutor:
             env["TORCH_TRACE"] = str(trace_dir)
         cwd = workdir / "cwd"
         cwd.mkdir(exist_ok=True)
-        child = run_child(
-            command, env=env, timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log",
-            should_stop=self.should_stop, cwd=cwd,
-        )
+        run = functools.partial(run_child, command, timeout_s=self.timeout_s, log_path=workdir / f"{spec.phase}.log",
+                                should_stop=self.should_stop, cwd=cwd)
+        fallback = None
+        if self.warm_start is not None and not spec.env_overrides:
+            try:
+                child = run(env=env, spawn=self.warm_start.spawn)
+            except WarmStartUnavailable as exc:
+                fallback = f"warm process unavailable: {exc}"[:500]
+        elif self.warm_start is not None:  # read at torch's import: only a fresh interpreter takes them
+            fallback = "a variant's environment variables"
+        if self.warm_start is None or fallback is not None:
+            child = run(env={**env, SPAWNED_AT_ENV: repr(time.time()), STARTED_BY_ENV: "subprocess"})
         record = ResultFile(result_path).read()
+        if record is not None and fallback is not None:
+            record.setdefault("environment", {}).setdefault("case_process", {})["warm_fork_skipped"] = fallback
         status, error = classify_exit(child, record, self.timeout_s)
         return PhaseOutcome(status, error, record or {}, child.wall_s)
 
@@ -275,6 +292,8 @@ def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
         environment["compile_warm"] = host_speed
     if warm.record.get("path_phases"):
         environment["warm_path_phases"] = warm.record["path_phases"]
+    if (started := (warm.record.get("environment") or {}).get("case_process")) is not None:
+        environment["warm_case_process"] = started
     warm_phases = (warm.record.get("compile_phases") or {}).get("warm")
     if warm_phases:
         result.setdefault("compile_phases", {})["warm"] = warm_phases

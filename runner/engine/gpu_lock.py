@@ -5,8 +5,17 @@ holds this lock from its warm-up through its memory measurement, and again aroun
 call and a float64 accuracy run, never while it compiles. The lock is ``fcntl.flock`` on
 ``<PTBENCH_GPU_LOCK_DIR or the temp dir>/ptbench-gpu-<GPU UUID>.lock``: every process that names the
 same GPU, whatever its ``CUDA_VISIBLE_DEVICES``, takes the same file; the kernel drops the lock when
-a process dies. On CPU nothing is locked. The case's environment says how long it waited
-(``gpu_lock_wait_s``) and what it held (``gpu_lock``).
+a process dies. On CPU nothing is locked, unless the worker runs several cases at once there
+(``CPU_LOCK_ENV``: the same lock on ``ptbench-gpu-cpu.lock``). The case's environment says how long
+it waited (``gpu_lock_wait_s``) and what it held (``gpu_lock``: steps, seconds, and each hold's
+wall-clock interval, so that a run can show that no two cases of one device timed at once).
+
+Autotuning is GPU work that times kernels: a case whose first compiled call autotunes (inductor's
+Triton configs, max-autotune's GEMM choices, coordinate descent) would disturb another case's timing,
+and be disturbed by it. ``DeviceLock.autotuning`` registers the lock with inductor's benchmarker
+(``torch._inductor.runtime.benchmarking.set_gpu_benchmark_lock_context``, torch 2.13): each benchmark
+burst holds it, so the rest of the compile still overlaps. A torch without that hook holds the lock
+for the whole first compiled call instead (``first_call_hold``). docs/runner-processes.md, section 6.
 """
 from __future__ import annotations
 
@@ -19,6 +28,8 @@ from pathlib import Path
 from typing import Iterator
 
 LOCK_DIR_ENV = "PTBENCH_GPU_LOCK_DIR"
+CPU_LOCK_ENV = "PTBENCH_CPU_LOCK"  # "1": CPU cases lock too (a worker running several cases at once on the CPU)
+MAX_INTERVALS = 200  # hold intervals kept per case (autotuning may hold it thousands of times)
 
 
 @contextlib.contextmanager
@@ -57,34 +68,88 @@ def cuda_key() -> str:
 
 class DeviceLock:
     """A case's holds of its GPU's lock: ``hold(step)`` around each step that runs on it exclusively.
-    Without a path (CPU) every hold is a no-op and the environment is empty."""
+    Without a path (CPU) every hold is a no-op and the environment is empty. Holds nest: a hold inside
+    a hold of the same lock (an autotuning benchmark while the case already holds it) is the outer one."""
 
     def __init__(self, path: Path | None):
         self.path = path
         self.wait_s = 0.0
         self.held_s = 0.0
         self.steps: list[str] = []
+        self.intervals: list[list] = []  # [step, from, to]: wall-clock seconds (time.time()) of each hold
+        self.autotune = {"holds": 0, "held_s": 0.0, "wait_s": 0.0}
+        self.autotune_lock = ""  # how autotuning is kept out of other cases' timing: "benchmarker", "first call"
+        self._depth = 0
 
     @classmethod
     def for_device(cls, device: str) -> DeviceLock:
-        return cls(lock_path(cuda_key()) if device == "cuda" else None)
+        if device == "cuda":
+            return cls(lock_path(cuda_key()))
+        return cls(lock_path("cpu") if os.environ.get(CPU_LOCK_ENV) == "1" else None)
 
     @contextlib.contextmanager
     def hold(self, step: str) -> Iterator[None]:
-        if self.path is None:
-            yield
-            return
-        with exclusive(self.path) as waited:
-            self.wait_s += waited
-            self.steps.append(step)
-            started = time.monotonic()
+        if self.path is None or self._depth:
+            self._depth += 1
             try:
                 yield
             finally:
-                self.held_s += time.monotonic() - started
+                self._depth -= 1
+            return
+        with exclusive(self.path) as waited:
+            self._depth += 1
+            self.wait_s += waited
+            started, wall = time.monotonic(), time.time()
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                held = time.monotonic() - started
+                self.held_s += held
+                if step == "autotune":
+                    self.autotune["holds"] += 1
+                    self.autotune["held_s"] += held
+                    self.autotune["wait_s"] += waited
+                else:
+                    self.steps.append(step)
+                if len(self.intervals) < MAX_INTERVALS:
+                    self.intervals.append([step, round(wall, 6), round(wall + held, 6)])
+
+    @contextlib.contextmanager
+    def autotuning(self) -> Iterator[None]:
+        """In the block, inductor's benchmarking holds this lock (each burst), where torch has the hook
+        and something is locked; elsewhere the first compiled call holds it (``first_call_hold``)."""
+        hook = None
+        if self.path is not None:
+            try:
+                from torch._inductor.runtime.benchmarking import set_gpu_benchmark_lock_context as hook  # noqa: PLC0415
+            except ImportError:
+                hook = None
+        if hook is None:
+            yield
+            return
+        previous = hook(lambda: self.hold("autotune"))
+        self.autotune_lock = "benchmarker"
+        try:
+            yield
+        finally:
+            hook(previous)
+
+    def first_call_hold(self) -> contextlib.AbstractContextManager:
+        """What the first compiled call runs under: nothing when the benchmarker holds the lock
+        (``autotuning``) or nothing is locked, else the lock itself (compile included)."""
+        if self.path is None or self.autotune_lock == "benchmarker":
+            return contextlib.nullcontext()
+        self.autotune_lock = "first call"
+        return self.hold("first call")
 
     def environment(self) -> dict:
         if self.path is None:
             return {}
-        return {"gpu_lock_wait_s": round(self.wait_s, 3),
-                "gpu_lock": {"file": str(self.path), "held_s": round(self.held_s, 3), "steps": list(self.steps)}}
+        held = {"file": str(self.path), "held_s": round(self.held_s, 3), "steps": list(self.steps),
+                "intervals": [list(i) for i in self.intervals]}
+        if self.autotune_lock:
+            held["autotune_lock"] = self.autotune_lock
+        if self.autotune["holds"]:
+            held["autotune"] = {k: round(v, 3) for k, v in self.autotune.items()}
+        return {"gpu_lock_wait_s": round(self.wait_s, 3), "gpu_lock": held}

@@ -144,11 +144,17 @@ def kill_group(pid: int) -> None:
     _kill(-pid)
 
 
-def start(command: list[str], *, env: dict[str, str], **popen_kwargs) -> subprocess.Popen:
-    """Start a case process in a session of its own, marked, recorded and tracked; ``end`` it."""
+def start(command: list[str], *, env: dict[str, str], spawn=None, **popen_kwargs) -> subprocess.Popen:
+    """Start a case process in a session of its own, marked, recorded and tracked; ``end`` it.
+    ``spawn(command, env=, **popen_kwargs)``: what starts it instead of ``subprocess.Popen`` (a warm
+    process's fork, ``runner.engine.warm_start``), returning an object with Popen's ``pid``,
+    ``wait``, ``poll``, ``send_signal`` and ``returncode``."""
     mark = uuid.uuid4().hex
     env = {**env, PARENT_ENV: str(os.getpid()), MARK_ENV: mark}
-    process = subprocess.Popen(command, env=env, start_new_session=True, **popen_kwargs)
+    if spawn is None:
+        process = subprocess.Popen(command, env=env, start_new_session=True, **popen_kwargs)
+    else:
+        process = spawn(command, env=env, **popen_kwargs)
     with _lock:
         _in_flight[process.pid] = _record(process.pid, mark, command)
     return process

@@ -23,8 +23,10 @@ app = Celery("ptbench-runner", broker=config.broker_url or None, set_as_current=
 app.conf.update(
     imports=("runner.worker.startup", "runner.worker.tasks"),  # startup: stale cases ended before any case runs
     # A case is acknowledged only once its result is handed on: a worker that dies mid-case (killed,
-    # machine lost) leaves it to another worker of the class. One case at a time per process.
+    # machine lost) leaves it to another worker of the class. One case at a time per pool process,
+    # PTBENCH_CASES_AT_ONCE pool processes (runner.worker.slots), unless --concurrency says otherwise.
     task_acks_late=True,
+    worker_concurrency=config.cases_at_once,
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
     worker_cancel_long_running_tasks_on_connection_loss=True,

@@ -29,6 +29,14 @@
     PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
     PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another
                               (default 7200: longer than any case; the dashboard uses the same)
+    PTBENCH_CASES_AT_ONCE     cases this worker runs at once on its device, each timing alone under the
+                              device's lock (default: from the GPU's share of cores and its memory, at
+                              most 4; 1 on the CPU: runner.worker.slots). The worker's concurrency,
+                              unless --concurrency says otherwise
+    PTBENCH_WARM_START        own (default): cases of the build whose interpreter is the worker's own are
+                              forked from a warm process that has imported torch and the model
+                              libraries (runner.engine.warm_start); all: a warm process for every
+                              configured build; off: every case in a fresh interpreter
 """
 from __future__ import annotations
 
@@ -38,6 +46,8 @@ import sys
 from dataclasses import dataclass, field
 
 from contract.settings_policy import DATA_ONLY, Allowance
+from runner.engine.lifetime import device_slot
+from runner.worker import slots
 from runner.engine.artifacts import DEFAULT_MAX_BYTES, max_bytes_from_environ
 from contract.variants import InvalidOverride, Overrides
 from contract.vocabulary import MACHINE_CLASS
@@ -70,6 +80,9 @@ class WorkerConfig:
     dashboard_url: str = ""  # PTBENCH_DASHBOARD_URL: where artifacts are uploaded
     api_token: str = ""  # PTBENCH_API_TOKEN
     artifact_max_bytes: int = DEFAULT_MAX_BYTES  # PTBENCH_ARTIFACT_MAX_BYTES
+    cases_at_once: int = 1  # PTBENCH_CASES_AT_ONCE
+    case_environment: dict = field(default_factory=dict)  # what several cases at once set (runner.worker.slots)
+    warm_start: str = "own"  # PTBENCH_WARM_START: own, all, off
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> WorkerConfig:
@@ -98,6 +111,8 @@ class WorkerConfig:
             dashboard_url=env.get("PTBENCH_DASHBOARD_URL", ""),
             api_token=env.get("PTBENCH_API_TOKEN", ""),
             artifact_max_bytes=artifact_max_bytes,
+            **_cases_at_once(env),
+            warm_start=_choice(env, "PTBENCH_WARM_START", ("own", "all", "off")),
         )
 
     def require(self) -> None:
@@ -118,6 +133,23 @@ def _int(env, name: str, default: int) -> int:
         raise ConfigError(f"{name}={text!r}: not an integer") from None
     if value < 0:
         raise ConfigError(f"{name}={text!r}: must not be negative")
+    return value
+
+
+def _cases_at_once(env) -> dict:
+    device = "cpu" if device_slot(env) == "cpu" else "cuda"
+    gpus = slots.gpus_here(env) if device == "cuda" else None
+    share = slots.host_cores() // max(gpus[0] if gpus else 1, 1)  # this GPU's share of the host's cores
+    count = _int(env, "PTBENCH_CASES_AT_ONCE", 0) or slots.default_cases_at_once(device=device, cores=slots.host_cores(), gpus=gpus)
+    if count > 64:
+        raise ConfigError(f"PTBENCH_CASES_AT_ONCE={count}: from 1 to 64")
+    return {"cases_at_once": count, "case_environment": slots.case_environment(count, device=device, cores=share, environ=env)}
+
+
+def _choice(env, name: str, choices: tuple[str, ...]) -> str:
+    value = env.get(name) or choices[0]
+    if value not in choices:
+        raise ConfigError(f"{name}={value!r}: one of {', '.join(choices)}")
     return value
 
 

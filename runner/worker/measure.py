@@ -29,7 +29,8 @@ class _Workload:
 def measure_case(*, case_id: int, run_id: str, build: dict, spec: dict, workload: dict, timeout_s: float,
                  local: LocalBuilds, machine_class: str, worker: dict, notify_started, size: str = "", suite: str = "",
                  warm: bool = True, repro: str = "", requested_by: str = "", should_stop=None, compile_pairs=None,
-                 allow: Allowance = DATA_ONLY, artifact_sink=None, artifact_max_bytes: int = DEFAULT_MAX_BYTES) -> dict:
+                 allow: Allowance = DATA_ONLY, artifact_sink=None, artifact_max_bytes: int = DEFAULT_MAX_BYTES,
+                 warm_start=None) -> dict:
     """Measure one case of a run; returns its one-result run document. Raises BuildUnavailable,
     CaseStopped, or an infrastructure error; a failing case is a result, not an exception.
     ``compile_pairs``: the worker's ``runner.engine.compile_pairs.CompilePairs``, or None.
@@ -37,7 +38,9 @@ def measure_case(*, case_id: int, run_id: str, build: dict, spec: dict, workload
     data and that ``allow`` (the worker's PTBENCH_ALLOW_SETTINGS) does not admit (issue #33).
     ``size``: the run's size (``suite`` in messages queued before #34; the spec's own when neither).
     ``artifact_sink(path, reference)``: hands the case's kept compile trace to the dashboard (an
-    upload; docs/artifacts.md), so that the result carries only its reference; None keeps none."""
+    upload; docs/artifacts.md), so that the result carries only its reference; None keeps none.
+    ``warm_start(python)``: the warm process that forks that interpreter's cases
+    (``runner.engine.warm_start.WarmStarter``) or None (a fresh process per case)."""
     message_screen(spec=spec, build=build, allow=allow)
     interpreter = find_or_overlay(local, build)  # an overlay build (issue #41) is made here from the worker's mirror
     notify_started()
@@ -45,7 +48,8 @@ def measure_case(*, case_id: int, run_id: str, build: dict, spec: dict, workload
     with tempfile.TemporaryDirectory(prefix="ptbench-artifacts-") as scratch:
         keeper = ArtifactKeeper(directory=Path(scratch), max_bytes=artifact_max_bytes) if artifact_sink else None
         executor = CaseExecutor(python=interpreter.python, timeout_s=timeout_s, warm=warm, should_stop=should_stop,
-                                compile_pairs=compile_pairs, artifacts=keeper)
+                                compile_pairs=compile_pairs, artifacts=keeper,
+                                warm_start=warm_start(interpreter.python) if warm_start else None)
         # A message never lets the case process import a module it names (workloads.registry).
         result = executor.run(CaseSpec(**{**spec, "import_allowed": False}), workload_name=workload["name"], repro=repro)
         if keeper is not None and result.get("artifact"):

@@ -5,21 +5,26 @@ process never touches the database.
 """
 from __future__ import annotations
 
+import atexit
 import datetime as dt
 import logging
 import os
 import shutil
+import sys
 import traceback
 
 import redis
 from celery import signals
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.utils.log import get_logger
 
 from runner.artifact_upload import upload_artifact
 from runner.commits.ranges import commit_range as list_commit_range
 from runner.ci import Client
 from runner.engine.compile_pairs import CompilePairs, probe_reference
-from runner.engine.executor import CaseStopped, EnvironmentProbeFailed
+from runner.engine.executor import CaseStopped, EnvironmentProbeFailed, child_environment
+from runner.engine.lifetime import device_slot, runtime_dir
+from runner.engine.warm_start import WarmProcess, WarmStarter
 from runner.worker.app import app, config
 from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.config import BuildEntry, ConfigError
@@ -39,12 +44,13 @@ from contract.messages import (
 )  # fmt: skip
 
 log = logging.getLogger("ptbench.worker")
+shown = get_logger("ptbench.worker.cases")  # under Celery's logger: the worker's log shows it (runner.worker.startup)
 # Errors of the machine, not of the case: retried (with backoff), then reported as failed cases.
 INFRASTRUCTURE_ERRORS = (BuildUnavailable, EnvironmentProbeFailed, OSError, SoftTimeLimitExceeded)
 PUBLISH_RETRY = {"max_retries": 20, "interval_start": 1, "interval_step": 2, "interval_max": 30}
 
 
-_state: dict = {"builds": None, "redis": None, "extra": (), "pairs": None}  # extra: interpreters the dashboard asked to probe
+_state: dict = {"builds": None, "redis": None, "extra": (), "pairs": None, "warm": {}}  # extra: interpreters the dashboard asked to probe
 
 
 def compile_pairs() -> CompilePairs | None:
@@ -65,6 +71,41 @@ def artifact_uploader():
         return None
     client = Client(config.dashboard_url, token=config.api_token or None)
     return lambda path, reference: upload_artifact(client=client, path=path, reference=reference)
+
+
+_warm_processes: list[WarmProcess] = []
+
+
+@atexit.register
+def _stop_warm_processes() -> None:
+    if os.getpid() == _state.get("main_pid"):
+        for warm in _warm_processes:
+            warm.stop()
+
+
+def warm_starter(python: str) -> WarmStarter | None:
+    """The warm process that forks ``python``'s cases (started with the worker), or None."""
+    return _state["warm"].get(os.path.realpath(python))
+
+
+def start_warm_processes(builds: LocalBuilds) -> None:
+    """In the worker's main process, before the pool starts (its processes inherit the starters):
+    a warm process per interpreter that PTBENCH_WARM_START names (runner.engine.warm_start). Each
+    imports while the worker starts; a case that comes first waits for it."""
+    if config.warm_start == "off":
+        return
+    _state["main_pid"] = os.getpid()
+    own = os.path.realpath(sys.executable)
+    # (a venv's python is a link to the base interpreter: started by its own path, known by the real one)
+    pythons = {os.path.realpath(b.python): b.python for b in builds.builds if not (b.environment["build"].get("overrides") or {}).get("env")}
+    for real, python in sorted(pythons.items()):
+        if config.warm_start != "all" and real != own:
+            continue
+        warm = WarmProcess.launch(python, runtime_dir() / "warm", child_environment(None))
+        _state["warm"][real] = warm.starter()
+        _warm_processes.append(warm)  # this process's: stopped with it (and dies with it: prctl)
+        _state.setdefault("said", []).append(f"warm process {warm.process.pid} of {python} (PTBENCH_WARM_START="
+                                             f"{config.warm_start}), log {warm.log_path}")
 
 
 def local_builds() -> LocalBuilds:
@@ -134,7 +175,8 @@ def run_case(self, **message) -> dict:
     try:
         document = measure_case(**message, local=local_builds(), machine_class=config.machine_class, worker=facts,
                                 notify_started=started, should_stop=lambda: run_cancelled(run_id), compile_pairs=compile_pairs(),
-                                allow=config.allow, artifact_sink=artifact_uploader(), artifact_max_bytes=config.artifact_max_bytes)
+                                allow=config.allow, artifact_sink=artifact_uploader(), artifact_max_bytes=config.artifact_max_bytes,
+                                warm_start=warm_starter)
     except CaseStopped:
         return {"case_id": case_id, "outcome": "cancelled"}
     except SettingsRefused as exc:  # never retried: the message itself is refused (issue #33)
@@ -181,7 +223,11 @@ def _check_and_probe(**_) -> None:
     """Before the pool starts: refuse to start misconfigured, and probe the builds once (the
     pool's processes inherit the answer)."""
     config.require()
+    os.environ.update(config.case_environment)  # several cases at once: compile threads, the CPU's lock (slots)
+    _state.setdefault("said", []).append(f"{config.cases_at_once} case(s) at once on {device_slot()}"
+                                         + "".join(f", {k}={v}" for k, v in config.case_environment.items()))
     builds = local_builds()
+    start_warm_processes(builds)
     for entry in builds.builds:
         log.info("build %s at %s", entry.key, entry.python)
     for error in builds.errors:
@@ -192,6 +238,8 @@ def _check_and_probe(**_) -> None:
 
 @signals.worker_ready.connect
 def _report_on_start(sender=None, **_) -> None:
+    for line in _state.get("said", []):  # what worker_init set up, once the worker's log shows it
+        shown.info("%s", line)
     try:
         report_builds(worker=getattr(sender, "hostname", config.hostname))
     except Exception:  # noqa: BLE001 (the worker still works without its report)

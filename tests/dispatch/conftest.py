@@ -63,13 +63,17 @@ def queue_name():
 def start_workers(subprocess_env, tmp_path, queue_name):
     started: list[Worker] = []
 
-    def runner(name: str, **env) -> Worker:
-        """A runner worker: no DATABASE_URL, no Django settings."""
+    def runner(name: str, concurrency: int | None = 1, **env) -> Worker:
+        """A runner worker: no DATABASE_URL, no Django settings; ``concurrency`` None: the worker's
+        own (PTBENCH_CASES_AT_ONCE). Its cases start in fresh processes unless ``env`` sets
+        PTBENCH_WARM_START (a warm process per worker costs its imports: tests/runner/test_warm_start.py)."""
         runner_env = {k: v for k, v in subprocess_env.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE")}
         runner_env.update(PTBENCH_BROKER_URL=subprocess_env["CELERY_BROKER_URL"], PTBENCH_MACHINE_CLASS=queue_name,
-                          PTBENCH_RETRY_DELAY_S="0", **env)
+                          PTBENCH_RETRY_DELAY_S="0", PTBENCH_WARM_START="off")
+        runner_env.update(env)
+        slots = ["--concurrency", str(concurrency)] if concurrency else []
         worker = Worker([sys.executable, "-m", "celery", "-A", "runner.worker.app", "worker", "-Q", queue_name,
-                         "--concurrency", "1", "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle",
+                         *slots, "--hostname", f"{name}@%h", "--without-gossip", "--without-mingle",
                          "-l", "info"], runner_env, tmp_path / f"{name}.log")
         started.append(worker)
         return worker

@@ -214,7 +214,9 @@ def test_gpu_workers_need_no_django_and_read_their_machine_class_queue():
         queue = option(argv, "-Q", "--queues")
         assert queue == env["PTBENCH_MACHINE_CLASS"] and MACHINE_CLASS.fullmatch(queue), f"{name}: -Q {queue}"
         assert queue not in dashboard_queues, f"{name}: a machine class named like a dashboard queue"
-        assert option(argv, "--concurrency", "-c") == "1", f"{name}: one case at a time per GPU"
+        # cases at once: the worker's own setting (runner.worker.slots), which --concurrency would override
+        assert option(argv, "--concurrency", "-c") is None, f"{name}: --concurrency hides PTBENCH_CASES_AT_ONCE"
+        assert {"PTBENCH_CASES_AT_ONCE", "PTBENCH_WARM_START"} <= set(env), f"{name}: {sorted(env)}"
         # A GPU machine need not have Django, the dashboard's code or a PostgreSQL driver, and the
         # worker's own interpreter need not have torch (the builds under test do).
         app = app_of(argv, service, absent=("django", "dashboard", "psycopg", "django_celery_beat", "torch"))

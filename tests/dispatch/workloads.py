@@ -7,7 +7,7 @@ import time
 
 import torch
 
-from workloads.base import Instance, Workload
+from workloads.base import DynamicDim, Instance, Workload
 
 
 def _tiny_matmul(*, device, dtype, seed, pause_s: float = 0.0) -> Instance:
@@ -58,3 +58,22 @@ class EnvSlowed(Workload):
     def build(self, *, size, device, dtype, seed=0):
         slow = int(os.environ.get("TORCH_PTBENCH_TEST_STEP", "0")) >= 3 or os.environ.get("TORCH_PTBENCH_TEST_C") == "1"
         return _tiny_matmul(device=device, dtype=dtype, seed=seed, pause_s=0.002 if slow else 0.0)
+
+
+class SlowBuildSlowCalls(Workload):
+    """Several at once on one worker (issue #44): builds for 2 s (so that cases started together
+    overlap), then a tiny matmul that sleeps 1 ms per call (so that its timing holds the device's
+    lock for a while); one dynamic dimension, so static, backed and unbacked are three cases."""
+
+    name = "test_slow_build_slow_calls"
+    category = "test"
+    phase = "infer"
+    description = "sleeps 2 s while building, then a tiny matmul sleeping 1 ms per call (concurrency tests)"
+    dynamic_dims = (DynamicDim("x", 0),)
+    dtypes = ("float32",)
+
+    def build(self, *, size, device, dtype, seed=0):
+        time.sleep(2.0)
+        instance = _tiny_matmul(device=device, dtype=dtype, seed=seed, pause_s=0.001)
+        return Instance(fn=instance.fn, make_inputs=lambda variant: (torch.randn(4 + 4 * variant, 8).to(device, dtype),),
+                        input_names=("x",))

@@ -79,7 +79,7 @@ def test_a_worker_that_starts_ends_what_a_dead_runner_left_on_its_device(tmp_pat
 
     worker_env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "CUDA_VISIBLE_DEVICES")}
     worker_env.update(env, PTBENCH_BROKER_URL=os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:1/0"),
-                      PTBENCH_MACHINE_CLASS=f"cpu-test-{mark[:8]}")
+                      PTBENCH_MACHINE_CLASS=f"cpu-test-{mark[:8]}", PTBENCH_WARM_START="off")  # no case here: no imports to pay
     log_path = tmp_path / "worker.log"
     with open(log_path, "w") as log:
         worker = subprocess.Popen([sys.executable, "-m", "celery", "-A", "runner.worker.app", "worker", "-Q", worker_env["PTBENCH_MACHINE_CLASS"],

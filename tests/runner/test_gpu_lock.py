@@ -9,7 +9,7 @@ from pathlib import Path
 
 from contract.spec import CaseSpec, TimingBudget
 from runner.engine.case import run_case
-from runner.engine.gpu_lock import LOCK_DIR_ENV, DeviceLock, cuda_key, exclusive, lock_path
+from runner.engine.gpu_lock import CPU_LOCK_ENV, LOCK_DIR_ENV, DeviceLock, cuda_key, exclusive, lock_path
 from runner.engine.result_file import ResultFile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,3 +115,56 @@ def test_the_gpu_is_named_by_its_uuid_else_its_physical_index(monkeypatch):
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: object())  # a torch without uuid
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     assert cuda_key() == "index-5"
+
+
+def _locked_elsewhere(path: Path) -> bool:
+    """Whether another open file description of ``path`` holds the lock (as another case's would)."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return False
+
+
+def test_autotuning_benchmarks_hold_the_lock_and_nested_holds_are_the_outer_one(tmp_path):
+    """Inductor's benchmarker (the hook every autotuning benchmark goes through, torch 2.13) holds the
+    case's lock while autotuning, not before or after; a hold inside a hold takes nothing more."""
+    from torch._inductor.runtime.benchmarking import maybe_gpu_benchmark_lock
+
+    lock = DeviceLock(lock_path("GPU-autotune", str(tmp_path)))
+    with lock.autotuning():
+        assert not _locked_elsewhere(lock.path)
+        with maybe_gpu_benchmark_lock():
+            assert _locked_elsewhere(lock.path)
+        with lock.hold("timing+memory"), maybe_gpu_benchmark_lock():
+            pass
+        assert lock.first_call_hold().__class__.__name__ == "nullcontext"  # the first call compiles unlocked
+    with maybe_gpu_benchmark_lock():  # the hook is unregistered after the block
+        assert not _locked_elsewhere(lock.path)
+    held = lock.environment()["gpu_lock"]
+    assert held["autotune_lock"] == "benchmarker" and held["autotune"]["holds"] == 1
+    assert held["steps"] == ["timing+memory"] and [i[0] for i in held["intervals"]] == ["autotune", "timing+memory"]
+    assert all(start <= end for _, start, end in held["intervals"])
+
+
+def test_without_the_benchmarker_hook_the_first_compiled_call_holds_the_lock(tmp_path, monkeypatch):
+    import torch._inductor.runtime.benchmarking as benchmarking
+
+    monkeypatch.delattr(benchmarking, "set_gpu_benchmark_lock_context")
+    lock = DeviceLock(lock_path("GPU-old-torch", str(tmp_path)))
+    with lock.autotuning(), lock.first_call_hold():
+        assert _locked_elsewhere(lock.path)
+    assert lock.environment()["gpu_lock"]["autotune_lock"] == "first call"
+    assert lock.environment()["gpu_lock"]["steps"] == ["first call"]
+
+
+def test_a_cpu_case_locks_when_its_worker_runs_several_at_once(tmp_path, monkeypatch):
+    monkeypatch.setenv(LOCK_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(CPU_LOCK_ENV, "1")
+    assert DeviceLock.for_device("cpu").path == tmp_path / "ptbench-gpu-cpu.lock"
+    monkeypatch.setenv(CPU_LOCK_ENV, "0")
+    assert DeviceLock.for_device("cpu").path is None
