@@ -24,7 +24,7 @@ class TrainingRow:
     passed: int
     speedup_geomean: float | None
     compile_s_mean: float | None  # cold compile, mean over passing cases
-    compiled_peak_gb_mean: float | None  # the compiled side's peak memory, mean over passing cases
+    compiled_peak_bytes_mean: float | None  # the compiled side's peak memory, mean over passing cases
     memory_ratio_geomean: float | None  # eager peak / compiled peak (the HUD's compression ratio), geomean
 
 
@@ -51,12 +51,10 @@ def training_table(*, build_id: int, machine_class: str, config_ids: list[int] |
 
 def _row(suite: str, compiled: str, cases: list[dict]) -> TrainingRow:
     passing = [c for c in cases if c["status"] == PASS]
-    peaks = [c["compiled_peak_memory_bytes"] for c in passing]
     ratios = [c["eager_peak_memory_bytes"] / c["compiled_peak_memory_bytes"] for c in passing
               if c["eager_peak_memory_bytes"] and c["compiled_peak_memory_bytes"]]
-    peak_mean = mean(p for p in peaks if p)
     return TrainingRow(suite=suite, compiled=compiled, cases=len(cases), passed=len(passing),
                        speedup_geomean=geomean(c["speedup"] for c in passing),
                        compile_s_mean=mean(c["compile_time_cold_s"] for c in passing),
-                       compiled_peak_gb_mean=peak_mean / 1e9 if peak_mean else None,
+                       compiled_peak_bytes_mean=mean(c["compiled_peak_memory_bytes"] for c in passing),
                        memory_ratio_geomean=geomean(ratios))
