@@ -47,6 +47,6 @@ bench/families_gpu.sh "$work" "$(( seconds - ($(date +%s) - start) - 25 ))" \
   "prefill|$(runs "${prefill[@]}")" "decode|$(runs "${decode[@]}")" "reduce-overhead|$(runs "${overhead[@]}")" \
   "big|$(runs "${big[@]}")" "train-steps|$(runs "${steps[@]}")"
 echo "streams ended after $(( $(date +%s) - start )) s"
-python3 bench/families_table.py "$work"/*.json >"$work/table.txt" 2>&1; cat "$work/table.txt"
+python3 bench/llm_table.py "$work"/*.json >"$work/table.txt" 2>&1; cat "$work/table.txt"
 tar -czf "$out/llm.tar.gz" -C "$work" .
 echo "done after $(( $(date +%s) - start )) s: $out/llm.tar.gz"
