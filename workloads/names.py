@@ -112,6 +112,8 @@ def parse(name: str, *, families: Collection[str]) -> FamilyName | None:
 def _step_problem(steps: list[str], options: list[str]) -> str:
     if len(steps) > 1:
         return f"one of {', '.join(STEPS)}, not {' and '.join(steps)}"
+    if steps and any(o in PARALLEL for o in options):
+        return f"{steps[0]} runs in one process; a distributed step is {TRAIN}+{' or '.join(PARALLEL)}"
     if steps and TRAIN in options:
         return (f"{steps[0]} and {TRAIN} are different steps ({TRAIN_STEP}: the whole step with the optimizer; "
                 f"{TRAIN}: forward and backward only)")

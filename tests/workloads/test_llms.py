@@ -28,7 +28,7 @@ def test_step_options_in_the_name_grammar():
                                                                        "hf:meta-llama/Llama-3.2-1B@prefill")
     assert str(names.parse("hf:BertForMaskedLM@batch+train_step", families=FAMILIES)) == "hf:BertForMaskedLM@train_step+batch"
     for bad, why in (("hf:X@train+train_step", "different steps"), ("hf:X@prefill+decode", "one of train_step"),
-                     ("hf:X@train_step+ddp", "add train")):
+                     ("hf:X@train_step+ddp", "train_step runs in one process")):
         with pytest.raises(names.BadName, match=why):
             names.parse(bad, families=FAMILIES)
     with pytest.raises(UnknownWorkload, match="prefill is an LLM's step; hf:BertForMaskedLM is no LLM"):
