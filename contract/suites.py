@@ -87,6 +87,8 @@ class FamilyModel:
 
     @property
     def kind(self) -> str:
+        if self.family == "hf" and "/" in self.model:  # an LLM by its hub name, built from its published config
+            return "LLM (published config)"
         return MODEL_KINDS.get(self.family, f"{self.family} model")
 
 

@@ -9,7 +9,10 @@ from workloads import names
 # and its training step under each wrapper, order and checkpointing (docs/distributed.md).
 DISTRIBUTED_SETS = tuple(("train", parallel, *first, *checkpoint) for parallel in names.PARALLEL
                          for first in ((), (names.COMPILE_FIRST,)) for checkpoint in ((), (names.CHECKPOINT,)))
-OPTION_SETS = ((), ("batch",), ("sequence",), ("train",), ("train", "batch"), ("train", "sequence"), *DISTRIBUTED_SETS)
+# An LLM's steps (prefill, decode) and the whole training step: a model whose factory refuses a set
+# (an image model's sequence, an LLM without its step, prefill of a non-LLM) has no such name.
+OPTION_SETS = ((), ("batch",), ("sequence",), ("train",), ("train", "batch"), ("train", "sequence"), *DISTRIBUTED_SETS,
+               (names.TRAIN_STEP,), (names.PREFILL,), (names.DECODE,))
 
 
 def _prefixes(family: str) -> list[str]:
@@ -24,24 +27,33 @@ def _prefixes(family: str) -> list[str]:
 
 
 def catalog_entries(prefix: str) -> list[dict]:
-    """Every name of every model ``prefix`` lists (hub-only LLMs left out: no name with '/'), built
-    or not on this host: the dashboard checks names against these without torch."""
+    """Every name of every model ``prefix`` lists, built or not on this host: the dashboard checks
+    names against these without torch."""
     from runner.listing import catalog_entry
     from workloads.registry import family_models
 
     entries = []
     for model, _ in family_models(prefix):
-        if "/" in model.name:
-            continue
         for options in OPTION_SETS:
             parsed = names.parse(f"{prefix}:{model.name}" + (names.OPTION_MARK + names.OPTION_JOIN.join(options) if options else ""),
                                  families=(prefix,))
             try:
-                workload = model.factory(name=str(parsed), train=parsed.train, axes=parsed.axes, **model.args)
-            except ValueError:  # no dim on that axis (an image model has no sequence)
+                workload = model.factory(name=str(parsed), train=parsed.train, axes=parsed.axes, **names.step_kwargs(parsed), **model.args)
+            except (ValueError, TypeError):  # no dim on that axis (an image model has no sequence), no such step
                 continue
             entries.append(catalog_entry(str(parsed), workload))
     return entries
+
+
+def _steps(model) -> str:
+    """An LLM's full size is its steps' (docs/llms.md)."""
+    from workloads.families._llm import LLMS, shape_of
+
+    if model.name not in LLMS or model.args.keys() != {"model"}:
+        return "-"
+    shape = shape_of(LLMS[model.name], "full")
+    return (f"@prefill {shape.prompts[0]} x {shape.prompt_len[0]}, "
+            f"@decode {shape.sequences[0]} x 1 at {shape.position} of {shape.cache_len}")
 
 
 def list_family(family: str, *, as_json: bool, names_only: bool) -> int:
@@ -56,7 +68,7 @@ def list_family(family: str, *, as_json: bool, names_only: bool) -> int:
     if names_only:
         print(",".join(f"{prefix}:{model.name}" for prefix, model, why in listed if not why))
         return 0
-    rows = [(f"{prefix}:{model.name}", ", ".join(f"{k} {v}" for k, v in model.args.items() if k in ("batch", "image")) or "-",
+    rows = [(f"{prefix}:{model.name}", ", ".join(f"{k} {v}" for k, v in model.args.items() if k in ("batch", "image")) or _steps(model),
              why or model.note or "ok") for prefix, model, why in listed]
     print(format_table(("workload", "full size", "built here"), rows))
     built = sum(1 for _, _, why in listed if not why)

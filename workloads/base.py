@@ -28,6 +28,9 @@ class DynamicDim:
     # What it is (``batch``, ``sequence``, ...): a configuration's ``dims`` names dims by role
     # (contract.dims). Not part of equality, so ``DynamicDim("x", 0)`` still names the same dim.
     role: str = field(default="", compare=False)
+    # Marked unbacked with its size as the hint (``hint_override``) where the build takes one, as
+    # vLLM marks its token dim; a backed mark ignores it.
+    hint: bool = field(default=False, compare=False)
 
     def __str__(self) -> str:
         return f"{self.input}:{self.dim}"

@@ -74,9 +74,11 @@ def _family_workload(name: str) -> Workload | None:
     if why:
         raise UnknownWorkload(f"workload {name!r} cannot be built here: {why}")
     try:
-        workload = model.factory(name=str(parsed), train=parsed.train, axes=parsed.axes, **model.args)
+        workload = model.factory(name=str(parsed), train=parsed.train, axes=parsed.axes, **names.step_kwargs(parsed), **model.args)
     except ValueError as exc:
         raise UnknownWorkload(f"workload {name!r}: {exc}") from None
+    except TypeError:  # a provider whose factory takes no step
+        raise UnknownWorkload(f"workload {name!r}: family {parsed.family} takes no @{parsed.step}") from None
     if parsed.parallel:
         workload.distributed = Distributed(parallel=parsed.parallel, compile_first=parsed.compile_first,
                                            checkpoint=parsed.checkpoint)

@@ -54,7 +54,7 @@ from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.instances import build_instance, second_instance
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
 from runner.engine.paths import deploy, phase_listener
-from runner.engine.prepare import clone_inputs, mark_dynamic_dims, marked_dims, runnable
+from runner.engine.prepare import clone_inputs, mark_dynamic_dims, marked_dims, runnable, unbacked_hint
 from runner.engine.result_file import CaseRecord, ResultFile
 from contract.spec import CaseSpec
 from runner.engine.stats import bootstrap_speedup, median
@@ -153,6 +153,9 @@ def _case_environment(spec: CaseSpec, workload, instance) -> dict:
         environment["workload_spec"] = spec.workload
     if spec.dims is not None:  # the dims the configuration names, and the declared dims they marked
         environment["marked_dims"] = [str(d) for d in marked_dims(workload, spec)]
+    hint = unbacked_hint(marked_dims(workload, spec), spec.shape_regime)
+    if hint:
+        environment["unbacked_hint"] = hint
     if spec.backend != "inductor" and spec.compile_mode != "default":
         environment["compile_mode_ignored"] = f"mode {spec.compile_mode!r} only applies to inductor"
     return environment

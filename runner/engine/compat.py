@@ -7,6 +7,7 @@ import a private torch module at import time.
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any, Callable
 
 import torch
@@ -67,6 +68,14 @@ def mark_dynamic() -> Callable[..., Any]:
 
 def mark_unbacked() -> Callable[..., Any]:
     return _require(_MARK_UNBACKED_PLACES, "mark_unbacked")
+
+
+def takes_keyword(fn: Callable[..., Any], name: str) -> bool:
+    """Whether ``fn`` accepts the keyword ``name`` (``mark_unbacked``'s ``hint_override`` in newer builds)."""
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def aoti_compile_and_package() -> Callable[..., Any]:

@@ -75,11 +75,16 @@ def marked_dims(workload, spec: CaseSpec) -> tuple:
     return tuple(dims[i] for i in selection.marked)
 
 
+HINT = "hint_override"
+
+
 def mark_dynamic_dims(inputs: Sequence[Any], input_names: Sequence[str], dynamic_dims: Sequence[Any], regime: str) -> None:
-    """Mark the workload's dynamic dims: ``mark_dynamic`` (backed) or ``mark_unbacked`` (unbacked)."""
+    """Mark the workload's dynamic dims: ``mark_dynamic`` (backed) or ``mark_unbacked`` (unbacked;
+    a dim with ``hint`` gets its size as ``hint_override`` where the build takes one)."""
     if regime == "static" or not dynamic_dims:
         return
     mark = compat.mark_dynamic() if regime == "backed" else compat.mark_unbacked()
+    hinted = regime == "unbacked" and compat.takes_keyword(mark, HINT)
     positions = {name: index for index, name in enumerate(input_names)}
     for dim in dynamic_dims:
         if dim.input not in positions:
@@ -87,7 +92,19 @@ def mark_dynamic_dims(inputs: Sequence[Any], input_names: Sequence[str], dynamic
         tensor = inputs[positions[dim.input]]
         if not isinstance(tensor, torch.Tensor):
             raise ValueError(f"dynamic dim {dim} is on a {type(tensor).__name__}, not a tensor")
-        mark(tensor, dim.dim)
+        if hinted and getattr(dim, "hint", False):
+            mark(tensor, dim.dim, **{HINT: tensor.size(dim.dim)})
+        else:
+            mark(tensor, dim.dim)
+
+
+def unbacked_hint(dynamic_dims: Sequence[Any], regime: str) -> str:
+    """How the unbacked marks of hinted dims were made (the case's environment), "" when none is hinted."""
+    if regime != "unbacked" or not any(getattr(dim, "hint", False) for dim in dynamic_dims):
+        return ""
+    if compat.takes_keyword(compat.mark_unbacked(), HINT):
+        return f"mark_unbacked({HINT}=the dim's size)"
+    return f"mark_unbacked without a hint: torch {torch.__version__} takes no {HINT}"
 
 
 def compile_kwargs(spec: CaseSpec) -> dict:

@@ -8,7 +8,8 @@
     register_family(MyFamily())
 
 ``workloads.registry.get_workload("my:net")`` then calls ``MyWorkload(name="my:net", train=False,
-axes=(), width=64)``. ``models()`` imports no model library: it is the family's fixed list (what
+axes=(), step="", width=64)`` (``step``: ``train_step``, ``prefill`` or ``decode`` when the name
+asks for one: workloads/names.py). ``models()`` imports no model library: it is the family's fixed list (what
 ``python -m runner list --family`` prints); ``missing(model)`` checks the installed packages.
 """
 from __future__ import annotations
@@ -19,12 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from workloads.base import DynamicDim, Workload
+from workloads.names import DECODE, PREFILL, TRAIN_STEP
 
 
 @dataclass(frozen=True)
 class FamilyModel:
     name: str  # the family's own name for it: "BertForMaskedLM"
-    factory: Callable[..., Workload]  # factory(name=, train=, axes=, **args) -> Workload
+    factory: Callable[..., Workload]  # factory(name=, train=, axes=, step=, **args) -> Workload
     args: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""  # how it is built when that differs from the family's rule (an alias, a config change)
 
@@ -58,7 +60,12 @@ class FamilyWorkload(Workload):
 
     dim_axes: Mapping[DynamicDim, str] = {}  # each declared dim's axis: "batch" or "sequence"
 
-    def __init__(self, *, name: str, train: bool, axes: tuple[str, ...], dims: Mapping[DynamicDim, str]):
+    def __init__(self, *, name: str, train: bool, axes: tuple[str, ...], dims: Mapping[DynamicDim, str], step: str = ""):
+        if step in (PREFILL, DECODE):
+            raise ValueError(f"{step} is an LLM's step; {name.partition('@')[0]} is no LLM")
+        # train_step: forward, loss, backward and the optimizer's step in one compiled function
+        self.whole_step = step == TRAIN_STEP
+        train = train or self.whole_step
         unknown = [axis for axis in axes if axis not in dims.values()]
         if unknown:
             raise ValueError(f"{name}: no dynamic dim on axis {', '.join(unknown)} (axes: {', '.join(sorted(set(dims.values())))})")
@@ -68,9 +75,16 @@ class FamilyWorkload(Workload):
         self.train = train
         self.axes = tuple(axes) or tuple(sorted(set(dims.values())))
         self.dim_axes = {dim: axis for dim, axis in dims.items() if axis in self.axes}
-        self.dynamic_dims = tuple(DynamicDim(dim.input, dim.dim, axis) for dim, axis in self.dim_axes.items())
+        self.dynamic_dims = tuple(DynamicDim(dim.input, dim.dim, axis, hint=dim.hint) for dim, axis in self.dim_axes.items())
         # Training steps run as users train (AMP); inference in bfloat16 first, as the harness runs it.
         self.dtypes = ("amp", "float32") if train else ("bfloat16", "float32", "float16")
+
+    @property
+    def step_text(self) -> str:
+        """What a call runs, for the description."""
+        if self.whole_step:
+            return "AMP whole training step (forward, loss, backward and AdamW in one compiled function)"
+        return "AMP training step" if self.train else "inference"
 
     def varies(self, axis: str) -> bool:
         """Whether the variant-1 inputs change ``axis`` (only the axes this workload marks dynamic)."""

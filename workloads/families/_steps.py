@@ -41,12 +41,46 @@ def tensors_of(output: Any) -> tuple[torch.Tensor, ...]:
     return ()
 
 
+def adamw(params: Sequence[torch.nn.Parameter], device) -> tuple[torch.optim.Optimizer, str]:
+    """AdamW over ``params``, fused where this build and device offer it, else foreach; and which."""
+    try:
+        return torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01, fused=True), "fused"
+    except (RuntimeError, ValueError):  # no fused kernel for this device or dtype in this build
+        return torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01, foreach=True), "foreach"
+
+
+def whole_step_instance(model: torch.nn.Module, make_inputs: Callable[[int], Sequence[torch.Tensor]], names: Sequence[str], *,
+                        loss: Callable[[Any, dict], torch.Tensor], implementation: str, device) -> Instance:
+    """The whole training step (``@train_step``): gradients cleared, forward, loss, backward and the
+    AdamW step in the one function that is compiled; returns the loss and every gradient (of the
+    step just taken, before its update). The optimizer lives in the instance, so each instance's
+    first call starts from the same weights; the step changes them, so there is no ``rebind``
+    (the compiled side is a second seeded build)."""
+    names = tuple(names)
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer, kind = adamw(params, device)
+
+    def train_step(*tensors):
+        optimizer.zero_grad(set_to_none=True)
+        kwargs = dict(zip(names, tensors))
+        value = loss(model(**kwargs), kwargs)
+        value.backward()
+        optimizer.step()
+        return value.detach(), tuple([p.grad for p in params])
+
+    return Instance(fn=train_step, make_inputs=make_inputs, input_names=names, modules=(model,),
+                    implementation=f"{implementation} + torch.optim.AdamW({kind})", loss=loss)
+
+
 def instance(model: torch.nn.Module, make_inputs: Callable[[int], Sequence[torch.Tensor]], names: Sequence[str], *,
-             loss: Callable[[Any, dict], torch.Tensor] | None, implementation: str) -> Instance:
+             loss: Callable[[Any, dict], torch.Tensor] | None, implementation: str, whole_step: bool = False,
+             device=None) -> Instance:
     """The Instance: inference returns the model's output tensors; a training step (``loss`` given)
     clears the gradients, runs forward and backward and returns the loss and every gradient. Dynamo
     does not trace ``loss.backward()``: the step breaks its graph there (one break), and the
     backward of the compiled forward is AOTAutograd's."""
+    if whole_step:
+        return whole_step_instance(model, make_inputs, names, loss=loss, implementation=implementation, device=device)
     names = tuple(names)
 
     def step_over(models: Sequence[torch.nn.Module]) -> Callable[..., Any]:

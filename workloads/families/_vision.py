@@ -15,12 +15,13 @@ from workloads.suite._common import input_generator, randint, randn
 
 class VisionWorkload(FamilyWorkload):
     def __init__(self, *, name: str, train: bool, axes: tuple[str, ...], model: str, batch: int, image: int = 224,
-                 train_batch: int | None = None):
+                 train_batch: int | None = None, step: str = ""):
+        train = train or step == "train_step"
         inputs = ("images", "labels") if train else ("images",)
-        super().__init__(name=name, train=train, axes=axes, dims={DynamicDim(n, 0): "batch" for n in inputs})
+        super().__init__(name=name, train=train, axes=axes, dims={DynamicDim(n, 0): "batch" for n in inputs}, step=step)
         # a training step's own full batch where the family gives one (torchvision:resnet50@train: 256)
         self.model_name, self.batch, self.image = model, (train_batch if train and train_batch else batch), image
-        self.description = (f"{self.library} {model} with random weights, {'AMP training step' if train else 'inference'}; "
+        self.description = (f"{self.library} {model} with random weights, {self.step_text}; "
                             f"full: batch {self.batch} at {image}x{image} (the model's own input size); tiny: batch {TINY_BATCH}.")
 
     library = ""
@@ -50,7 +51,7 @@ class VisionWorkload(FamilyWorkload):
 
         call = _positional(model)
         return instance(call, make_inputs, ("images", "labels") if self.train else ("images",),
-                        loss=loss if self.train else None,
+                        loss=loss if self.train else None, whole_step=self.whole_step, device=device,
                         implementation=f"{type(model).__module__}.{type(model).__qualname__}")
 
 

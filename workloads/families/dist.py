@@ -58,7 +58,9 @@ class GPTLM(GPT):
 
 
 class DistWorkload(FamilyWorkload):
-    def __init__(self, *, name: str, train: bool, axes: tuple[str, ...], model: str):
+    def __init__(self, *, name: str, train: bool, axes: tuple[str, ...], model: str, step: str = ""):
+        if step:
+            raise ValueError(f"{step}: dist's models take train (their step under DDP or FSDP), not {step}")
         self.model_name = model
         dims = {DynamicDim(n, 0): "batch" for n in ("x", "y")} if model == "mlp" else {DynamicDim(n, 1): "sequence" for n in ("tokens", "targets")}
         super().__init__(name=name, train=train, axes=axes, dims=dims)

@@ -9,7 +9,8 @@ Bart-like models, the same ids as ``decoder_input_ids`` for encoder-decoders; a 
 the labels its head takes a loss from. Dynamic: batch and sequence of every token input.
 
 The harness reads six of its models' configs from the hub; here they are the config class's defaults
-(``note`` says which class); its LLMs need a hub config and are listed as missing.
+(``note`` says which class). Its seven LLMs (and Llama-2 7B) are built from their published configs
+written down as data (``_llm_configs``) and run as ``@prefill`` or ``@decode`` (``_llm``, docs/llms.md).
 """
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 
 from workloads.base import DynamicDim
 from workloads.families._api import Family, FamilyModel, FamilyWorkload, import_problem
+from workloads.families._llm import LlmWorkload
+from workloads.families._llm_configs import LLMS
 from workloads.families._steps import TINY_BATCH, instance, second_size, seeded_model
 from workloads.registry import register_family
 from workloads.suite._common import input_generator, randint
@@ -38,8 +41,6 @@ _MODELS = (
     ("PegasusForConditionalGeneration", 64), ("RobertaForCausalLM", 32), ("RobertaForQuestionAnswering", 32),
     ("T5ForConditionalGeneration", 8), ("T5Small", 8), ("TrOCRForCausalLM", 64), ("XGLMForCausalLM", 32),
     ("XLNetLMHeadModel", 16), ("YituTechConvBert", 32),
-    ("meta-llama/Llama-3.2-1B", 8), ("google/gemma-2-2b", 8), ("google/gemma-3-4b-it", 8), ("openai/whisper-tiny", 8),
-    ("Qwen/Qwen3-0.6B", 8), ("mistralai/Mistral-7B-Instruct-v0.3", 8), ("openai/gpt-oss-20b", 8),
 )
 # Harness names that are no transformers class: the class built instead, and config values changed
 # from its defaults (DistilGPT2 is GPT-2 with 6 layers).
@@ -85,7 +86,8 @@ class _Shape:
 
 class HfWorkload(FamilyWorkload):
     def __init__(self, *, name: str, train: bool, axes: tuple[str, ...], model: str, cls: str, batch: int,
-                 config: dict | None = None):
+                 config: dict | None = None, step: str = ""):
+        train = train or step == "train_step"
         self.cls_name, self.harness_name, self.batch, self.config_changes = cls, model, batch, dict(config or {})
         self.encoder_decoder = cls.endswith("ForConditionalGeneration")
         inputs = ["input_ids"] + (["decoder_input_ids"] if self.encoder_decoder else []) + (self._label_inputs() if train else [])
@@ -96,11 +98,11 @@ class HfWorkload(FamilyWorkload):
             if input_name not in ("start_positions", "end_positions") and not (input_name == "labels" and cls.endswith("SequenceClassification")):
                 dims[DynamicDim(input_name, 1)] = "sequence"
         self.input_names = tuple(inputs)
-        super().__init__(name=name, train=train, axes=axes, dims=dims)
+        super().__init__(name=name, train=train, axes=axes, dims=dims, step=step)
         if model in _FLOAT32_ONLY:
             self.dtypes = ("float32",)
         self.description = (f"transformers {cls} from {cls}'s config class defaults, random weights, "
-                            f"{'AMP training step' if train else 'inference'}; full: batch {batch} x {sequence_length(model)} "
+                            f"{self.step_text}; full: batch {batch} x {sequence_length(model)} "
                             f"tokens (PyTorch's harness); tiny: 2 layers, hidden 64, batch {TINY_BATCH} x {TINY_SEQUENCE}.")
 
     def _label_inputs(self) -> list[str]:
@@ -157,7 +159,7 @@ class HfWorkload(FamilyWorkload):
             return output.loss.float()
 
         return instance(model, make_inputs, self.input_names, loss=loss if self.train else None,
-                        implementation=f"transformers.{self.cls_name}")
+                        implementation=f"transformers.{self.cls_name}", whole_step=self.whole_step, device=device)
 
 
 class HfFamily(Family):
@@ -170,17 +172,25 @@ class HfFamily(Family):
             cls, config = _ALIASES.get(name, (name, {}))
             note = f"built as {cls}" + (f" with {config}" if config else "") + " from its config class's defaults" if name in _ALIASES else ""
             models.append(FamilyModel(name, factory=HfWorkload, args={"model": name, "cls": cls, "batch": batch, "config": config}, note=note))
-        return models
+        return models + [llm_model(name) for name in LLMS]
 
     def missing(self, model):
-        if "/" in model.name:
-            return "an LLM whose configuration the harness reads from the hub; offline builds have none"
         transformers, problem = import_problem("transformers")
         if transformers is None:
             return problem
-        if model.args["cls"] not in dir(transformers):
-            return f"transformers {transformers.__version__} has no class {model.args['cls']}"
+        cls = LLMS[model.name].cls if model.name in LLMS else model.args["cls"]
+        if cls not in dir(transformers):
+            return f"transformers {transformers.__version__} has no class {cls}"
+        if model.name in LLMS and "StaticCache" not in dir(transformers):
+            return f"transformers {transformers.__version__} has no StaticCache (the decode step's KV cache)"
         return ""
+
+
+def llm_model(name: str) -> FamilyModel:
+    """An LLM of the harness's list (or Llama-2 7B): built from its published config, run as @prefill or @decode."""
+    facts = LLMS[name]
+    return FamilyModel(name, factory=LlmWorkload, args={"model": name},
+                       note=f"{facts.cls} from its published config; @prefill, @decode" + (f"; {facts.note}" if facts.note else ""))
 
 
 register_family(HfFamily())

@@ -10,6 +10,7 @@ from dashboard.results.selectors.common import RANGES, config_lookups, range_sin
 from dashboard.results.selectors.overview import FIGURES, overview_list, overview_trend
 from dashboard.results.selectors.runs import run_list_recent
 from dashboard.results.selectors.suites import suite_table
+from dashboard.results.selectors.training import training_table
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
 from dashboard.web.last_night import last_night
@@ -27,6 +28,7 @@ def overview(request):
     blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, cells=home_cells)
     for block in blocks:
         block.suites = suite_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids)
+        block.training = training_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids)
     trends = None
     if machine_class:
         since = range_since(newest=builds_newest_time(machine_class=machine_class), range_key=range_key)

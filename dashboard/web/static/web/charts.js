@@ -205,7 +205,7 @@
           hovertemplate: "%{y}<br>%{customdata}<extra></extra>" });
       }
       draw(heat, traces, base({ title: { text: "unbacked gap per workload (log scale: white = no gap, within noise or too noisy to track; red = unbacked slower; dark = failed); click a cell to show that build", font: { size: 13 } },
-        xaxis: buildAxis(spec.x), height: Math.max(360, 30 * spec.workloads.length + 200), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
+        xaxis: buildAxis(spec.x), yaxis: { automargin: true }, height: Math.max(360, 30 * spec.workloads.length + 200), margin: { t: 34, r: 12, b: 40, l: 160 } })).then(function () {
         heat.on("plotly_click", function (event) {
           var column = event.points[0].pointIndex[1];
           var params = new URLSearchParams(window.location.search);
