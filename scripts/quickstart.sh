@@ -16,7 +16,8 @@ export DJANGO_LOG_LEVEL=WARNING
 # PyTorch releases (the cpu class's trend), the H100 runs (gpu-h100), the one-H200 noise runs and the two-H200
 # worker runs (gpu-h200), the H100 history of one build and two variants of it (the A/B page), and the
 # model families' H100 runs (hf, timm, torchvision; several cases sharing the GPU, with or without the timing
-# lock: their run notes say so) and the compile paths' H100 and H200 runs; last, the H100 "what changed"
+# lock: their run notes say so), the compile paths' H100 and H200 runs and the LLMs' H200 run (prefill,
+# decode, whole training steps: bench/results/llm-h200-2026-11-28); last, the H100 "what changed"
 # proof (bert_encoder on the A/B page's base build and two variants of it, each with its compile phases,
 # kernel profile and kept kernel code): the A/B page's bert_encoder row links its kernel and code diff.
 # Imported: their own builds, labelled "imported (host, day)" on every page, apart from the build
@@ -27,7 +28,7 @@ python manage.py ingest --imported -v 0 bench/results/releases/*.json bench/resu
     bench/results/families/locked-static/*.json bench/results/families/locked-dynamic/*.json \
     bench/results/families/regimes-2026-11-27/*.json bench/results/compile-paths-gpu-2026-11-25/*.json \
     bench/results/compile-paths-gpu-2026-11-27/*.json bench/results/compile-paths-gpu-2026-11-28/*.json \
-    bench/results/families/h100-2026-11-28/*.json bench/results/explain/h100-*.json
+    bench/results/families/h100-2026-11-28/*.json bench/results/llm-h200-2026-11-28/*.json bench/results/explain/h100-*.json
 # This host is its own machine class, named from its CPU (e.g. cpu-amd-epyc-2c): the imported "cpu"
 # series were measured on another host, and the same torch measured here is not a change of it
 # (docs/machine-classes-and-verdicts.md).
