@@ -11,8 +11,8 @@ Sign convention: ``change`` = after / before - 1 of the value shown (+2.744 = th
 unbacked / backed (detection stores it as ratio - 1).
 
 Noise rule: a change inside its series' run-to-run noise is ``within noise`` (grey); a series whose
-noise is past ``TOO_NOISY_SD`` (relative sd, of the log) is ``too noisy to track``: no finding and
-no colour. Intervals of a positive quantity are ratio intervals (``ratio_interval``): never below 0.
+noise is past ``TOO_NOISY_SD`` (relative sd, of the log) is ``too noisy to track``: no finding, and
+no colour unless the change is past even that noise. Intervals of a positive quantity are ratio intervals (``ratio_interval``): never below 0.
 
 Pure Python: no Django, no torch.
 """
@@ -60,17 +60,32 @@ def too_noisy(sd: float | None) -> bool:
     return sd is not None and math.isfinite(sd) and sd > TOO_NOISY_SD
 
 
+def past_bar(change: float, bar: float) -> bool:
+    """Whether a relative ``change`` is past a relative ``bar`` as a ratio: a rise past ``1 + bar``,
+    a fall past ``1 / (1 + bar)`` (ratio intervals, as ``ratio_interval``): a band of ±99 % is
+    passed by a fall to a twentieth, never by no fall at all as a linear bound would have it."""
+    if change >= 0:
+        return change > bar
+    return change <= -1 or 1 / (1 + change) - 1 > bar
+
+
+def past_noise(change: float, sd: float) -> bool:
+    """Whether a relative ``change`` is past where two runs of sd ``sd`` (of the log) differ 95 % of
+    the time: ``TWO_RUNS_95`` sds, on the log scale."""
+    return change <= -1 or abs(math.log1p(change)) > TWO_RUNS_95 * sd
+
+
 def judge(*, change: float | None, bar: float, worse: bool, sd: float | None = None) -> str:
-    """The one rule for a change's word and colour: ``too noisy to track`` when the series' noise
-    ``sd`` is past the bound, ``within noise`` when ``|change|`` is not past ``bar`` (its noise band,
-    or a floor), else ``worse`` or ``better`` (``worse``: the change is the wrong way for the metric).
-    '' without a change."""
-    if too_noisy(sd):
-        return TOO_NOISY
+    """The one rule for a change's word and colour: ``within noise`` when the change is not past
+    ``bar`` (its noise band, or a floor; ``past_bar``), ``worse`` or ``better`` past it (``worse``: the change is
+    the wrong way for the metric). A series whose noise ``sd`` is past the bound is ``too noisy to
+    track`` unless the change is past even that noise (``past_noise``): a 4x change is never grey
+    for lack of quiet runs (issue #42). '' without a change."""
+    noisy = too_noisy(sd)
     if change is None:
-        return ""
-    if abs(change) <= bar:
-        return WITHIN_NOISE
+        return TOO_NOISY if noisy else ""
+    if not past_bar(change, bar) or (noisy and not past_noise(change, sd)):
+        return TOO_NOISY if noisy else WITHIN_NOISE
     return WORSE if worse else BETTER
 
 

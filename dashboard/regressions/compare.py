@@ -5,6 +5,7 @@ builds, ``dashboard.regressions.services.noise_bands``); the comparison itself i
 ``dashboard.results.selectors.compare``."""
 from __future__ import annotations
 
+from dashboard.regressions.colour_reasons import comparison_reasons
 from dashboard.regressions.services.noise_bands import noise_bands_for_compare
 from dashboard.results.models import Build
 from dashboard.results.selectors.compare import Comparison, builds_compare
@@ -13,7 +14,10 @@ from dashboard.results.selectors.compare import Comparison, builds_compare
 def builds_compare_judged(*, base: Build, head: Build, machine_class: str, metric: str = "speedup",
                           threshold: float = 0.05) -> Comparison:
     """``builds_compare`` with each timed change judged against its series' noise band: from its
-    newest builds up to the base, without the head build (the change judged)."""
+    newest builds up to the base, without the head build (the change judged); each coloured change
+    links its finding or says why it is none (``colour_reasons``)."""
     bands = noise_bands_for_compare(machine_class=machine_class, base=base, head=head)
-    return builds_compare(base=base, head=head, machine_class=machine_class, noise_bands=bands, metric=metric,
-                          threshold=threshold)
+    comparison = builds_compare(base=base, head=head, machine_class=machine_class, noise_bands=bands, metric=metric,
+                                threshold=threshold)
+    comparison_reasons(comparison, bands=bands)
+    return comparison

@@ -20,8 +20,9 @@ from dashboard.results.sourced_metrics import with_sourced_metrics
 PRIOR_BUILDS = 30  # newest builds of the machine class that the class prior is learned from
 # Part of every stored band set's fingerprint (``BandWindow.inputs``): raise it when the noise model
 # changes (here or in ``detection.replicates``), so the sets stored before are computed again.
-BANDS_MODEL_VERSION = 5  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %;
-# 5: a class with no series long enough for a prior takes it from its short series (``window_noise_bands``)
+BANDS_MODEL_VERSION = 6  # 2: compile_cpu_ratio tracked; 3: its noise not across a change of compile reference; 4: its default 1.5 %;
+# 5: a class with no series long enough for a prior takes it from its short series (``window_noise_bands``);
+# 6: the bands' noise only from repeated runs of one build (``REPEATS_ONLY``), never from differences between builds
 
 
 def class_priors(*, machine_class: str, upto=None, skip_newest: int = 0, min_residuals: int = MIN_SERIES_DOF,
@@ -68,7 +69,7 @@ def _priors_over(*, machine_class: str, builds: list[int], min_residuals: int, s
 def _prior_or_short(metric: str, estimates: list[tuple[float, int]], min_residuals: int) -> float:
     """The class prior of a metric from series with ``min_residuals``; where none has as many (a
     young class: a few builds, one run each), the upper quartile of what its short series show (one
-    residual is enough, as /compare/'s bands take it, ``_short_priors``) where that is more than
+    residual is enough) where that is more than
     the metric's default: a young class is judged by the differences its own cases show between
     builds, never by a default far under them (the stored H100 family runs of one build: speedup
     0.55 -> 0.75 -> 0.55 on one model, against a 2 % default). nan where neither is known."""
@@ -79,12 +80,14 @@ def _prior_or_short(metric: str, estimates: list[tuple[float, int]], min_residua
     return short if math.isfinite(short) and short > BY_NAME[metric].noise_default else math.nan
 
 
-def point_noise(points: list[Point], metric: str, *, prior: float | None = None, breaks=()) -> NoiseEstimate:
+def point_noise(points: list[Point], metric: str, *, prior: float | None = None, breaks=(),
+                repeats_only: bool = False) -> NoiseEstimate:
     """The noise model of one series and metric from its points (build order): consecutive builds,
     repeated runs of a build, floored at the median within-run standard error of its samples. A
     change of compile reference is a break (``history.reference_breaks``): the step it makes in
-    compile_cpu_ratio is not noise."""
-    values = [p.values.get(metric) for p in points]
+    compile_cpu_ratio is not noise. ``repeats_only`` (the pages' bands): only repeated runs of a
+    build, never the differences between builds."""
+    values = [None if repeats_only else p.values.get(metric) for p in points]
     runs = [p.run_values.get(metric) or [] for p in points]
     ses = within_run_ses([[x for run in p.samples[metric] for x in run] for p in points if p.samples.get(metric)])
     ses = [se for se in ses if math.isfinite(se)]
@@ -133,33 +136,36 @@ def band_window(*, machine_class: str, upto, without_build: int | None, metrics)
 
 def window_noise_bands(*, window: BandWindow, metrics) -> tuple[dict[int, dict[str, float]], dict[str, float]]:
     """The noise bands (``points_noise_bands``) of every series of a machine class at once, from the window's builds
-    (the class prior from ``prior_builds``, each series' points from ``band_builds``): one read of
-    them instead of a whole history per series (/compare/ at 1,000,000 results read 1,934
-    histories: 111-140 s). Returns ``({series_id: bands}, the bands of a series without points)``."""
-    priors = _priors_over(machine_class=window.machine_class, builds=window.prior_builds, min_residuals=MIN_SERIES_DOF)
+    (each series' points from ``band_builds``): one read of them instead of a whole history per
+    series (/compare/ at 1,000,000 results read 1,934 histories: 111-140 s). Returns
+    ``({series_id: bands}, the bands of a series without points)``.
+
+    Run-to-run noise is what repeated runs of one build show (issue #42): a series with enough of
+    them has its own; one without borrows the class's prior, pooled over the repeated runs of the
+    class's alike cases (its other series, same metric), else the metric's default. The differences
+    between builds are never taken for noise: on the quick start's cpu class (four releases, one run
+    each) they are the releases' own changes (cold compile 27-74 %), which would grey every cell."""
     points = class_series_points(build_ids=window.band_builds, machine_class=window.machine_class)
-    priors = {**priors, **_short_priors(points, [m for m, p in priors.items() if not math.isfinite(p)])}
+    priors = _repeat_priors(points, [m.name for m in metrics if m.noisy])
     return ({series_id: points_noise_bands(series_points, metrics=metrics, priors=priors) for series_id, series_points in points.items()},
             points_noise_bands([], metrics=metrics, priors=priors))
 
 
-def _short_priors(points: dict[int, list[Point]], metrics: list[str]) -> dict[str, float]:
-    """The prior of a metric no series of the class is long enough to give (the quick start's cpu
-    class: three release builds): the upper quartile of what its short series show between the
-    window's plain builds, the head left out (compile time: sd 1-67 % between two releases), rather
-    than the metric's default (15 %), which would colour a -85 % change of a class whose series move
-    by half between releases. nan where no two series have a residual. Detection keeps its own."""
+def _repeat_priors(points: dict[int, list[Point]], metrics: list[str]) -> dict[str, float]:
+    """Per metric, the class prior (``class_prior``: the upper quartile over series) of what each
+    series' repeated runs of one build show (one residual is enough); nan where fewer series have any."""
     out = {}
     for metric in metrics:
-        estimates = [series_noise([p.values.get(metric) for p in series], [p.run_values.get(metric) or [] for p in series],
-                                  reference_breaks(series, metric)) for series in points.values()]
+        estimates = [series_noise([], [p.run_values.get(metric) or [] for p in series]) for series in points.values()]
         out[metric] = class_prior(estimates, min_dof=1)
     return out
 
 
 def points_noise_bands(points: list[Point], *, metrics, priors: dict[str, float]) -> dict[str, float]:
-    """Per noisy metric, ``TWO_RUNS_95`` x the noise model of these points: the band of one series."""
-    return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name)).sd for m in metrics if m.noisy}
+    """Per noisy metric, ``TWO_RUNS_95`` x the noise of these points' repeated runs of one build
+    (``point_noise(repeats_only=True)``): the band of one series."""
+    return {m.name: TWO_RUNS_95 * point_noise(points, m.name, prior=priors.get(m.name), repeats_only=True).sd
+            for m in metrics if m.noisy}
 
 
 def series_noise_get(*, series, metric: str) -> NoiseEstimate | None:

@@ -116,5 +116,12 @@ def test_one_rule_for_every_change():
     assert judge(change=-0.03, bar=0.05, worse=False, sd=0.01) == WITHIN_NOISE
     assert judge(change=0.08, bar=0.05, worse=True, sd=0.01) == WORSE
     assert judge(change=7.13, bar=0.05, worse=False, sd=0.01) == BETTER
-    assert judge(change=7.13, bar=0.05, worse=False, sd=0.51) == TOO_NOISY  # mlp_loop's +713 %: no green
+    # A series too noisy to track greys only a change within that noise (issue #42): mlp_loop's +713 %
+    # (log 2.10) is past two runs of sd 0.51 (1.41), not of sd 0.9 (2.49).
+    assert judge(change=7.13, bar=0.05, worse=False, sd=0.51) == BETTER
+    assert judge(change=7.13, bar=0.05, worse=False, sd=0.9) == TOO_NOISY
+    assert judge(change=-0.9, bar=0.05, worse=True, sd=0.9) == TOO_NOISY
+    # A band is a ratio band: a fall past 1 / (1 + bar), never out of reach of a wide one.
+    assert judge(change=-0.951, bar=0.988, worse=True, sd=0.1) == WORSE
+    assert judge(change=-0.45, bar=0.988, worse=True, sd=0.1) == WITHIN_NOISE
     assert judge(change=None, bar=0.05, worse=False) == ""

@@ -1,6 +1,7 @@
 """The noise rule and one set of numbers in a real headless Chromium (#27 items 2-3): an mlp_loop-like
 series (launch-bound: its own speedup interval ±174 %) reads "too noisy to track", grey, on
-/compare/ and the workload page, never green "+713 %" beside a red latency; a small change on a
+/compare/ and the workload page where its change is within that noise (issue #42: past it, a change
+is coloured and says why it is no finding), never green beside a red latency; a small change on a
 quiet series is grey "within noise"; the speedup band never goes below zero; the regressions page
 shows each finding's numbers as the API gives them, and a pending latency rise as +274.4 % worse.
 With PTBENCH_SHOTS=<dir> each page is also saved as a screenshot there."""
@@ -27,9 +28,10 @@ def shot(page, name: str) -> None:
 
 
 def test_compare_greys_a_too_noisy_series_and_a_change_within_noise(browser, live_server):
-    # mlp_loop's head: 10.661x ±174 % (the issue's), its latency +118 %; resnet_train +2 %: within noise
+    # mlp_loop's head: 4.0x ±174 % (+100 %, within two runs of that noise: issue #42 colours only what is
+    # past it), its latency +118 %; resnet_train +2 %: within noise
     noisy_and_quiet_history(results=[
-        make_result("mlp_loop", "static", speedup=10.661, speedup_noise=1.74, compiled_latency_ms=4.36),
+        make_result("mlp_loop", "static", speedup=4.0, speedup_noise=1.74, compiled_latency_ms=4.36),
         make_result("resnet_train", "static", speedup=1.02)])
     page, problems = open_page(browser, f"{live_server.url}/compare/?base={ref_for_day(6)}&head={ref_for_day(7)}",
                                viewport={"width": 1400, "height": 900})
@@ -39,7 +41,7 @@ def test_compare_greys_a_too_noisy_series_and_a_change_within_noise(browser, liv
         cell = mlp.locator(f"td[data-metric={metric}]")
         assert "too noisy to track" in cell.inner_text() and cell.get_attribute("class").split() == ["num", "too_noisy"]
         assert cell.evaluate("td => getComputedStyle(td).backgroundColor") == GREY
-    assert mlp.locator("td.worse, td.better").count() == 0  # no green +713 %, no red +118 %
+    assert mlp.locator("td.worse, td.better").count() == 0  # no green +100 %, no red +118 %
     quiet = page.locator("#compare-table tr.case", has_text="resnet_train").locator("td[data-metric=speedup]")
     assert "+2.0%" in quiet.inner_text() and "within noise" in quiet.inner_text()
     assert quiet.evaluate("td => getComputedStyle(td).backgroundColor") == GREY
@@ -114,7 +116,7 @@ def test_the_ab_page_greys_a_variant_too_noisy_to_track(browser, live_server):
 
     base = make_document(results=[make_result("mlp_loop", "static", speedup=1.3, speedup_noise=0.02),
                                   make_result("mlp_loop", "backed", speedup=1.25)])
-    variant = make_document(results=[make_result("mlp_loop", "static", speedup=10.661, speedup_noise=1.74),  # ±174 %
+    variant = make_document(results=[make_result("mlp_loop", "static", speedup=3.0, speedup_noise=1.74),  # ±174 %
                                      make_result("mlp_loop", "backed", speedup=1.6)])  # +28 %: past its noise
     overrides = Overrides.build({"inductor.coordinate_descent_tuning": True})
     variant["build"].update(overrides=overrides.as_document(), local_label=variant_label("", overrides))
@@ -126,7 +128,7 @@ def test_the_ab_page_greys_a_variant_too_noisy_to_track(browser, live_server):
     shot(page, "ab")
     noisy = page.locator("table.ab tr.case", has_text="static").locator("td[data-metric=speedup]")
     assert "too noisy to track" in noisy.inner_text() and "too_noisy" in noisy.get_attribute("class").split()
-    assert noisy.evaluate("td => getComputedStyle(td).backgroundColor") == GREY  # never green +720 %
+    assert noisy.evaluate("td => getComputedStyle(td).backgroundColor") == GREY  # never green +131 %, within that noise
     past = page.locator("table.ab tr.case", has_text="backed").locator("td[data-metric=speedup]")
     assert "+28.0%" in past.inner_text() and "better" in past.get_attribute("class").split()
     assert problems == []

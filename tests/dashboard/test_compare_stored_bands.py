@@ -6,12 +6,12 @@ in its window) is computed again, never served; the pipeline stores the new buil
 ingest, so the next compare computes nothing."""
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
 
 from dashboard.regressions import noise
+from dashboard.regressions.colour_reasons import comparison_reasons
 from dashboard.regressions.compare import builds_compare_judged
 from dashboard.regressions.history import class_series_points
 from dashboard.regressions.models import NoiseBandSet
@@ -50,17 +50,23 @@ def wobbly_history(builds: int = 9, seed: int = 3) -> list[Build]:
 
 
 def full_bands(*, base: Build, head: Build, machine_class: str = "cpu"):
-    """The bands as /compare/ computed them before they were stored: the class prior up to the base
-    (a metric without one: its short series'), then every series' points over the newest builds up
-    to the base less the head."""
-    priors = noise.class_priors(machine_class=machine_class, upto=base)
+    """The bands as /compare/ computes them without the stored sets: every series' points over the
+    newest builds up to the base less the head, the noise of their repeated runs of one build, else
+    the class's prior of repeated runs (model 6: never the differences between builds)."""
     builds = list(BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=base.ordered_at)
                   .exclude(build_id=head.id).order_by("-ordered_at", "-build_id")
                   .values_list("build_id", flat=True)[:noise.PRIOR_BUILDS])
     points = class_series_points(build_ids=builds, machine_class=machine_class)
-    # A metric no series is long enough for a prior of: the upper quartile of the short series' (model 5).
-    priors = {**priors, **noise._short_priors(points, [m for m, p in priors.items() if not math.isfinite(p)])}
+    priors = noise._repeat_priors(points, [m.name for m in METRICS if m.noisy])
     return lambda series_id: noise.points_noise_bands(points.get(series_id, []), metrics=METRICS, priors=priors)
+
+
+def full_compare(*, base: Build, head: Build, **kwargs):
+    """``builds_compare`` over ``full_bands``, each coloured change with its finding or reason."""
+    bands = full_bands(base=base, head=head)
+    comparison = builds_compare(base=base, head=head, machine_class="cpu", noise_bands=bands, **kwargs)
+    comparison_reasons(comparison, bands=bands)
+    return comparison
 
 
 def judgments(comparison, only: str = "all") -> tuple:
@@ -78,8 +84,7 @@ def no_computation(*args, **kwargs):
 def test_the_stored_bands_judge_every_case_as_the_full_computation(base_day, head_day, metric, threshold, monkeypatch):
     builds = wobbly_history()
     base, head = builds[base_day - 1], builds[head_day - 1]
-    expected = builds_compare(base=base, head=head, machine_class="cpu", noise_bands=full_bands(base=base, head=head),
-                              metric=metric, threshold=threshold)
+    expected = full_compare(base=base, head=head, metric=metric, threshold=threshold)
 
     computed = builds_compare_judged(base=base, head=head, machine_class="cpu", metric=metric, threshold=threshold)
     monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
@@ -108,7 +113,7 @@ def test_a_set_whose_window_changed_is_computed_again(monkeypatch):
     ingest_build(5, [make_result("resnet_train", regime, speedup=3.0, compile_time_cold_s=20.0) for regime in REGIMES])
 
     after = builds_compare_judged(base=base, head=head, machine_class="cpu")
-    expected = builds_compare(base=base, head=head, machine_class="cpu", noise_bands=full_bands(base=base, head=head))
+    expected = full_compare(base=base, head=head)
     assert judgments(after) == judgments(expected) != judgments(before)
     assert NoiseBandSet.objects.count() == 1  # the set of that window, replaced
 

@@ -120,7 +120,8 @@ def test_dynamic_gap_is_judged_against_both_sides_noise(client, noise, tone, wor
     ingest_build(1, dynamic_pair(1.0, unbacked, noise))
     html = client.get("/dynamic/?machine=cpu").content.decode()
     cell = html.split('<td class="num ratio')[1].split("</td>")[0]
-    assert cell.startswith(f' {tone}">') and (words in cell if words else "verdict" not in cell)
+    assert cell.startswith(f' {tone}"') and (words in cell if words else "verdict" not in cell)
+    assert ("not a finding" in cell) == (tone == "worse")  # a coloured gap says why it is no finding (issue #42)
     assert ('<tr class="gap' in html) == (tone == "worse")
 
 

@@ -24,7 +24,8 @@ from dashboard.results.selectors.common import METRICS
 from dashboard.results.selectors.overview import FIGURES, Cell, class_cells
 
 log = logging.getLogger(__name__)
-CELLS_VERSION = 1  # bump when class_cells judges differently: stored cells of an older judging are judged again
+CELLS_VERSION = 2  # bump when class_cells judges differently: stored cells of an older judging are judged again
+# 2: ratio bands (contract.findings.past_bar) and too noisy greying only what is within it (issue #42)
 FIELDS = ("old", "new", "change", "tone", "noise")
 
 

@@ -33,6 +33,10 @@ class Change:
     change: float | None  # relative
     tone: str = ""  # "better", "worse", WITHIN_NOISE (a timed change inside its noise), TOO_NOISY, REFERENCE_CHANGED or ""
     noise: float | None = None  # the relative band a timed change is judged against
+    sd: float | None = None  # the case's run-to-run sd (``comparison.case_sd``): too noisy to track past the bound
+    finding: int | None = None  # the id of the finding stored for it (``regressions.colour_reasons``)
+    reason: str = ""  # why a coloured change is no finding (``contract.colour_reasons``)
+    borrowed: bool = False  # its noise is the class's prior: no repeated runs of one build of its own
 
 
 @dataclass
@@ -47,6 +51,8 @@ class CompareRow:
     changes: dict[str, Change]
     cfg: Config | None = None
     flags: set[str] = field(default_factory=set)  # "regressed", "improved", "new_failures", "new_graph_breaks" (new reasons)
+    status_finding: int | None = None  # the finding stored for a status change (``regressions.colour_reasons``)
+    status_reason: str = ""  # why a status change is no finding
 
 
 @dataclass
@@ -103,9 +109,13 @@ def case_changes(o: dict, n: dict, *, bands: dict[str, float], threshold: float)
     side's own noise (``pairs.own_sd``: its builds' repeated runs, a block-timed metric's stated
     interval; too noisy to track past the bound); compile_cpu_ratio measured against two
     compile references is not compared (REFERENCE_CHANGED)."""
-    changes = {m.name: _change(m, comparison.judge(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
-                                                   within_sd=own_sd(o, n, m.name)))
-               for m in METRICS}
+    changes = {}
+    for m in METRICS:
+        within = own_sd(o, n, m.name)
+        changes[m.name] = _change(m, comparison.judge(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
+                                                      within_sd=within))
+        if m.noisy:
+            changes[m.name].sd = comparison.case_sd(band=changes[m.name].noise, within_sd=within)
     for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
         if name in changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
                 and o[name] is not None and n[name] is not None:

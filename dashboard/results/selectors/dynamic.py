@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from contract import colour_reasons as why
 from contract import comparison
 from contract.case_config import CaseConfig
 from contract.findings import BETTER, TOO_NOISY, WITHIN_NOISE, TWO_RUNS_95, WORSE, judge, sd_of_halfwidth, too_noisy
@@ -128,6 +129,23 @@ class Pair:
         return ""
 
     @property
+    def gap_reason(self) -> str:
+        """A coloured gap's tooltip: a level within one build, no finding (``contract.colour_reasons``)."""
+        if self.gap_tone not in ("worse", "better"):
+            return ""
+        noisy = why.noisy_reason(self.gap_sd) if too_noisy(self.gap_sd) else ""
+        return why.not_finding("; ".join(w for w in (why.LEVEL_GAP, noisy) if w))
+
+    @property
+    def compile_reason(self) -> str:
+        """A coloured compile-time ratio's tooltip (as ``gap_reason``)."""
+        return why.not_finding(why.LEVEL_COMPILE) if self.compile_tone in ("worse", "better") else ""
+
+    @property
+    def export_reason(self) -> str:
+        return why.not_finding(why.LEVEL_COMPILE) if self.export_tone in ("worse", "better") else ""
+
+    @property
     def compile_tone(self) -> str:
         """The compile-time ratio (unbacked / backed): worse when unbacked compiles slower (``_time_ratio_tone``)."""
         return self._time_ratio_tone(self.compile_ratio)
@@ -201,7 +219,9 @@ class GapSummary:
 def gap_summary(pairs: list[Pair]) -> GapSummary:
     measured = sorted((p for p in pairs if p.gap is not None), key=lambda p: p.gap)
     failed = [(p.workload, f) for p in pairs if (f := pair_failure(p.backed, p.unbacked))]
-    tracked = [p for p in measured if p.gap_word != TOO_NOISY]  # /compare/'s geomean rule
+    # /compare/'s geomean rule (``comparison.pooling``): a gap whose sides' noise is past the bound is left
+    # out, even one coloured for being past even that noise (a pooled row is judged by its noise, not its size)
+    tracked = [p for p in measured if not too_noisy(p.gap_sd)]
     return GapSummary(
         geomean=geomean(p.gap for p in (tracked or measured)), count=len(measured), too_noisy=len(measured) - len(tracked),
         worst=measured[0] if measured else None,

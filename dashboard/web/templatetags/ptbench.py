@@ -15,6 +15,7 @@ from django.utils.formats import localize
 from django.utils.html import conditional_escape, escape
 from django.utils.safestring import mark_safe
 
+from contract.colour_reasons import FROM_PRIOR, FROM_REPEATS, POOLED, VARIANT_BETTER, VARIANT_SHORT, not_finding
 from contract.metrics import COMPILE_TIMES
 from contract.findings import BETTER, TOO_NOISY, TOO_NOISY_SD, WITHIN_NOISE, WORSE, ratio_interval, sd_of_halfwidth, too_noisy
 from dashboard.results.formatting import metric_format
@@ -209,11 +210,13 @@ def config_query(config) -> str:
 
 
 @register.simple_tag
-def change_cells(changes: dict, metrics) -> str:
+def change_cells(changes: dict, metrics, pooled: bool = False) -> str:
     """One ``<td>`` per metric: ``old → new`` and the relative change, coloured by its tone (grey
-    and "within noise" when a timed change is inside its series' noise, grey and "too noisy to track"
-    when the series' noise is past the bound; "reference changed", no
-    change, when compile_cpu_ratio was measured against two compile references)."""
+    and "within noise" when a timed change is inside its noise, grey and "too noisy to track"
+    when the series' noise is past the bound and the change is not past even that; "reference
+    changed", no change, when compile_cpu_ratio was measured against two compile references). A
+    coloured change links its finding or says in its tooltip why it is none; a timed change judged
+    by the class's prior says so (``contract.colour_reasons``; ``pooled``: a geomean row)."""
     cells = []
     for m in metrics:
         c = changes[m.name]
@@ -221,14 +224,32 @@ def change_cells(changes: dict, metrics) -> str:
         if c.tone == "same":
             delta += ' <span class="verdict">within noise</span>'
         elif c.tone == "too_noisy":  # contract.findings: the series' noise is past the bound
-            delta += (f' <span class="verdict" title="run-to-run sd past {TOO_NOISY_SD:.0%}: no colour, no finding">'
-                      'too noisy to track</span>')
+            delta += (f' <span class="verdict" title="run-to-run sd past {TOO_NOISY_SD:.0%} and the change within it: '
+                      'no colour, no finding">too noisy to track</span>')
         elif c.tone == "reference_changed":  # two compile references: no change to show (results.compile_reference)
             delta = ' <span class="verdict" title="measured against different compile references: not compared">reference changed</span>'
+        title = _cell_title(c, pooled)
+        finding = getattr(c, "finding", None)
+        if finding:  # the finding detection stored for this case and metric between the two builds
+            delta += (f' <a class="finding-link" href="{reverse("regressions:detail", args=[finding])}">'
+                      f'finding {finding}</a>')
         cells.append(
-            f'<td class="num {c.tone}" data-metric="{m.name}">{escape(metric(c.old, m.unit))} → {escape(metric(c.new, m.unit))}{delta}</td>'
+            f'<td class="num {c.tone}" data-metric="{m.name}"{title}>{escape(metric(c.old, m.unit))} → '
+            f'{escape(metric(c.new, m.unit))}{delta}</td>'
         )
     return mark_safe("".join(cells))
+
+
+def _cell_title(c, pooled: bool) -> str:
+    """A compare cell's tooltip: why a coloured change is no finding, and whose noise it was judged by."""
+    words = []
+    if c.tone in ("worse", "better") and not getattr(c, "finding", None):
+        words.append(not_finding(POOLED) if pooled else getattr(c, "reason", ""))
+    if c.noise is not None and c.change is not None and not pooled:
+        source = FROM_PRIOR if getattr(c, "borrowed", False) else FROM_REPEATS
+        words.append(f"judged against ±{c.noise * 100:.1f}%: {source}")
+    words = [w for w in words if w]
+    return f' title="{escape("; ".join(words))}"' if words else ""
 
 
 @register.simple_tag
@@ -262,10 +283,12 @@ def ab_cells(cells: dict, metrics, pooled: bool = False) -> str:
                        f'finding {found["id"]}</a> <span class="delta">{escape(found["text"])}</span>')
             noise = f' <span class="noise">±{found["noise"] * 100:.1f}%</span>' if found["noise"] is not None else ""
         elif c.tone == WORSE and c.noise is not None and not pooled:  # past the band, yet the verdict made no finding of it
-            verdict += (' <span class="not-finding" title="the variant\'s verdict compares both builds\' runs with the '
-                        'run-to-run noise model: this change is short of its noise test or of 3 %">not a finding</span>')
+            verdict += f' <span class="not-finding" title="{escape(VARIANT_SHORT)}">not a finding</span>'
+        title = ""
+        if not found and c.tone in (WORSE, BETTER):  # one judgement behind every colour (contract.colour_reasons)
+            title = f' title="{escape(not_finding(POOLED if pooled else VARIANT_SHORT if c.tone == WORSE else VARIANT_BETTER))}"'
         finding_id = f' data-finding="{found["id"]}"' if found else ""
-        out.append(f'<td class="num ab {c.tone}" data-metric="{m.name}" data-tone="{c.tone}"{finding_id}>{values}'
+        out.append(f'<td class="num ab {c.tone}" data-metric="{m.name}" data-tone="{c.tone}"{finding_id}{title}>{values}'
                    f'<div class="ab-change">{verdict}{noise}</div></td>')
     return mark_safe("".join(out))
 
@@ -294,6 +317,8 @@ def figure_cell(cell, common: int) -> str:
         title = (f' title="{escape(f.label)} over the {common} cases in both builds: '
                  f'{escape(metric(cell.old, f.unit))} → {escape(metric(cell.new, f.unit))}"')
     delta = f' <span class="delta">{change(cell.change, f.change_kind)}</span>' if cell.change else ""
+    if cell.tone.split(" ")[0] in ("worse", "better"):  # a row over cases is no finding itself (contract.colour_reasons)
+        title = title[:-1] + f'; {escape(not_finding(POOLED))}"' if title else f' title="{escape(not_finding(POOLED))}"'
     if cell.tone == "same":  # past the threshold, not past the cases' noise (docs/noise-and-findings.md)
         delta += ' <span class="verdict">within noise</span>'
     elif cell.tone == "too_noisy":

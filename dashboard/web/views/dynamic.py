@@ -1,5 +1,6 @@
 from django.shortcuts import render
 
+from contract import colour_reasons
 from contract.modes import EXPORTING_MODES
 
 from dashboard.results.selectors.builds import build_list_for_class, build_summary_get, builds_newest_time, machine_class_list
@@ -34,7 +35,8 @@ def dynamic(request):
         raise params.BadParameter("build", f"build {build_ref(build)} has no results on machine class {machine_class!r}")
     context = {"classes": classes, "machine_class": machine_class, "modes": modes, "mode": mode, "dtypes": dtypes,
                "dtype": dtype, "range_key": range_key, "ranges": list(RANGES), "highlight": GAP_HIGHLIGHT,
-               "exporting": mode in EXPORTING_MODES, "dims_options": dims_options, "dims": dims_pick}
+               "exporting": mode in EXPORTING_MODES, "dims_options": dims_options, "dims": dims_pick,
+               "failed_reason": colour_reasons.FAILED}
     if not options:
         return render(request, "web/dynamic.html", context)
 

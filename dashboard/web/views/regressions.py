@@ -16,6 +16,7 @@ from dashboard.regressions.board import board_groups, board_order, board_table, 
 from dashboard.regressions.finding import finding_page
 from dashboard.regressions.forms import BisectForm, TriageForm
 from dashboard.regressions.models import Regression
+from contract import colour_reasons
 from dashboard.regressions.selectors import detection_failures_recent, regression_list, remeasurement_list_pending
 from dashboard.regressions.selectors_bisect import bisection_busy, bisection_latest, bisection_view
 from dashboard.regressions.services import regression_triage
@@ -62,6 +63,7 @@ def regression_page(request):
         "status_filters": STATUS_FILTERS, "kind_filters": KIND_FILTERS, "classes": machine_class_list(),
         "findings": Regression.Finding.choices, "statuses": Regression.Status.choices,
         "pending": remeasurements_shown(remeasurement_list_pending()[:50]), "form_errors": {},
+        "waiting_reason": colour_reasons.not_finding(colour_reasons.WAITING),
         "detection_failed": detection_failures_recent(),
     })
 

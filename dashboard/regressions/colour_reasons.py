@@ -1,0 +1,76 @@
+"""One judgement behind every colour (issue #42): each coloured cell of /compare/ (and the home page's
+class tables, which read its comparison) links the finding detection stored for its case and metric
+between the two builds, or says in its tooltip why the change is not one (``contract.colour_reasons``);
+every timed cell says whose noise it was judged against: the series' own repeated runs of one build,
+or the class's prior (each build ran the case once)."""
+from __future__ import annotations
+
+from django.db.models import Count, Max
+
+from contract import colour_reasons as why
+from contract.comparison import BETTER, WORSE
+from contract.findings import too_noisy
+from contract.metrics import BY_NAME
+from detection import YOUNG_BUILDS
+from dashboard.regressions.history import TRACKED_METRICS
+from dashboard.regressions.models import Regression
+from dashboard.results.models import Build, Result
+from dashboard.results.selectors.compare import Comparison, NoiseBands
+
+# /compare/'s count columns as detection names their findings' metric.
+FINDING_METRIC = {"graph_break_count": "graph_breaks", "recompile_count": "recompiles"}
+
+
+def comparison_reasons(comparison: Comparison, *, bands: NoiseBands) -> None:
+    """Sets each row's changes' ``finding`` (the id of the finding stored for the case and metric
+    whose first bad build lies after the base, up to the head), ``reason`` (why a coloured change
+    without one is no finding) and ``borrowed`` (a timed change judged by the class's prior)."""
+    rows = comparison.rows
+    if not rows:
+        return
+    base, head = comparison.base, comparison.head
+    series_ids = [r.series_id for r in rows]
+    between = Build.objects.filter(ordered_at__gt=base.ordered_at, ordered_at__lte=head.ordered_at)
+    findings: dict[tuple[int, str], int] = {}
+    for series_id, metric, finding_id in (Regression.objects.filter(series_id__in=series_ids, first_bad_build__in=between)
+                                          .exclude(status=Regression.Status.INVALID)
+                                          .order_by("-id").values_list("series_id", "metric", "id")):
+        findings.setdefault((series_id, metric), finding_id)
+    before = Result.objects.filter(series_id__in=series_ids, build__ordered_at__lt=head.ordered_at)
+    counts = dict(before.values("series_id").annotate(n=Count("build_id", distinct=True)).values_list("series_id", "n"))
+    newest = dict(before.values("series_id").annotate(at=Max("build__ordered_at")).values_list("series_id", "at"))
+    default = bands(-1)  # the bands of a series with no repeated runs of its own: the class's prior
+    for row in rows:
+        own = bands(row.series_id)
+        if row.base_status != row.head_status:
+            row.status_finding = findings.get((row.series_id, "status"))
+            if not row.status_finding:
+                row.status_reason = why.not_finding(why.status_reason(row.head_status, builds_before=counts.get(row.series_id, 0)))
+        for name, c in row.changes.items():
+            metric = BY_NAME.get(name)
+            if metric is None:
+                continue
+            c.finding = findings.get((row.series_id, FINDING_METRIC.get(name, name)))
+            c.borrowed = metric.noisy and name in own and own[name] == default.get(name)
+            if c.tone not in (WORSE, BETTER) or c.finding:
+                continue
+            c.reason = why.not_finding(_reason(metric, c, builds_before=counts.get(row.series_id, 0),
+                                               neighbours=newest.get(row.series_id) == base.ordered_at))
+
+
+def _reason(metric, change, *, builds_before: int, neighbours: bool) -> str:
+    """The first of: a phase, a count, an untracked metric, a series too noisy to track, a young
+    series, two builds that are not neighbours, else detection found no change point."""
+    if metric.explains:
+        return why.PHASE
+    if not metric.noisy:
+        return why.COUNT
+    if metric.name not in TRACKED_METRICS:
+        return why.UNTRACKED
+    if too_noisy(change.sd):
+        return why.noisy_reason(change.sd)
+    if builds_before <= YOUNG_BUILDS:
+        return why.young_reason(builds_before)
+    if not neighbours:
+        return why.NOT_NEIGHBOURS
+    return why.DETECTION_QUIET
