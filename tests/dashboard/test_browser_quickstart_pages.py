@@ -112,7 +112,7 @@ def test_dynamic_page_scale_failures_and_worst_case(browser, live_server, quicks
     page, problems = open_page(browser, live_server.url + "/dynamic/?machine=" + LOCAL_CLASS, viewport=WIDE)
     page.wait_for_selector("#dynamic-heatmap[data-drawn=true]", timeout=20_000)
     summary = page.inner_text("#dynamic-summary")
-    assert "geomean gap 1.227 over the 2 workloads where both regimes passed (too noisy to track: every gap is)" in summary
+    assert "geomean gap 1.227 over the 2 workloads where both regimes passed (every gap's own runs too noisy to track)" in summary
     # None below 1: the smallest gap is not called "worst".
     assert "smallest mlp_loop 1.012" in summary and "widest the other way positional_graph_break 1.488" in summary
     assert "1 failed, no gap: masked_attention (unbacked data_dependent_error)" in summary
