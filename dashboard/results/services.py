@@ -21,6 +21,7 @@ from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.selectors.builds import build_imported_sources
+from dashboard.results.selectors.build_refs import label_problem
 from dashboard.results.variants import overrides_of_document, overrides_stored
 from contract.case_config import CaseConfig, CaseConfigError
 from contract.planning import current_repro
@@ -208,6 +209,8 @@ def build_get_or_create(data: dict) -> Build:
     if not re.fullmatch(LOCAL_LABEL_PATTERN, data.get("local_label", "")):  # a probe's or a command line's label too
         raise InvalidDocument([DocumentError("build.local_label", f"{printable(data['local_label'])[:100]!r}: letters, digits "
                                              "and . _ + - only (it is part of the build's ref and URLs)")])
+    if problem := label_problem(data.get("label", "")):
+        raise InvalidDocument([DocumentError("build.label", problem)])
     overrides = overrides_of_document(data)
     commit_time = _parse_time(data.get("commit_time"))
     build, created = Build.objects.get_or_create(
