@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from dashboard.regressions.board import regression_numbers, suspect_numbers
-from dashboard.regressions.models import AlertSummary, Regression, RegressionStatusChange, Remeasurement
+from dashboard.regressions.models import AlertSummary, DetectionPass, Regression, RegressionStatusChange, Remeasurement
 from dashboard.results.models import Build, Result, Run
 from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import build_ref
@@ -17,12 +17,20 @@ OPEN_STATUSES = (Regression.Status.UNTRIAGED, Regression.Status.ACKNOWLEDGED, Re
 
 
 def runs_detection_pending(*, runs: QuerySet[Run] | None = None) -> QuerySet[Run]:
-    """Runs whose detection has not completed: stored results, no alert summary yet (detection
-    writes its summary in the same transaction as its findings). A dispatched run still measuring
-    is among them; the sweep leaves those to ``run_finish_if_done``."""
+    """Runs whose detection has not completed: stored results, and no alert summary yet (detection
+    writes its summary with its first chunk of findings) or a detection pass still going over them
+    (``services.detection_pass``). A dispatched run still measuring is among them; the sweep leaves
+    those to ``run_finish_if_done``."""
     runs = Run.objects.all() if runs is None else runs
+    unfinished = DetectionPass.objects.filter(run=OuterRef("pk"), finished_at__isnull=True)
     # A variant's runs are never detected (an experiment, not a point of the series): never pending.
-    return runs.filter(Exists(Result.objects.filter(run=OuterRef("pk"))), alert_summary__isnull=True, build__overrides={})
+    return runs.filter(Q(alert_summary__isnull=True) | Exists(unfinished),
+                       Exists(Result.objects.filter(run=OuterRef("pk"))), build__overrides={})
+
+
+def runs_detection_running(*, since) -> QuerySet[DetectionPass]:
+    """Detection passes at work: unfinished, a chunk committed after ``since`` (the lease)."""
+    return DetectionPass.objects.filter(finished_at__isnull=True, beat_at__gte=since)
 
 
 def run_detection_pending(*, build: Build, machine_class: str) -> bool:
