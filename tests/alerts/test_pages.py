@@ -57,6 +57,15 @@ def test_signed_in_is_not_enough_to_subscribe_or_send_test_alerts(client, django
     assert client.post("/alerts/test/", {"subscription": theirs.id}).status_code == 403
 
 
+@pytest.mark.parametrize("field", ["workloads", "machine_classes", "sizes", "metrics"])
+def test_a_nul_in_a_list_field_is_400_naming_it(staff, field):
+    """Issue #46 item 9: a NUL in the form's workloads reached PostgreSQL's JSON column as a 500."""
+    response = staff.post("/alerts/", {"name": "x", "channel": "email", "target": "a@bench.test", "severity": "slowdown",
+                                       "enabled": "on", field: "mlp_loop\x00, resnet"})
+    assert response.status_code == 400 and f'data-field="{field}"' in response.content.decode()
+    assert not Subscription.objects.exists()
+
+
 def test_the_test_button_sends_through_the_subscription(staff, slack_server):
     server = slack_server()
     subscription = Subscription.objects.create(name="team slack", channel="slack", target=server.url)
