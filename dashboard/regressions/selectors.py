@@ -121,6 +121,7 @@ class Verdict:
     # | detection_failed (error: detection raised on some series, named in ``message``)
     # | same_build (not_compared: the baseline is this build) | not_tracked (not_compared: a variant
     # whose base build has no results on the class; detection never judges variants)
+    # | base_no_change | base_regressed | base_suspect (a variant judged against its base build)
     reason: str
     build: Build
     baseline: Build | None
@@ -212,8 +213,15 @@ def _variant_verdict(*, build: Build, machine_class: str) -> Verdict:
                                "so there is nothing to judge it against")
     found, notes = verdict_against_noted(build=build, baseline=base, machine_class=machine_class)
     verdict = _verdict_of(found, build, base, machine_class, notes)
-    verdict.message = f"variant {build_ref(build)} judged against its base build {build_ref(base)}"
+    # Its own reasons: not detection's (issue #46 item 12: a variant read a plain no_regressions).
+    verdict.reason = VARIANT_REASONS[verdict.verdict]
+    verdict.message = (f"variant {build_ref(build)} judged against its base build {build_ref(base)}, case by case with "
+                       "the run-to-run noise (detection does not judge variants)")
     return verdict
+
+
+# A variant's verdict against its base build, by verdict: reasons apart from a detection pass's.
+VARIANT_REASONS = {"pass": "base_no_change", "regressed": "base_regressed", "suspect": "base_suspect"}
 
 
 def _verdict_of(found: list[dict], build, baseline, machine_class, notes: list[dict] | None = None) -> Verdict:

@@ -73,5 +73,6 @@ def test_detection_and_verdicts_on_one_commit_imported_and_measured_here(writer,
     answer = writer.get("/api/v1/verdict/", {"build": ref, "fail_on_regression": "true"})
     assert answer.status_code == 409 and answer.json()["verdict"] == "regressed", answer.json()
     assert answer.json()["baseline"] == LOCAL
-    assert answer.json()["message"] == f"variant {ref} judged against its base build {LOCAL}"
+    assert answer.json()["message"].startswith(f"variant {ref} judged against its base build {LOCAL}")
+    assert answer.json()["reason"] == "base_regressed"
     assert AlertSummary.objects.count() == 7  # the variant's run was not detected

@@ -90,7 +90,8 @@ class VerdictView(ApiView):
         "detection_pending; `error`: detection_failed (detection raised on some series of the build, named in "
         "`message`: they were not judged); `not_compared`: same_build (the baseline is this build: the same commit and overrides, "
         "e.g. a local measurement and an imported sample of it) or not_tracked (a variant whose base build has no "
-        "results on the class; a variant is judged against its base build, detection never tracks it); `message` "
+        "results on the class; a variant is judged against its base build, detection never tracks it: its reasons are "
+        "base_no_change, base_regressed, base_suspect, never a detection pass's); `message` "
         "says what was compared with what. With `fail_on_regression=true` a regressed build is answered 409 (same "
         "body), so `curl --fail` gates on it; `fail_on_suspect=true` does the same for a suspect one; with either, a "
         "pending, not_compared or error verdict is 409 too (no answer is not a pass).",
