@@ -166,5 +166,8 @@ class RegressionBisectView(ApiView):
         found = selectors_bisect.bisection_latest(regression_id=regression_id)
         if found is None or found.status != found.Status.RUNNING:
             raise FieldError("regression_id", f"regression {regression_id} has no running bisection", 409)
+        if found.requested_by != actor(request):  # issue #46 item 6: a token cancels only what it started
+            raise FieldError("regression_id", f"the bisection of regression {regression_id} was started by "
+                             f"{found.requested_by or 'the dashboard'}: only the token that started it may cancel it", 403)
         bisection = bisect.bisection_cancel(bisection_id=found.id, cancelled_by=actor(request))
         return Response(selectors_bisect.bisection_data(bisection=bisection))
