@@ -7,9 +7,9 @@ configurations, a status and three figures each, as small as the probe's of issu
 series each have an earlier point, as a nightly has), then the second run's detection as the
 dashboard worker runs it (``regressions.services.detection_run``, in-process; every chunk of it
 when detection is chunked). Prints document bytes, ingest seconds of the second document and
-detection seconds, against the limits the worker runs under (CELERY_TASK_SOFT_TIME_LIMIT,
-PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT). A size over INGEST_MAX_RESULTS is refused (as the API
-refuses it) and printed as such.
+detection seconds, the number of tasks and the longest one, against the limits the worker runs under
+(CELERY_TASK_SOFT_TIME_LIMIT, PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT). A size over the most results a
+document may hold is refused (as the API refuses it) and printed as such.
 
 Starts a throwaway PostgreSQL cluster on a free loopback port (bench/dashboard_load.py's); with
 DATABASE_URL set it uses that database and creates/drops ``<name>_bench`` in it.
@@ -98,6 +98,16 @@ def measure(size: int, day: int) -> dict:
     return row
 
 
+def _max_results():
+    try:
+        from contract.document import MAX_RESULTS
+    except ImportError:  # before issue #46: the schema's maxItems
+        from contract.document import load_schema
+
+        return load_schema()["properties"]["results"]["maxItems"]
+    return MAX_RESULTS
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=int, nargs="+", default=[2000, 5000, 40000])
@@ -132,7 +142,7 @@ def main() -> None:
             cluster.stop()
     lines = [f"# {platform.node()} · {os.cpu_count()} cores · {vendor} · soft limit {settings.CELERY_TASK_SOFT_TIME_LIMIT} s · "
              f"dashboard visibility timeout {settings.PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT} s · "
-             f"max results {getattr(settings, 'INGEST_MAX_RESULTS', None)}",
+             f"results per document at most {_max_results()}",
              f"{'results':>8}{'MiB':>7}{'ingest s':>10}{'detect s':>10}{'chunks':>8}{'longest task s':>16}"]
     for row in rows:
         if "refused" in row:

@@ -9,6 +9,9 @@
                               ";env=NAME=VALUE" parts (repeatable, no ',' or ';' in values), e.g.
                               "/opt/t/bin/python,/opt/t/bin/python;config=inductor.max_autotune=true"
                               (the base build and one variant; the variant's label is derived)
+    PTBENCH_BUILDS_ROOT       directories (comma-separated, absolute) under which an interpreter the
+                              dashboard names (the admin's Build environments) may be probed and run;
+                              any other path is refused here (contract.interpreters; default: none)
     PTBENCH_ALLOW_SETTINGS    settings this machine class admits beyond data (issue #33; none by default):
                               config keys or environment names, comma- or space-separated, each alone
                               (any value) or NAME=VALUE (that value only), e.g.
@@ -37,6 +40,7 @@ import socket
 import sys
 from dataclasses import dataclass, field
 
+from contract.interpreters import builds_roots, roots_problem
 from contract.settings_policy import DATA_ONLY, Allowance
 from runner.engine.artifacts import DEFAULT_MAX_BYTES, max_bytes_from_environ
 from contract.variants import InvalidOverride, Overrides
@@ -70,6 +74,7 @@ class WorkerConfig:
     dashboard_url: str = ""  # PTBENCH_DASHBOARD_URL: where artifacts are uploaded
     api_token: str = ""  # PTBENCH_API_TOKEN
     artifact_max_bytes: int = DEFAULT_MAX_BYTES  # PTBENCH_ARTIFACT_MAX_BYTES
+    builds_roots: tuple[str, ...] = ()  # PTBENCH_BUILDS_ROOT: where interpreters the dashboard names may live
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> WorkerConfig:
@@ -98,6 +103,7 @@ class WorkerConfig:
             dashboard_url=env.get("PTBENCH_DASHBOARD_URL", ""),
             api_token=env.get("PTBENCH_API_TOKEN", ""),
             artifact_max_bytes=artifact_max_bytes,
+            builds_roots=builds_roots(env),
         )
 
     def require(self) -> None:
@@ -106,6 +112,8 @@ class WorkerConfig:
             raise ConfigError("PTBENCH_BROKER_URL is not set (the dashboard's Redis, e.g. redis://dashboard:6379/0)")
         if not self.machine_class:
             raise ConfigError("PTBENCH_MACHINE_CLASS is not set (this machine's class and queue, e.g. gpu-h100)")
+        if problem := roots_problem(self.builds_roots):
+            raise ConfigError(problem)
 
 
 def _int(env, name: str, default: int) -> int:
