@@ -65,6 +65,10 @@ RESULT_STATUSES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["prope
 METRIC_NAMES: tuple[str, ...] = tuple(load_schema()["$defs"]["result"]["properties"]["metrics"]["properties"])
 
 
+# The most results one document holds (the schema's maxItems): what ingest, detection and the web
+# server's timeout are sized for (bench/detect_large_document.py).
+MAX_RESULTS: int = load_schema()["properties"]["results"]["maxItems"]
+
 # A build's local label: what a build ref (``sha+local_label``) and a URL can carry, everywhere.
 LOCAL_LABEL_PATTERN: str = load_schema()["properties"]["build"]["properties"]["local_label"]["pattern"]
 
@@ -281,6 +285,12 @@ def validate_document(document: object) -> list[DocumentError]:
     if version not in READ_VERSIONS or isinstance(version, bool):
         readable = " and ".join(str(v) for v in READ_VERSIONS)
         return [DocumentError("schema_version", f"unsupported version {version!r}; this server reads versions {readable}")]
+    # Too many results is refused before anything is read of them: checking 40,000 took longer than
+    # a web server waits (issue #46), and storing and detecting them longer than a worker should.
+    results = document.get("results")
+    if isinstance(results, list) and len(results) > MAX_RESULTS:
+        return [DocumentError("results", f"{len(results)} results; a document holds at most {MAX_RESULTS} "
+                                         "(send a larger run in parts under its run id: complete=false)")]
     # What no JSON schema says (NUL, surrogates, NaN, nesting), checked first: such a value is
     # refused naming it, whatever else is wrong with the document (contract.values).
     if problems := value_problems(document):

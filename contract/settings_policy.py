@@ -43,6 +43,30 @@ _WORD_LIST = re.compile(r"[A-Za-z][A-Za-z0-9_]*(,[A-Za-z][A-Za-z0-9_]*)*")  # AT
 _LOG_LIST = re.compile(r"[+-]?[A-Za-z_][A-Za-z0-9_.]*(,[+-]?[A-Za-z_][A-Za-z0-9_.]*)*")  # +dynamo,recompiles
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 BOOLEAN_WORDS = frozenset({"0", "1", "true", "false", "on", "off", "yes", "no"})
+# Numbers are data, within bounds (issue #46 item 6: TORCHINDUCTOR_COMPILE_THREADS=100000 and
+# inductor.max_fusion_size=1e18 reached the case process): every number within +-NUMBER_BOUND, and a
+# count of threads, workers or jobs within COUNT_RANGE (a machine's operator admits more through
+# PTBENCH_ALLOW_SETTINGS). docs/variants-and-settings.md lists them.
+NUMBER_BOUND = 1e9
+COUNT_RANGE = (0, 512)
+_COUNT_WORDS = re.compile(r"(^|[._])(threads?|workers?|jobs|parallel|parallelism|processes)($|[._])", re.IGNORECASE)
+
+
+def number_problem(name: str, value: object) -> str | None:
+    """Why a numeric setting (a number, or an environment value that reads as one) is out of bounds."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        if not _NUMBER.fullmatch(value.strip()):
+            return None
+        value = float(value)
+    if not isinstance(value, (int, float)):
+        return None
+    if _COUNT_WORDS.search(name) and not COUNT_RANGE[0] <= value <= COUNT_RANGE[1]:
+        return f"refused: a count of threads, workers or jobs lies within {COUNT_RANGE[0]}..{COUNT_RANGE[1]} ({DOCS})"
+    if abs(value) > NUMBER_BOUND:
+        return f"refused: numbers lie within -{NUMBER_BOUND:.0e}..{NUMBER_BOUND:.0e} ({DOCS})"
+    return None
 _GEMM_SPACE = frozenset({"DEFAULT", "EXHAUSTIVE"})
 _LAYOUTS = frozenset({"needs_fixed_stride_order", "flexible_layout"})
 _NAMES = frozenset({"torch", "original_aten", "inductor_node"})
@@ -120,7 +144,7 @@ def config_problem(key: str, value: object) -> str | None:
     if problem := _service_problem(key):
         return problem
     if isinstance(value, (bool, int, float)):
-        return None
+        return number_problem(key, value)
     if problem := _program_problem(key):
         return problem
     if value is None:
@@ -141,8 +165,10 @@ def env_problem(name: str, value: object) -> str | None:
         return problem
     if not isinstance(value, str):
         return "environment values are strings"
-    if value == "" or value.lower() in BOOLEAN_WORDS or _NUMBER.fullmatch(value):
+    if value == "" or value.lower() in BOOLEAN_WORDS:
         return None
+    if _NUMBER.fullmatch(value):
+        return number_problem(name, value)
     allowed = ENV_WORDS.get(name)
     if allowed is not None and _fits(value, allowed):
         return None

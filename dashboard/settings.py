@@ -159,7 +159,9 @@ CELERY_ACCEPT_CONTENT = ["json"]
 # PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT instead: this app keeps its unacknowledged messages under keys
 # of its own ("dashboard_unacked*"), so neither side's restore ever hands over the other's tasks.
 PTBENCH_VISIBILITY_TIMEOUT = env.int("PTBENCH_VISIBILITY_TIMEOUT", default=7200)
-PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT = env.int("PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT", default=60)
+# It must outlast CELERY_TASK_TIME_LIMIT: a task still running when it passes is handed out again
+# and runs twice at once (a 268 s detection under a 60 s timeout ran in copies, issue #46).
+PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT = env.int("PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT + 60)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT,
     "unacked_key": "dashboard_unacked",
@@ -191,6 +193,13 @@ CACHES = {
 # this long ago and never detected (their message lost), the alerts of runs detected and never
 # planned, deliveries never tried. Beat's database scheduler installs this entry when it starts.
 DETECTION_SWEEP_GRACE_S = env.int("DETECTION_SWEEP_GRACE_S", default=120)
+# Detection goes over a run's series this many at a time, each chunk committed with its progress
+# (regressions.services.detection_pass); one task works this long, then sends itself on for the
+# rest. A pass whose worker has been silent this long is taken over (a running one is never sent
+# again before that): longer than a task may run.
+DETECTION_CHUNK_SERIES = env.int("DETECTION_CHUNK_SERIES", default=100)
+DETECTION_TASK_BUDGET_S = env.float("DETECTION_TASK_BUDGET_S", default=30.0)
+DETECTION_LEASE_S = env.int("DETECTION_LEASE_S", default=CELERY_TASK_TIME_LIMIT)
 CELERY_BEAT_SCHEDULE = {
     "regressions: detect runs never detected": {"task": "regressions.sweep", "schedule": 120.0, "options": {"queue": "analysis"}},
 }

@@ -19,6 +19,8 @@ class ListField(forms.CharField):
 
     def to_python(self, value) -> list[str]:
         text = super().to_python(value)
+        if "\x00" in text:  # CharField's own NUL check sees the list, not its items (a PostgreSQL 500, issue #46)
+            raise forms.ValidationError("a NUL character (U+0000) cannot be stored", code="null_characters_not_allowed")
         return [item.strip() for item in re.split(r"[,\n]", text) if item.strip()]
 
 

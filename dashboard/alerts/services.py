@@ -22,7 +22,7 @@ from dashboard.alerts.matching import subscription_wants
 from dashboard.alerts.models import Delivery, DeliveryAttempt, Subscription, email_addresses
 from dashboard.alerts.transport import SendFailure, email_send, slack_post
 from dashboard.durable import send_after_commit, send_logged
-from dashboard.regressions.models import AlertSummary, Bisection, Regression
+from dashboard.regressions.models import AlertSummary, Bisection, DetectionPass, Regression
 from dashboard.results.models import Run
 
 UNFINISHED = (Run.Status.PENDING, Run.Status.RUNNING)
@@ -38,8 +38,8 @@ def delivery_plan_run(*, run_id) -> list[int]:
     created: list[int] = []
     with transaction.atomic():
         summary = AlertSummary.objects.select_for_update().filter(run=run).first()
-        if summary is None or summary.notified_at is not None:
-            return []  # detection has not run, or this run's alerts were issued already
+        if summary is None or summary.notified_at is not None or DetectionPass.objects.filter(run=run, finished_at__isnull=True).exists():
+            return []  # detection has not run or not finished, or this run's alerts were issued already
         candidates = Regression.objects.filter(
             Q(summary=summary) | Q(summary__notified_at__isnull=False, summary__machine_class=summary.machine_class),
             kind=Regression.Kind.REGRESSION, status=Regression.Status.UNTRIAGED, notified_at__isnull=True,
@@ -199,7 +199,7 @@ def alerts_sweep(*, before, limit: int = 200) -> dict:
     from dashboard.alerts.tasks import plan_run, send_delivery  # noqa: PLC0415 (tasks import this module)
 
     run_ids = [str(i) for i in AlertSummary.objects.filter(notified_at__isnull=True, created_at__lt=before)
-               .exclude(run__status__in=UNFINISHED).order_by("created_at").values_list("run_id", flat=True)[:limit]]
+               .exclude(run__status__in=UNFINISHED).exclude(run__detection_pass__finished_at__isnull=True, run__detection_pass__isnull=False).order_by("created_at").values_list("run_id", flat=True)[:limit]]
     delivery_ids = list(Delivery.objects.filter(status=Delivery.Status.PENDING, created_at__lt=before, attempts__isnull=True)
                         .order_by("created_at").values_list("id", flat=True)[:limit])
     return {

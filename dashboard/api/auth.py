@@ -77,6 +77,11 @@ class ReadOpenWriteToken(permissions.BasePermission):
         return True
 
 
+def token_of(request) -> ApiToken | None:
+    """The token a request was made with (what owns the runs it creates), or None."""
+    return request.user.token if isinstance(request.user, TokenUser) else None
+
+
 def actor(request) -> str:
     """Who did a write, for ``requested_by`` / ``status_changed_by``: the token's CI system."""
     user = request.user

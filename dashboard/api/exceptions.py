@@ -78,8 +78,8 @@ def exception_handler(exc, context):
         errors = [{"field": e.field or "body", "message": e.message} for e in exc.errors]
         too_large = any("the limit is" in e.message and e.field == "" for e in exc.errors)
         return error_response(413 if too_large else 400, errors)
-    if isinstance(exc, Conflict):
-        return error_response(409, [{"field": field, "message": message} for field, message in exc.errors])
+    if isinstance(exc, Conflict):  # 409, or 403 for NotOwner (what another token created)
+        return error_response(exc.status, [{"field": field, "message": message} for field, message in exc.errors])
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
         return error_response(400, flatten(detail))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from dashboard.results.models import Run
+
 
 class ApiToken(models.Model):
     """A secret that lets one CI system write through the API.
@@ -28,3 +30,15 @@ class ApiToken(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…{', revoked' if self.revoked_at else ''})"
+
+
+class RunOwner(models.Model):
+    """The token that created a run through the API (``POST /runs/``, or the first document posted
+    under its id): only that token may post the run's documents or cancel it (issue #46 item 6)."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, primary_key=True, related_name="api_owner")
+    token = models.ForeignKey(ApiToken, on_delete=models.CASCADE, related_name="runs")
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} of {self.token.name}"
+

@@ -637,7 +637,8 @@ class VerdictSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=["pass", "regressed", "suspect", "pending", "not_compared", "error"])
     reason = StrictCharField(help_text="machine-readable: no_regressions, regressions_found, suspects_found, "
                                    "no_baseline, no_results, detection_pending, same_build, not_tracked, "
-                                   "detection_failed (error: the message names the series)")
+                                   "detection_failed (error: the message names the series); a variant judged against "
+                                   "its base build: base_no_change, base_regressed, base_suspect")
     message = StrictCharField(allow_blank=True, help_text="what was compared with what, in words (a variant: against "
                               "its base build; same_build: 'same build: nothing to compare')")
     build = StrictCharField(help_text=BUILD_REF_HELP)

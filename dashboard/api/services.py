@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from dashboard.api.models import ApiToken
+from dashboard.api.models import ApiToken, RunOwner
 from dashboard.dispatch.services import BaseNotProbed, run_cancel_open, variant_overrides_validate
 from dashboard.dispatch.services import run_request as dispatch_run_request
 from dashboard.dispatch.services.planning import matrix_resolve, run_plan
@@ -39,10 +39,40 @@ LAST_USED_RESOLUTION = dt.timedelta(minutes=1)  # at most one write per token pe
 class Conflict(Exception):
     """A write that contradicts the stored state (answered 409), naming the field at fault."""
 
+    status = 409
+
     def __init__(self, field: str, message: str, *, more: tuple[tuple[str, str], ...] = ()):
         super().__init__(message)
         self.field, self.message = field, message
         self.errors = [(field, message), *more]  # every field at fault, the first one first
+
+
+class NotOwner(Conflict):
+    """A write to what another token (or the dashboard itself) created: answered 403 naming the field."""
+
+    status = 403
+
+
+# --- ownership (issue #46 item 6) -------------------------------------------------------------------
+def run_owner(*, run: Run) -> ApiToken | None:
+    """The token that created ``run`` through the API; None for the dashboard's own runs (nightly,
+    bisection, the admin, a worker's document through the broker, ``manage.py ingest``). A run
+    requested before owners were recorded is its requester's (``requested_by`` ``api:<name>``)."""
+    owner = RunOwner.objects.select_related("token").filter(run=run).first()
+    if owner is not None:
+        return owner.token
+    name = run.requested_by.removeprefix("api:") if run.requested_by.startswith("api:") else None
+    return ApiToken.objects.filter(name=name).first() if name else None
+
+
+def run_owner_check(*, run: Run, token: ApiToken | None, field: str, doing: str) -> None:
+    """Raise ``NotOwner`` naming ``field`` unless ``token`` (None: not through the API) created ``run``."""
+    if token is None:
+        return
+    owner = run_owner(run=run)
+    if owner is None or owner.pk != token.pk:
+        who = f"token {owner.name!r}" if owner is not None else f"the dashboard ({run.requested_by or run.reason})"
+        raise NotOwner(field, f"run {run.id} was created by {who}: only the token that created a run may {doing}")
 
 
 # --- tokens ----------------------------------------------------------------------------------------
@@ -123,7 +153,7 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
                 cases_expected: int | None = None,
                 hostname: str = "", notes: str = "", dispatch: bool = True, workloads=None, modes=None, regimes=None,
                 dtypes=None, timeout_s: float | None = None, overrides=None, idempotency_key: str = "",
-                reason: str = "requested", dims=None) -> tuple[Run, bool]:
+                reason: str = "requested", dims=None, token: ApiToken | None = None) -> tuple[Run, bool]:
     """A pending run of ``build`` on a machine of ``machine_class``; its cases go to the runner
     workers of the class (``dashboard.dispatch``), or, with ``dispatch=False``, it waits for an
     outside runner to submit its document; with ``overrides`` (``contract.variants.Overrides``),
@@ -144,21 +174,27 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
         _variant_validate(base=build, overrides=overrides, machine_class=machine_class)
         build = variant_get_or_create(base=build, overrides=overrides)
     try:
-        return dispatch_run_request(
-            build=build, machine_class=machine_class, size=size, suite=suite, requested_by=requested_by, workloads=workloads, modes=modes,
-            regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
-            dispatch=dispatch, cases_expected=cases_expected, idempotency_key=idempotency_key, reason=reason, dims=dims,
-        ), True
+        with transaction.atomic():
+            run = dispatch_run_request(
+                build=build, machine_class=machine_class, size=size, suite=suite, requested_by=requested_by, workloads=workloads,
+                modes=modes, regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
+                dispatch=dispatch, cases_expected=cases_expected, idempotency_key=idempotency_key, reason=reason, dims=dims,
+            )
+            if token is not None:
+                RunOwner.objects.create(run=run, token=token)
+        return run, True
     except IntegrityError:
         if (run := earlier()) is None:  # not a concurrent request with the same key
             raise
         return run, False
 
 
-def run_cancel(*, run_id: uuid.UUID, cancelled_by: str) -> Run:
-    """Cancel a pending or running run. Raises ``Run.DoesNotExist``, or ``Conflict`` when finished."""
+def run_cancel(*, run_id: uuid.UUID, cancelled_by: str, token: ApiToken | None = None) -> Run:
+    """Cancel a pending or running run. Raises ``Run.DoesNotExist``, ``NotOwner`` (403) when
+    ``token`` did not create it, or ``Conflict`` when finished."""
     with transaction.atomic():
         run = Run.objects.select_for_update(of=("self",)).select_related("machine").get(pk=run_id)
+        run_owner_check(run=run, token=token, field="run_id", doing="cancel it (the admin can cancel any run)")
         if run.status == Run.Status.CANCELLED:
             return run
         if not run_cancel_open(run=run, cancelled_by=cancelled_by):
@@ -177,19 +213,29 @@ def _peek(document: dict, *path: str):
     return value
 
 
-def run_submit(*, body: bytes, submitted_by: str, complete: bool = True) -> tuple[IngestOutcome, Run]:
+def run_submit(*, body: bytes, submitted_by: str, complete: bool = True, token: ApiToken | None = None) -> tuple[IngestOutcome, Run]:
     """Store a finished run's document through ``run_ingest``, all or nothing.
 
     A run requested through the API (same ``run.id``, still pending or running) takes the host the
     document names (of the machine class it was requested for) and becomes completed, or running
     when ``complete`` is false (a partial document; post the rest later under the same id).
-    Raises ``InvalidDocument`` naming every bad field.
+    Raises ``InvalidDocument`` naming every bad field. A run that exists already takes documents
+    from the token that created it only (``NotOwner``, 403 naming ``run.id``); a completed run takes
+    no new results (``Conflict``, 409), though the same document posted again is answered as before.
     """
     document = load_document(body, max_bytes=settings.INGEST_MAX_DOCUMENT_BYTES)
     _settings_of_client_check(document)
     with transaction.atomic():
+        existing = _existing_run(document)
+        if existing is not None:
+            run_owner_check(run=existing, token=token, field="run.id", doing="post its documents")
         outcome = run_ingest_and_detect(document=document, size_bytes=len(body), prepare=_attach_requested)
+        if existing is not None and existing.status == Run.Status.COMPLETED and outcome.results_created:
+            raise Conflict("run.id", f"run {existing.id} is completed: its results are final (post a run in parts with "
+                                     "complete=false before its last part)")
         run = Run.objects.select_related("build", "machine").get(pk=outcome.run_id)
+        if outcome.created and token is not None:
+            RunOwner.objects.create(run=run, token=token)
         if outcome.created and not run.requested_by:
             run.requested_by = submitted_by  # who posted it, when the document does not say who asked
             run.save(update_fields=["requested_by"])
@@ -224,12 +270,22 @@ def _attach_requested(document: dict) -> None:
         _attach_host(requested, document)
 
 
-def _requested_run(document: dict) -> Run | None:
+def _document_run_id(document) -> uuid.UUID | None:
     run_id = _peek(document, "run", "id")
     try:
-        run_id = uuid.UUID(run_id) if isinstance(run_id, str) else None
+        return uuid.UUID(run_id) if isinstance(run_id, str) else None
     except ValueError:
         return None
+
+
+def _existing_run(document) -> Run | None:
+    """The stored run a document's ``run.id`` names, locked, if any."""
+    run_id = _document_run_id(document)
+    return Run.objects.select_for_update(of=("self",)).filter(pk=run_id).first() if run_id else None
+
+
+def _requested_run(document: dict) -> Run | None:
+    run_id = _document_run_id(document)
     if run_id is None:
         return None
     return Run.objects.select_for_update(of=("self",)).select_related("machine").filter(pk=run_id, status__in=OPEN_STATUSES).first()

@@ -8,6 +8,7 @@ after it, from the outermost call (``case_run_queued``), never inside it.
 from __future__ import annotations
 
 import collections
+import os
 import shutil
 import socket
 import sys
@@ -18,6 +19,7 @@ from runner.engine.executor import EnvironmentProbeFailed
 from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.config import BuildEntry
 from contract.case_config import CaseConfig
+from contract.interpreters import builds_roots, interpreter_refusal
 from contract.settings_policy import SettingsRefused
 
 _probed: dict[str, LocalBuilds] = {}  # interpreter path -> its probe, once per process
@@ -113,6 +115,10 @@ def probe_inprocess(*, machine_class: str, python: str = "") -> int:
     from dashboard.dispatch.models import BuildEnvironment
     from dashboard.dispatch.services.builds import build_environment_record
 
+    # This process is the worker here: the same rule as a runner worker's (contract.interpreters).
+    if python and (refusal := interpreter_refusal(python, roots=builds_roots(os.environ), known={sys.executable})):
+        print(f"probe of {python} refused: {refusal}", file=sys.stderr, flush=True)
+        return 0
     probed = LocalBuilds.probe((BuildEntry(python=python or sys.executable, local_label=None),))
     _probed.pop(python or sys.executable, None)  # the next case probes it afresh too
     for error in probed.errors:

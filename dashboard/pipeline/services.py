@@ -72,10 +72,10 @@ def detection_sweep(*, now: dt.datetime | None = None, grace: dt.timedelta | Non
     """The beat sweep (``regressions.sweep``, every two minutes): whatever a lost message left undone
     after a commit is sent again. Detection for each finished run stored before ``now - grace``
     whose detection never completed (Redis was down when the ingest committed, a worker died, a
-    retry ran out; oldest first, at most ``limit``); then, with the alerts app, detected runs whose
+    retry ran out; oldest first, at most ``limit``), never one whose pass is at work; then, with the alerts app, detected runs whose
     alerts were never planned and deliveries never sent. Every one of these tasks is idempotent, so
     sending one twice (the first message was only slow) does nothing twice. Returns the counts."""
-    from dashboard.regressions.selectors import runs_detection_pending  # noqa: PLC0415 (optional app)
+    from dashboard.regressions.selectors import runs_detection_pending, runs_detection_running  # noqa: PLC0415 (optional app)
     from dashboard.regressions.selectors_bisect import bisections_stalled  # noqa: PLC0415 (optional app)
 
     now = now or timezone.now()
@@ -84,7 +84,10 @@ def detection_sweep(*, now: dt.datetime | None = None, grace: dt.timedelta | Non
     bisections = sum(send_logged(lambda b=b: bisection_advance_enqueue(bisection_id=b), what=f"bisection {b}") for b in stalled)
     if not settings.DETECT_AFTER_INGEST:
         return {"detections": 0, "bisections": bisections}
-    pending = runs_detection_pending(runs=Run.objects.filter(ingested_at__lt=before).exclude(status__in=UNFINISHED))
+    # A pass at work (a chunk committed within the lease) is not sent again: only a silent one is taken over.
+    running = runs_detection_running(since=now - dt.timedelta(seconds=settings.DETECTION_LEASE_S)).values("run_id")
+    pending = (runs_detection_pending(runs=Run.objects.filter(ingested_at__lt=before).exclude(status__in=UNFINISHED))
+               .exclude(pk__in=running))
     run_ids = [str(i) for i in pending.order_by("ingested_at").values_list("id", flat=True)[:limit]]
     counts = {"detections": sum(send_logged(lambda r=r: detection_enqueue(run_id=r), what=f"detection of run {r}")
                                 for r in run_ids)}

@@ -1,11 +1,13 @@
 """Celery tasks of the pipeline. GPU workers have no database: they send the document here."""
 from celery import shared_task
 from django.apps import apps
+from django.conf import settings
 
 from contract.document import InvalidDocument
 from dashboard.durable import DB_RETRY, send_logged
 from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
-from dashboard.regressions.services import detection_run, home_cells_refresh, noise_bands_refresh
+from dashboard.regressions.services import home_cells_refresh, noise_bands_refresh
+from dashboard.regressions.services.detection_pass import detection_step
 from dashboard.regressions.services.bisect import bisection_advance
 from dashboard.regressions.services.bisect_auto import (
     bisections_start_auto,
@@ -27,16 +29,23 @@ def ingest_run_document(document: dict) -> dict:
 
 
 @shared_task(name="regressions.detect_run", queue="analysis", acks_late=True, **DB_RETRY)
-def detect_run(run_id: str) -> dict:
-    """Detection over one ingested run; idempotent, so a redelivered task creates nothing twice.
-    Then /compare/'s noise bands of its build are stored (``noise_bands``) and the run's alerts are
-    planned (queue ``alerts``; a run's alerts go out once)."""
-    result = detection_run(run_id=run_id)
+def detect_run(run_id: str, pass_started: str | None = None) -> dict:
+    """Detection over one ingested run, for at most DETECTION_TASK_BUDGET_S: the rest of a large
+    run is sent on as another task carrying its pass (``detection_pass``). At most once: a copy of a
+    message whose pass is running, or finished over the same results, does nothing. Once the pass
+    is done, /compare/'s noise bands of its build are stored (``noise_bands``) and the run's alerts
+    are planned (queue ``alerts``; a run's alerts go out once)."""
+    result = detection_step(run_id=run_id, budget_s=settings.DETECTION_TASK_BUDGET_S, pass_started=pass_started)
     outcome = result.as_dict()
+    if result.skipped:
+        return outcome
     # New regressions of a class that bisects automatically (docs/bisect.md): their bisections start.
     outcome["bisections"] = bisections_start_auto(regression_ids=result.created)
     # ... and their commits listed by a worker's mirror (issue #41), then bisected over commits.
     outcome["commit_ranges"] = commit_ranges_request_auto(regression_ids=result.created)
+    if not result.done:
+        send_logged(lambda: detect_run.delay(run_id, result.pass_started), what=f"the rest of run {run_id}'s detection")
+        return outcome
     send_logged(lambda: noise_bands.delay(run_id), what=f"the noise bands of run {run_id}'s build")
     if apps.is_installed("dashboard.alerts"):
         from dashboard.alerts.tasks import plan_run  # noqa: PLC0415 (optional app)

@@ -44,6 +44,25 @@ class AlertSummary(models.Model):
         return f"{self.build} on {self.machine_class}"
 
 
+class DetectionPass(models.Model):
+    """Where the detection of one run stands (issue #46 item 3). Detection goes over a run's series
+    in chunks, each committed with its findings and this row, so no task runs past its limits however
+    large the run; a pass that is running is not started again by a copy of its message or the sweep,
+    and one that finished over the run's results is not redone (``services.detection``)."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="detection_pass")
+    results = models.PositiveIntegerField(default=0, help_text="the run's results when this pass started")
+    after_series = models.BigIntegerField(default=0, help_text="the series done so far: every id up to this one")
+    series_checked = models.PositiveIntegerField(default=0)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="null: never started")
+    beat_at = models.DateTimeField(null=True, blank=True,
+                                   help_text="the newest chunk's commit: a pass silent past DETECTION_LEASE_S is taken over")
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="null while the pass runs")
+
+    def __str__(self) -> str:
+        return f"detection of run {self.run_id}"
+
+
 class Regression(models.Model):
     class Finding(models.TextChoices):
         CHANGE_POINT = "change_point", "change in a noisy metric"

@@ -9,7 +9,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from contract.findings import GAP_METRIC
 from contract.metrics import BY_NAME
 from dashboard.regressions.board import regression_numbers, suspect_numbers
-from dashboard.regressions.models import AlertSummary, Regression, RegressionStatusChange, Remeasurement
+from dashboard.regressions.models import AlertSummary, DetectionPass, Regression, RegressionStatusChange, Remeasurement
 from dashboard.results.models import Build, Result, Run
 from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import build_ref
@@ -19,12 +19,19 @@ OPEN_STATUSES = (Regression.Status.UNTRIAGED, Regression.Status.ACKNOWLEDGED, Re
 
 
 def runs_detection_pending(*, runs: QuerySet[Run] | None = None) -> QuerySet[Run]:
-    """Runs whose detection has not completed: stored results, no alert summary yet (detection
-    writes its summary in the same transaction as its findings). A dispatched run still measuring
-    is among them; the sweep leaves those to ``run_finish_if_done``."""
+    """Runs whose detection has not completed: stored results, and no alert summary yet (detection
+    writes its summary with its first chunk of findings) or a detection pass still going over them
+    (``services.detection_pass``). A dispatched run still measuring is among them; the sweep leaves
+    those to ``run_finish_if_done``."""
     runs = Run.objects.all() if runs is None else runs
+    unfinished = DetectionPass.objects.filter(run=OuterRef("pk"), finished_at__isnull=True)
     # A variant's runs too: detection judges them against their base build (issue #42).
-    return runs.filter(Exists(Result.objects.filter(run=OuterRef("pk"))), alert_summary__isnull=True)
+    return runs.filter(Q(alert_summary__isnull=True) | Exists(unfinished), Exists(Result.objects.filter(run=OuterRef("pk"))))
+
+
+def runs_detection_running(*, since) -> QuerySet[DetectionPass]:
+    """Detection passes at work: unfinished, a chunk committed after ``since`` (the lease)."""
+    return DetectionPass.objects.filter(finished_at__isnull=True, beat_at__gte=since)
 
 
 def run_detection_pending(*, build: Build, machine_class: str) -> bool:
@@ -122,6 +129,7 @@ class Verdict:
     # | detection_failed (error: detection raised on some series, named in ``message``)
     # | same_build (not_compared: the baseline is this build) | not_tracked (not_compared: a variant
     # whose base build has no results on the class; detection never judges variants)
+    # | base_no_change | base_regressed | base_suspect (a variant judged against its base build)
     reason: str
     build: Build
     baseline: Build | None
@@ -221,8 +229,14 @@ def _variant_verdict(*, build: Build, machine_class: str) -> Verdict:
                                                              kind=Regression.Kind.REGRESSION).filter(
         first_bad_build=build, last_good_build=base)]
     verdict = _verdict_of(stored + [f for f in found if f["kind"] == "suspect"], build, base, machine_class, notes)
+    # Its own reasons, not a detection pass's (issue #46 item 12: a variant read a plain no_regressions).
+    verdict.reason = VARIANT_REASONS.get(verdict.verdict, verdict.reason)
     verdict.message = f"variant {build_ref(build)} judged against its base build {build_ref(base)}"
     return verdict
+
+
+# A variant's verdict against its base build, by verdict: reasons apart from a detection pass's.
+VARIANT_REASONS = {"pass": "base_no_change", "regressed": "base_regressed", "suspect": "base_suspect"}
 
 
 def _verdict_of(found: list[dict], build, baseline, machine_class, notes: list[dict] | None = None) -> Verdict:

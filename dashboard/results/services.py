@@ -21,6 +21,7 @@ from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.selectors.builds import build_imported_sources
+from dashboard.results.selectors.build_refs import label_problem
 from dashboard.results.variants import overrides_of_document, overrides_stored
 from contract.case_config import CaseConfig, CaseConfigError
 from contract.planning import current_repro
@@ -132,8 +133,12 @@ def range_errors(document) -> list[DocumentError]:
     errors = []
 
     def check(value, where: str, limit: tuple[int, int]) -> None:
-        if isinstance(value, int) and not isinstance(value, bool) and not limit[0] <= value <= limit[1]:
-            errors.append(DocumentError(where, f"{value} is outside {limit[0]}..{limit[1]}"))
+        # JSON Schema counts 3e9 as an integer: a float that is one is checked as one (it reached
+        # PostgreSQL as a 500 before, issue #46 item 9).
+        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+        if whole and not isinstance(value, bool) and not limit[0] <= value <= limit[1]:
+            errors.append(DocumentError(where, f"{value:g} is outside {limit[0]}..{limit[1]}" if isinstance(value, float)
+                                        else f"{value} is outside {limit[0]}..{limit[1]}"))
 
     machine = document.get("machine") if isinstance(document, dict) else None
     if isinstance(machine, dict):
@@ -208,6 +213,8 @@ def build_get_or_create(data: dict) -> Build:
     if not re.fullmatch(LOCAL_LABEL_PATTERN, data.get("local_label", "")):  # a probe's or a command line's label too
         raise InvalidDocument([DocumentError("build.local_label", f"{printable(data['local_label'])[:100]!r}: letters, digits "
                                              "and . _ + - only (it is part of the build's ref and URLs)")])
+    if problem := label_problem(data.get("label", "")):
+        raise InvalidDocument([DocumentError("build.label", problem)])
     overrides = overrides_of_document(data)
     commit_time = _parse_time(data.get("commit_time"))
     build, created = Build.objects.get_or_create(
@@ -258,13 +265,18 @@ def build_date_from_first_run(*, build: Build, run: Run) -> None:
     build.ordered_at = run.started_at
 
 
+def _whole(value):
+    """An integer written as a float (``3e9``, which JSON Schema calls an integer) as an int."""
+    return int(value) if isinstance(value, float) else value
+
+
 def _machine_upsert(data: dict) -> Machine:
     facts = {
         "cpu_model": data.get("cpu_model") or "",
-        "cpu_count": data.get("cpu_count"),
-        "memory_bytes": data.get("memory_bytes"),
+        "cpu_count": _whole(data.get("cpu_count")),
+        "memory_bytes": _whole(data.get("memory_bytes")),
         "gpu_name": data.get("gpu_name") or "",
-        "gpu_count": data.get("gpu_count") or 0,
+        "gpu_count": _whole(data.get("gpu_count")) or 0,
         "driver_version": data.get("driver_version") or "",
         "cuda_version": data.get("cuda_version") or "",
     }

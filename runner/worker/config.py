@@ -9,6 +9,9 @@
                               ";env=NAME=VALUE" parts (repeatable, no ',' or ';' in values), e.g.
                               "/opt/t/bin/python,/opt/t/bin/python;config=inductor.max_autotune=true"
                               (the base build and one variant; the variant's label is derived)
+    PTBENCH_BUILDS_ROOT       directories (comma-separated, absolute) under which an interpreter the
+                              dashboard names (the admin's Build environments) may be probed and run;
+                              any other path is refused here (contract.interpreters; default: none)
     PTBENCH_ALLOW_SETTINGS    settings this machine class admits beyond data (issue #33; none by default):
                               config keys or environment names, comma- or space-separated, each alone
                               (any value) or NAME=VALUE (that value only), e.g.
@@ -45,6 +48,7 @@ import socket
 import sys
 from dataclasses import dataclass, field
 
+from contract.interpreters import builds_roots, roots_problem
 from contract.settings_policy import DATA_ONLY, Allowance
 from runner.engine.lifetime import device_slot
 from runner.worker import slots
@@ -83,6 +87,7 @@ class WorkerConfig:
     cases_at_once: int = 1  # PTBENCH_CASES_AT_ONCE
     case_environment: dict = field(default_factory=dict)  # what several cases at once set (runner.worker.slots)
     warm_start: str = "own"  # PTBENCH_WARM_START: own, all, off
+    builds_roots: tuple[str, ...] = ()  # PTBENCH_BUILDS_ROOT: where interpreters the dashboard names may live
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> WorkerConfig:
@@ -113,6 +118,7 @@ class WorkerConfig:
             artifact_max_bytes=artifact_max_bytes,
             **_cases_at_once(env),
             warm_start=_choice(env, "PTBENCH_WARM_START", ("own", "all", "off")),
+            builds_roots=builds_roots(env),
         )
 
     def require(self) -> None:
@@ -121,6 +127,8 @@ class WorkerConfig:
             raise ConfigError("PTBENCH_BROKER_URL is not set (the dashboard's Redis, e.g. redis://dashboard:6379/0)")
         if not self.machine_class:
             raise ConfigError("PTBENCH_MACHINE_CLASS is not set (this machine's class and queue, e.g. gpu-h100)")
+        if problem := roots_problem(self.builds_roots):
+            raise ConfigError(problem)
 
 
 def _int(env, name: str, default: int) -> int:

@@ -30,6 +30,7 @@ from runner.worker.builds import BuildUnavailable, LocalBuilds
 from runner.worker.config import BuildEntry, ConfigError
 from runner.worker.limits import case_request_class
 from runner.worker.measure import measure_case
+from contract.interpreters import interpreter_refusal
 from contract.settings_policy import SettingsRefused
 from contract.messages import (
     CASE_FAILED,
@@ -50,7 +51,7 @@ INFRASTRUCTURE_ERRORS = (BuildUnavailable, EnvironmentProbeFailed, OSError, Soft
 PUBLISH_RETRY = {"max_retries": 20, "interval_start": 1, "interval_step": 2, "interval_max": 30}
 
 
-_state: dict = {"builds": None, "redis": None, "extra": (), "pairs": None, "warm": {}}  # extra: interpreters the dashboard asked to probe
+_state: dict = {"builds": None, "redis": None, "extra": (), "pairs": None, "warm": {}, "refused": ()}  # extra: interpreters the dashboard asked to probe
 
 
 def compile_pairs() -> CompilePairs | None:
@@ -195,9 +196,17 @@ def probe_builds(self, python: str = "") -> dict:
     build with its environment and config catalog. The dashboard sends this (the admin, or a variant
     whose base build's config keys it does not know yet): probing runs here, never in a web request.
     ``python``: one more interpreter of this machine to probe, kept until the worker restarts (put
-    it in PTBENCH_BUILDS to keep it for good)."""
-    if python and python not in {e.python for e in config.builds + _state["extra"]}:
-        _state["extra"] += (BuildEntry(python=python, local_label=None),)
+    it in PTBENCH_BUILDS to keep it for good). Only under PTBENCH_BUILDS_ROOT: any other path is
+    refused here, reported as the probe's error, never run (``contract.interpreters``)."""
+    configured = {e.python for e in config.builds + _state["extra"]}
+    _state["refused"] = ()  # a refusal is reported with the probe that asked for it
+    if python and python not in configured:
+        refusal = interpreter_refusal(python, roots=config.builds_roots, known=configured | {sys.executable})
+        if refusal is not None:
+            log.error("probe of %s refused: %s", python, refusal)
+            _state["refused"] = ({"python": python, "error": f"refused: {refusal}"},)
+        else:
+            _state["extra"] += (BuildEntry(python=python, local_label=None),)
     _state["builds"] = None
     return report_builds(worker=self.request.hostname)
 
@@ -213,9 +222,10 @@ def commit_range(*, range_id: int, good_sha: str, bad_sha: str) -> dict:
 
 def report_builds(*, worker: str) -> dict:
     builds = local_builds()
+    errors = [*builds.errors, *_state.get("refused", ())]
     notify(WORKER_REPORT, hostname=config.hostname, worker=worker, machine_class=config.machine_class,
-           builds=builds.report(), errors=builds.errors)
-    return {"builds": len(builds.builds), "errors": len(builds.errors)}
+           builds=builds.report(), errors=errors)
+    return {"builds": len(builds.builds), "errors": len(errors)}
 
 
 @signals.worker_init.connect

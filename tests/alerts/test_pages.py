@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 
 from dashboard.alerts.models import Delivery, Subscription
@@ -28,6 +29,41 @@ def test_the_page_lists_subscriptions_and_hides_webhook_urls(client, slack_serve
     assert "2 addresses" in page and "a@bench.test" not in page  # addresses only for signed-in users
     assert "machine cpu; at least +5.0%" in page and "breakage (new failure, graph break, recompile)" in page
     assert "send test alert</button>" not in page and "Sign in</a> to add subscriptions and send test alerts" in page
+
+
+def test_signed_in_is_not_enough_to_subscribe_or_send_test_alerts(client, django_user_model, slack_server):
+    """Issue #46 item 4: adding a subscription needs alerts.add_subscription; a test alert goes to a
+    subscription its sender created, or needs alerts.change_subscription. 403 naming the permission."""
+    server = slack_server()
+    theirs = Subscription.objects.create(name="their slack", channel="slack", target=server.url, created_by="someone")
+    user = django_user_model.objects.create_user("bob", password="pw", is_staff=True)
+    client.force_login(user)
+    page = client.get("/alerts/").content.decode()
+    assert "needs the permission alerts.add_subscription" in page and 'id="subscription-form"' not in page
+    assert "send test alert</button>" not in page
+    response = client.post("/alerts/", {"name": "mine", "channel": "slack", "target": server.url})
+    assert response.status_code == 403 and 'data-field="permission"' in response.content.decode()
+    response = client.post("/alerts/test/", {"subscription": theirs.id})
+    assert response.status_code == 403 and 'data-field="permission"' in response.content.decode()
+    assert Subscription.objects.count() == 1 and not Delivery.objects.exists() and server.delivered == []
+
+    user.user_permissions.add(Permission.objects.get(codename="add_subscription"))
+    client.force_login(django_user_model.objects.get(pk=user.pk))
+    added = client.post("/alerts/", {"name": "mine", "channel": "slack", "target": "https://hooks.slack.com/services/T0/B0/abc",
+                                     "min_magnitude": "0.05", "severity": "slowdown", "enabled": "on"})
+    assert added.status_code == 302 and Subscription.objects.get(name="mine").created_by == "bob"
+    mine = Subscription.objects.create(name="mine on loopback", channel="slack", target=server.url, created_by="bob")
+    assert client.post("/alerts/test/", {"subscription": mine.id}).status_code == 302 and len(server.delivered) == 1
+    assert client.post("/alerts/test/", {"subscription": theirs.id}).status_code == 403
+
+
+@pytest.mark.parametrize("field", ["workloads", "machine_classes", "sizes", "metrics"])
+def test_a_nul_in_a_list_field_is_400_naming_it(staff, field):
+    """Issue #46 item 9: a NUL in the form's workloads reached PostgreSQL's JSON column as a 500."""
+    response = staff.post("/alerts/", {"name": "x", "channel": "email", "target": "a@bench.test", "severity": "slowdown",
+                                       "enabled": "on", field: "mlp_loop\x00, resnet"})
+    assert response.status_code == 400 and f'data-field="{field}"' in response.content.decode()
+    assert not Subscription.objects.exists()
 
 
 def test_the_test_button_sends_through_the_subscription(staff, slack_server):

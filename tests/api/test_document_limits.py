@@ -86,3 +86,16 @@ def test_a_run_request_for_a_dashboard_queue_is_refused(writer):
         response = writer.post("/api/v1/runs/", {"build": "a" * 12, "machine_class": "ingest", "dispatch": dispatch}, format="json")
         assert response.status_code == 400 and fields(response) == ["machine_class"], response.content
     assert Run.objects.count() == 0
+
+
+def test_a_document_of_more_results_than_detection_and_the_web_server_are_sized_for_is_refused(writer):
+    """Issue #46 item 3: 10,000 results at most (the largest plan is 3,480 cases); 40,000 stalled the
+    worker and passed gunicorn's timeout. The 400 names ``results``; nothing is stored."""
+    document = make_document()
+    case = {"workload": "mlp_loop", "config": {"compile_mode": "default", "shape_regime": "static", "dtype": "float32", "device": "cpu"},
+            "status": "pass"}
+    document["results"] = [case] * 10_001
+    response = writer.post("/api/v1/runs/submit/", json.dumps(document), content_type="application/json")
+    assert response.status_code == 400 and fields(response) == ["results"], response.content[:300]
+    assert "10000" in response.json()["detail"] or "10,000" in response.json()["detail"]
+    assert not Run.objects.exists()

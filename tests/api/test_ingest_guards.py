@@ -42,6 +42,19 @@ def test_run_ingest_refuses_what_the_database_cannot_hold():
     assert nothing_stored()
 
 
+@pytest.mark.parametrize("name, value", [("cpu_count", 3e9), ("memory_bytes", 1e19), ("gpu_count", 1e10)])
+def test_an_integer_in_float_notation_is_checked_as_an_integer(writer, name, value):
+    """Issue #46 item 9: JSON Schema counts 3e9 as an integer; it reached PostgreSQL as a 500."""
+    document = make_document()
+    document["machine"][name] = value
+    response = writer.post("/api/v1/runs/submit/", json.dumps(document), content_type="application/json")
+    assert response.status_code == 400 and [e["field"] for e in response.json()["errors"]] == [f"machine.{name}"]
+    assert nothing_stored()
+    document["machine"][name] = 4.0  # in range: stored as the integer it is
+    assert writer.post("/api/v1/runs/submit/", json.dumps(document), content_type="application/json").status_code == 201
+    assert getattr(Machine.objects.get(), name) == 4
+
+
 def test_the_celery_ingest_task_answers_the_errors():
     answer = ingest_run_document.apply(args=[unstorable_document()]).get()
     assert answer["ok"] is False and sorted(e["field"] for e in answer["errors"]) == BAD_FIELDS

@@ -61,7 +61,9 @@ def test_a_bad_reason_is_a_400_naming_run_reason_and_stores_nothing(writer):
 
 def test_a_later_document_of_a_run_keeps_its_reason_or_is_refused(writer):
     document = make_document(reason="bisection", results=[make_result()])
-    assert _submit(writer, document).status_code == 201
+    # Posted in parts (complete=false): a completed run takes no new results (issue #46 item 6).
+    first = writer.post("/api/v1/runs/submit/?complete=false", json.dumps(document), content_type="application/json")
+    assert first.status_code == 201
     more = make_document(run_id=document["run"]["id"], results=[make_result(regime="backed")])
     assert _submit(writer, more).status_code in (200, 201)  # no reason: the stored run's
     assert Run.objects.get(pk=document["run"]["id"]).reason == "bisection" and Result.objects.count() == 2

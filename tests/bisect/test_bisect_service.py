@@ -106,6 +106,26 @@ def test_what_cannot_be_bisected_is_refused_naming_the_field(monkeypatch):
     assert kind.value.field == "kind" and "not a variant" in kind.value.message
 
 
+def test_a_start_that_races_another_is_refused_naming_status_not_a_500(monkeypatch, client):
+    """Issue #46 item 9: 50 concurrent bisect requests gave 2 x 500 (IntegrityError on the one-running
+    constraint). A competing start committed between the check and the insert: 409-style BisectError."""
+    from dashboard.regressions.services import bisect as service
+
+    no_broker(monkeypatch)
+    regression = plant()
+    between = service.builds_between
+
+    def racing(**kwargs):
+        Bisection.objects.create(regression=regression, series=regression.series, metric=regression.metric, builds=[],
+                                 low=0, high=0, requested_by="the other request")
+        return between(**kwargs)
+
+    monkeypatch.setattr(service, "builds_between", racing)
+    with pytest.raises(BisectError) as raced:
+        bisection_start(regression=regression, requested_by="test")
+    assert raced.value.field == "status" and "being bisected already" in raced.value.message
+
+
 def test_manage_py_bisect(monkeypatch, capsys):
     no_broker(monkeypatch)
     regression = plant()

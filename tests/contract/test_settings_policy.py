@@ -116,3 +116,23 @@ def test_records_keep_what_was_run_and_new_overrides_are_data_only():
     with pytest.raises(InvalidOverride):
         Overrides.from_document({"overrides": stored})
     assert not Allowance() and Allowance.parse("TRITON_HOME") and RECORDED
+
+
+@pytest.mark.parametrize("kind, name, value", [
+    ("env", "TORCHINDUCTOR_COMPILE_THREADS", "100000"), ("config", "inductor.compile_threads", 100000),
+    ("config", "inductor.max_fusion_size", 1e18), ("env", "TORCHINDUCTOR_MAX_AUTOTUNE_GEMM_SEARCH_SPACE_X", "1e18"),
+    ("config", "inductor.max_fusion_size", -1e10),
+])
+def test_numbers_out_of_their_documented_range_are_refused(kind, name, value):
+    """Issue #46 item 6: numbers are data within bounds; a count of threads within 0..512."""
+    problem = (env_problem if kind == "env" else config_problem)(name, value)
+    assert problem and "refused" in problem
+    assert settings_refused({name: value} if kind == "config" else {}, {name: value} if kind == "env" else {})
+    assert Allowance.parse(name).admits(name, value)  # an operator may admit more on a machine class
+
+
+
+def test_numbers_within_range_are_data():
+    assert config_problem("inductor.compile_threads", 32) is None and env_problem("TORCHINDUCTOR_COMPILE_THREADS", "8") is None
+    assert config_problem("inductor.max_fusion_size", 64) is None and env_problem("TORCHINDUCTOR_CACHE_SIZE", "1e9") is None
+    assert config_problem("dynamo.cache_size_limit", 8.5) is None

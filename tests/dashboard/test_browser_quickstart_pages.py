@@ -79,13 +79,14 @@ def test_home_says_last_night_first_and_links_its_counts(browser, live_server, q
     page, problems = open_page(browser, live_server.url + "/", viewport=WIDE)
     page.wait_for_selector("#overview-trends[data-drawn=true]", timeout=20_000)
     first = page.locator("h1").first
-    assert first.inner_text() == "Last night"
+    # The quick start's documents were measured days ago: not "last night" (#42 item 7).
+    assert first.inner_text() == "Newest builds"
     rows = page.locator("#last-night tr.night")
     assert [rows.nth(i).get_attribute("data-class") for i in range(rows.count())] == ["cpu", LOCAL_CLASS, "gpu-h100", "gpu-h200"]
     local = rows.nth(1).inner_text()
     # The local run: measured today in its own class, its build dated by the 2.13 release, compared
     # with nothing (the imported measurement of the same commit is another host's, in class cpu).
-    assert "cf30153c4c13+cpu" in local and "2026-11-25 23:00" in local and "build dated 2026-08-19" in local
+    assert "cf30153c4c13+cpu" in local and "newest build, measured 2026-11-25 23:00" in local and "build dated 2026-08-19" in local
     assert "no earlier build: its baseline" in local and ".imported" not in local
     assert rows.nth(1).locator("td.verdict strong").inner_text() == "pass"
     assert "measured 2026-11-25 23:00" in page.inner_text(f"#class-{LOCAL_CLASS} h2")

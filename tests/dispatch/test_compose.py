@@ -173,6 +173,21 @@ def test_web_runs_gunicorn_on_a_wsgi_application_that_exists():
     assert "collectstatic" in [a[2] for a in commands(services()["web"]) if a[:2] == ["python", "manage.py"]]
 
 
+def test_the_web_and_worker_limits_fit_the_largest_document():
+    """Issue #46 item 3: gunicorn lets a submit of the largest legal document finish (its default 30 s
+    killed one of 40,000 results into an HTML 500), and the dashboard's visibility timeout outlasts
+    its tasks' hard limit (60 s under 360 s handed running detections out again)."""
+    from django.conf import settings
+
+    from contract.document import load_schema
+
+    (argv,) = [a for a in commands(services()["web"]) if a[0] == "gunicorn"]
+    assert "--timeout" in argv and int(argv[argv.index("--timeout") + 1]) >= 120
+    assert load_schema()["properties"]["results"]["maxItems"] == 10_000
+    visibility = int(environment(services()["worker"])["PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT"])
+    assert visibility > settings.CELERY_TASK_TIME_LIMIT and visibility == settings.PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT
+
+
 def test_celery_subcommands_and_the_beat_scheduler_exist():
     from celery.bin.celery import celery as cli
 

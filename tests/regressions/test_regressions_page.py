@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 
 from dashboard.regressions.models import Regression
 from dashboard.regressions.services import detection_run
@@ -21,9 +22,21 @@ def stepped():
 
 @pytest.fixture
 def signed_in(client):
+    """A user who may triage (the permission to change a finding)."""
     user = get_user_model().objects.create_user("alice", password="pw-for-tests")
+    user.user_permissions.add(Permission.objects.get(codename="change_regression"))
     client.force_login(user)
     return client
+
+
+def test_signed_in_without_the_permission_cannot_triage(client, stepped):
+    """Issue #46 item 4: staff without permissions set findings to wontfix and turned the gate to pass."""
+    client.force_login(get_user_model().objects.create_user("bob", password="pw-for-tests", is_staff=True))
+    assert "Triage needs the permission regressions.change_regression" in client.get("/regressions/").content.decode()
+    ids = list(Regression.objects.values_list("id", flat=True))
+    response = client.post("/regressions/", {"ids": ids, "status": "wontfix"})
+    assert response.status_code == 403 and "<strong>permission</strong>" in response.content.decode()
+    assert set(Regression.objects.values_list("status", flat=True)) == {"untriaged"}
 
 
 def test_lists_open_regressions_grouped_by_run(client, stepped):

@@ -110,8 +110,8 @@ def test_a_variant_is_judged_against_its_base_build():
     base = stored(4, 1.25, sha=SHA, label="cu130").build
     variant = stored(4, 1.0, sha=SHA, label="cu130", overrides=slower, seed=41).build
     verdict = build_verdict(build=variant, machine_class="cpu")
-    assert (verdict.verdict, verdict.baseline) == ("regressed", base), verdict
-    assert verdict.message == f"variant {SHA[:12]}+{variant.local_label} judged against its base build {SHA[:12]}+cu130"
+    assert (verdict.verdict, verdict.reason, verdict.baseline) == ("regressed", "base_regressed", base), verdict
+    assert verdict.message.startswith(f"variant {SHA[:12]}+{variant.local_label} judged against its base build {SHA[:12]}+cu130")
     assert {(f["metric"], f["kind"]) for f in verdict.regressions} >= {("speedup", "regression")}
     # a finding like any other (issue #42): stored with an id, first bad at the variant, last good at its base,
     # the numbers the named comparison gives
@@ -123,7 +123,8 @@ def test_a_variant_is_judged_against_its_base_build():
 
     same = stored(4, 1.25, sha=SHA, label="cu130", overrides=Overrides.build({"inductor.coordinate_descent_tuning": True}),
                   seed=42).build
-    assert build_verdict(build=same, machine_class="cpu").verdict == "pass"  # judged, and within noise
+    judged = build_verdict(build=same, machine_class="cpu")  # judged, and within noise: not a detection pass (#46 item 12)
+    assert (judged.verdict, judged.reason) == ("pass", "base_no_change") and "detection does not judge variants" in judged.message
 
 
 def test_a_variant_without_its_base_is_not_compared_and_gates_409(client):

@@ -76,3 +76,4 @@ def test_detection_and_verdicts_on_one_commit_imported_and_measured_here(writer,
     assert answer.json()["baseline"] == LOCAL
     assert answer.json()["message"] == f"variant {ref} judged against its base build {LOCAL}"
     assert all(f["id"] is not None for f in answer.json()["regressions"])  # stored findings, on /regressions/
+    assert answer.json()["reason"] == "base_regressed"

@@ -90,7 +90,8 @@ class VerdictView(ApiView):
         "detection_pending; `error`: detection_failed (detection raised on some series of the build, named in "
         "`message`: they were not judged); `not_compared`: same_build (the baseline is this build: the same commit and overrides, "
         "e.g. a local measurement and an imported sample of it) or not_tracked (a variant whose base build has no "
-        "results on the class; a variant is judged against its base build, detection never tracks it); `message` "
+        "results on the class; a variant is judged against its base build, detection never tracks it: its reasons are "
+        "base_no_change, base_regressed, base_suspect, never a detection pass's); `message` "
         "says what was compared with what. With `fail_on_regression=true` a regressed build is answered 409 (same "
         "body), so `curl --fail` gates on it; `fail_on_suspect=true` does the same for a suspect one; with either, a "
         "pending, not_compared or error verdict is 409 too (no answer is not a pass).",
@@ -173,5 +174,8 @@ class RegressionBisectView(ApiView):
         found = selectors_bisect.bisection_latest(regression_id=regression_id)
         if found is None or found.status != found.Status.RUNNING:
             raise FieldError("regression_id", f"regression {regression_id} has no running bisection", 409)
+        if found.requested_by != actor(request):  # issue #46 item 6: a token cancels only what it started
+            raise FieldError("regression_id", f"the bisection of regression {regression_id} was started by "
+                             f"{found.requested_by or 'the dashboard'}: only the token that started it may cancel it", 403)
         bisection = bisect.bisection_cancel(bisection_id=found.id, cancelled_by=actor(request))
         return Response(selectors_bisect.bisection_data(bisection=bisection))

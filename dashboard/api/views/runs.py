@@ -5,7 +5,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from dashboard.api import selectors, services
-from dashboard.api.auth import actor
+from dashboard.api.auth import actor, token_of
 from dashboard.api.document_schema import RUN_DOCUMENT_SCHEMA
 from dashboard.api.exceptions import FieldError
 from dashboard.dispatch.services import MatrixError
@@ -65,7 +65,8 @@ class RunListView(ApiListView):
         data = body(request, RunRequestSerializer).validated_data
         build = resolve_build("build", data.pop("build"))
         try:
-            run, created = services.run_request(build=build, requested_by=actor(request), idempotency_key=key, **data)
+            run, created = services.run_request(build=build, requested_by=actor(request), idempotency_key=key, token=token_of(request),
+                                                **data)
         except MatrixError as exc:
             raise FieldError(exc.field, exc.message) from None
         return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id)), context={"request": request}).data,
@@ -93,7 +94,7 @@ class RunCancelView(ApiView):
                    responses={200: RunSerializer, 409: error("the run already finished"), **WRITE_ERRORS}, tags=["runs"])
     def post(self, request, run_id):
         _run(run_id)
-        run = services.run_cancel(run_id=run_id, cancelled_by=actor(request))
+        run = services.run_cancel(run_id=run_id, cancelled_by=actor(request), token=token_of(request))
         return Response(RunSerializer(_with_progress(selectors.run_get(run_id=run.id)), context={"request": request}).data)
 
 
@@ -120,6 +121,7 @@ class RunSubmitView(ApiView):
         content_type = request.content_type.split(";")[0].strip()
         if content_type != "application/json":
             raise FieldError("Content-Type", f"{content_type or '(none)'!r}: send the run document as application/json", 415)
-        outcome, run = services.run_submit(body=request.body, submitted_by=actor(request), complete=options["complete"])
+        outcome, run = services.run_submit(body=request.body, submitted_by=actor(request), complete=options["complete"],
+                                           token=token_of(request))
         data = {**outcome.as_dict(), "run": RunSerializer(_with_progress(run), context={"request": request}).data}
         return Response(data, status=status.HTTP_201_CREATED if outcome.created else status.HTTP_200_OK)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from contract.catalog import requestable_name
@@ -93,10 +93,12 @@ def bisection_start(*, requested_by: str, regression: Regression | None = None, 
     for field, build in (("last_good_build", good), ("first_bad_build", bad)):
         if not known_to_class(build=build, machine_class=machine_class):
             raise BisectError(field, f"no worker of {machine_class} has build {build_ref(build)} (nor its base)")
+    busy = f"regression {regression.id} is being bisected already: cancel that one first" if regression else ""
     with transaction.atomic():
-        if regression is not None and Bisection.objects.select_for_update().filter(
-                regression=regression, status=Bisection.Status.RUNNING).exists():
-            raise BisectError("status", f"regression {regression.id} is being bisected already: cancel that one first")
+        if regression is not None:  # the regression's row: concurrent starts of it wait for each other
+            Regression.objects.select_for_update().filter(pk=regression.pk).first()
+        if regression is not None and Bisection.objects.filter(regression=regression, status=Bisection.Status.RUNNING).exists():
+            raise BisectError("status", busy)
         meta = {}
         if kind == Bisection.Kind.OVERRIDES:
             builds, items = override_chain(base=good, variant=bad)
@@ -110,12 +112,18 @@ def bisection_start(*, requested_by: str, regression: Regression | None = None, 
         if len(builds) < 3 and kind == Bisection.Kind.BUILDS:
             raise BisectError("last_good_build", f"no build between {build_ref(good)} and {build_ref(bad)} is known to "
                               f"workers of {machine_class}: the pair is adjacent already")
-        bisection = Bisection.objects.create(
-            regression=regression, series=series, metric=metric, kind=kind, builds=[b.id for b in builds], overrides=items,
-            low=0, high=len(builds) - 1, requested_by=requested_by[:150], **limits,
-            **{**series_case(series=series), **({"size": size} if size else {}), **({"backend": backend} if backend else {})},
-            result={"builds": len(builds), "steps_expected": steps_needed(len(builds)), **meta},
-        )
+        try:
+            with transaction.atomic():  # a start that raced past the lock meets the one-running constraint: 409, not 500
+                bisection = Bisection.objects.create(
+                    regression=regression, series=series, metric=metric, kind=kind, builds=[b.id for b in builds], overrides=items,
+                    low=0, high=len(builds) - 1, requested_by=requested_by[:150], **limits,
+                    **{**series_case(series=series), **({"size": size} if size else {}), **({"backend": backend} if backend else {})},
+                    result={"builds": len(builds), "steps_expected": steps_needed(len(builds)), **meta},
+                )
+        except IntegrityError:
+            if regression is None:
+                raise
+            raise BisectError("status", busy) from None
         _advance(bisection)
         bisection.save()
     return bisection

@@ -69,49 +69,69 @@ class DetectionOutcome:
     # What raised, per failed series: kept on the run's AlertSummary.detection_failures, so the
     # build's verdict says ``error`` / ``detection_failed`` naming them instead of a silent pass.
     failures: list[dict] = field(default_factory=list)
+    done: bool = False  # the pass went over every series of the run (``detection_pass``)
+    skipped: str = ""  # "running" (another copy holds the pass) or "done" (nothing new since it finished)
+    pass_started: str = ""  # the pass this step worked on: a continuation names it
 
     def as_dict(self) -> dict:
         return {"run_id": self.run_id, "series_checked": self.series_checked,
-                "created": self.created, "remeasurements": self.remeasurements, "series_failed": self.series_failed}
+                "created": self.created, "remeasurements": self.remeasurements, "series_failed": self.series_failed,
+                "done": self.done, **({"skipped": self.skipped} if self.skipped else {})}
 
 
 def detection_run(*, run_id) -> DetectionOutcome:
-    run = Run.objects.select_related("build", "machine").get(pk=run_id)
+    """The whole detection of a run, now, as a fresh pass (``detection_pass.detection_step``, chunk
+    after chunk, each committed): commands, tests and benchmarks. The worker's task runs it in
+    bounded steps instead."""
+    from dashboard.regressions.services.detection_pass import detection_step  # noqa: PLC0415 (it imports this module)
+
+    return detection_step(run_id=run_id, budget_s=None, restart=True)
+
+
+def detection_priors(*, run: Run):
+    """The noise known before a change of the newest 1-2 builds (the floor rule's window): a change
+    must not widen the prior it is judged by (4 earlier builds, then +94 % compile time in three
+    workloads at once: a prior learned with the bad build in it was 28 %, and it passed as noise)."""
+    return class_priors(machine_class=run.machine.machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS,
+                        min_residuals=PRIOR_MIN_RESIDUALS, short=True)
+
+
+def detection_chunk(*, run: Run, series_list: list[Series], priors, outcome: DetectionOutcome, first: bool,
+                    last: bool) -> None:
+    """Detection over ``series_list`` (some of the run's series, in id order), inside the caller's
+    transaction. ``first``: the pass's first chunk, whose failures replace the summary's (a clean
+    pass clears them); a later chunk's add to them. A variant's run is judged once, against its base
+    build, on the first chunk; the last chunk of a base's run judges again the variants measured
+    before it (issue #42: variant verdicts are findings like any other)."""
     machine_class = run.machine.machine_class
-    outcome = DetectionOutcome(run_id=str(run.id))
-    with transaction.atomic():
-        summary, _ = AlertSummary.objects.get_or_create(
-            run=run,
-            defaults={"build": run.build, "machine_class": machine_class,
-                      "previous_build": previous_build(build=run.build, machine_class=machine_class)},
-        )
-        # In id order, as their re-measurements below: concurrent detections lock rows in one order.
-        series_list = list(Series.objects.filter(results__run=run).select_related("config", "workload").distinct().order_by("id"))
-        cache: dict[int, list[Point] | None] = {}  # one read of each series' history per pass
-        # The noise known before a change of the newest 1-2 builds (the floor rule's window): a change
-        # must not widen the prior it is judged by (4 earlier builds, then +94 % compile time in three
-        # workloads at once: a prior learned with the bad build in it was 28 %, and it passed as noise).
-        priors = class_priors(machine_class=machine_class, upto=run.build, skip_newest=FLOOR_RULE_BAD_BUILDS,
-                              min_residuals=PRIOR_MIN_RESIDUALS, short=True)
-        if run.reason not in FINDING_REASONS:  # a re-measurement decides its suspects; a bisection run nothing
-            _decide_only(run=run, series_list=series_list, summary=summary, priors=priors, cache=cache)
-            return outcome
-        if run.build.overrides:  # a variant is no point of its base's series: judged against its base build
+    summary, _ = AlertSummary.objects.get_or_create(
+        run=run,
+        defaults={"build": run.build, "machine_class": machine_class,
+                  "previous_build": previous_build(build=run.build, machine_class=machine_class)},
+    )
+    cache: dict[int, list[Point] | None] = {}  # one read of each series' history per chunk
+    if run.reason not in FINDING_REASONS:  # a re-measurement decides its suspects; a bisection run nothing
+        _decide_only(run=run, series_list=series_list, summary=summary, priors=priors, cache=cache)
+        return
+    if run.build.overrides:  # a variant is no point of its base's series: judged against its base build
+        if first:
             _variant_findings(build=run.build, machine_class=machine_class, summary=summary, outcome=outcome)
-            return outcome
-        for series in series_list:
-            points = _points_upto(series=series, build_id=run.build_id, cache=cache)
-            if points is None:
-                continue
-            outcome.series_checked += 1
-            _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome, priors=priors)
-        _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
+        return
+    failed_before = len(outcome.failures)
+    for series in series_list:
+        points = _points_upto(series=series, build_id=run.build_id, cache=cache)
+        if points is None:
+            continue
+        outcome.series_checked += 1
+        _series_detect(series=series, points=points, run=run, summary=summary, outcome=outcome, priors=priors)
+    _dynamic_gap_findings(series_list=series_list, build_id=run.build_id, summary=summary, outcome=outcome, cache=cache)
+    if last:
         for variant, variant_summary in _detected_variants(build=run.build, machine_class=machine_class):
             _variant_findings(build=variant, machine_class=machine_class, summary=variant_summary, outcome=outcome)
-        if summary.detection_failures != outcome.failures:  # this pass's, a clean pass clears them
-            summary.detection_failures = outcome.failures
-            summary.save(update_fields=["detection_failures"])
-    return outcome
+    failures = outcome.failures[failed_before:] if first else summary.detection_failures + outcome.failures[failed_before:]
+    if summary.detection_failures != failures:
+        summary.detection_failures = failures
+        summary.save(update_fields=["detection_failures"])
 
 
 def _detected_variants(*, build: Build, machine_class: str) -> list[tuple[Build, AlertSummary]]:

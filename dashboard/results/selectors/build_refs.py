@@ -5,7 +5,12 @@ A ref is any of:
 - a sha prefix of 7 to 40 hex digits, alone or with ``+<local_label>`` (``cf30153``,
   ``70d99e998b49+cu130``, the full sha); in a query string ``+`` decodes to a space, so
   ``70d99e998b49 cu130`` means the same;
-- a build's label as pages show it (``torch 2.13.0``, ``nightly 2026-11-21``).
+- a build's label as pages show it (``torch 2.13.0``, ``nightly 2026-11-21``), or explicitly
+  ``label:<label>``.
+
+A ref that reads as a sha (with or without ``+local_label``) always means the sha, never a label: a
+label cannot take over another build's ref (issue #46). Such labels are refused when a build is
+registered (``label_problem``); one stored before that rule is still reached by ``label:<label>``.
 
 A bare prefix names the one build it matches; among several builds of one sha, the plain build (no
 local label), else the one build measured here beside imported samples of it (never a variant);
@@ -17,11 +22,13 @@ from __future__ import annotations
 
 import re
 
+from contract.values import printable
 from dashboard.results.imported import is_imported_label
 from dashboard.results.models import Build
 from dashboard.results.selectors.common import Ambiguous, NotFound, ref_for
 
 _SHA_REF = re.compile(r"(?P<sha>[0-9a-f]{7,40}|unknown)(?:[+ ](?P<label>\S{1,100}))?")
+LABEL_PREFIX = "label:"
 MAX_CANDIDATES = 5
 
 
@@ -76,16 +83,32 @@ def build_resolve(*, ref: str) -> Build:
     if not text or len(text) > 200:
         raise ValueError("expected a git sha prefix of 7 to 40 hex digits, optionally +local_label "
                          "(e.g. 70d99e998b49+cu130), or a build's label")
-    by_label = list(Build.objects.filter(label__iexact=text).order_by("-ordered_at", "-id")[:50])
+    if text.lower().startswith(LABEL_PREFIX):
+        return _by_label(text, text[len(LABEL_PREFIX):].strip())
+    sha_ref = _SHA_REF.fullmatch(_lower_sha(text))
+    if sha_ref is not None:  # a sha is a sha: never looked up as a label
+        return _by_sha(text, sha_ref["sha"], sha_ref["label"])
+    return _by_label(text, text)
+
+
+def _by_label(ref: str, label: str) -> Build:
+    by_label = list(Build.objects.filter(label__iexact=label).order_by("-ordered_at", "-id")[:50]) if label else []
     if len(by_label) == 1:
         return by_label[0]
     if by_label:
-        raise Ambiguous(f"the label {text!r} names {len(by_label)} builds: did you mean {_refs(by_label)}? give the sha")
-    sha_ref = _SHA_REF.fullmatch(_lower_sha(text))
-    if sha_ref is None:
-        raise NotFound(f"no build {text!r}: not a build label, nor a git sha prefix of 7 to 40 hex digits "
-                       "(optionally +local_label, e.g. 70d99e998b49+cu130)")
-    return _by_sha(text, sha_ref["sha"], sha_ref["label"])
+        raise Ambiguous(f"the label {label!r} names {len(by_label)} builds: did you mean {_refs(by_label)}? give the sha")
+    raise NotFound(f"no build {ref!r}: not a build label, nor a git sha prefix of 7 to 40 hex digits "
+                   "(optionally +local_label, e.g. 70d99e998b49+cu130)")
+
+
+def label_problem(label: str) -> str | None:
+    """Why a build may not carry ``label`` (None when it may): a label that reads as a build ref of
+    a sha (``7269437d6557``, ``cf30153 cu130``, ``unknown``) would shadow that sha's build."""
+    text = (label or "").strip()
+    if text and _SHA_REF.fullmatch(_lower_sha(text)):
+        return (f"{printable(text)[:80]!r} reads as a git sha ref (7 to 40 hex digits, optionally +local_label): "
+                "a build's label may not look like a sha; add a word (e.g. 'nightly 2026-11-21')")
+    return None
 
 
 def _lower_sha(text: str) -> str:

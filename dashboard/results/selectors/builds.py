@@ -5,8 +5,9 @@ import datetime as dt
 
 from django.db.models import Max
 
+from dashboard.results.aggregates import PASS, latest_per_series
 from dashboard.results.imported import imported_sources_label, is_imported_label
-from dashboard.results.models import Build, BuildSummary, Run
+from dashboard.results.models import Build, BuildSummary, Result, Run
 
 
 def machine_class_list() -> list[str]:
@@ -106,3 +107,15 @@ def build_label_on(*, build: Build, machine_class: str) -> str:
         return str(build)
     sources = build_imported_sources(build=build, machine_class=machine_class)
     return imported_sources_label(torch_version=build.torch_version, sources=sources) if sources else str(build)
+
+
+def build_not_passed(*, build_id: int, machine_class: str) -> dict[str, int]:
+    """How many of a build's cases on ``machine_class`` did not pass, by status, most first: the
+    cases ``BuildSummary`` counts (one per series, the result stored last)."""
+    rows = (Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
+            .order_by("id").values("series_id", "status"))
+    counts: dict[str, int] = {}
+    for row in latest_per_series(rows).values():
+        if row["status"] != PASS:
+            counts[row["status"]] = counts.get(row["status"], 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -13,7 +13,7 @@ from dashboard.results.selectors.suites import suite_table
 from dashboard.results.selectors.training import training_table
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
-from dashboard.web.last_night import last_night
+from dashboard.web.last_night import heading, last_night
 
 
 @cached_page
@@ -36,12 +36,16 @@ def overview(request):
         trends = charts.overview_trends(trend=trend, figures=FIGURES, machine_class=machine_class)
         trends["compare_url"] = reverse("web:compare")
     recent = run_list_recent(limit=10)
+    nights = last_night(blocks=blocks)
+    for block, night in zip(blocks, nights):
+        block.outcome = night.outcome
     return render(
         request,
         "web/overview.html",
         {
             "blocks": blocks,
-            "nights": last_night(blocks=blocks),
+            "nights": nights,
+            "nights_heading": heading(nights),
             "figures": FIGURES,
             "trends": trends,
             "recent": recent,

@@ -35,6 +35,10 @@ EXPORT_LIMIT = 10_000
 # the API asks a write token instead (docs/bisect.md).
 BISECT_PERMISSION = "regressions.add_bisection"
 CANCEL_PERMISSION = "regressions.change_bisection"
+# Who may triage from the page: the permission to change a finding (a superuser has it); being
+# signed in is not enough (issue #46 item 4: staff without permissions set findings to wontfix and
+# turned a failing gate to pass). The API asks a write token instead.
+TRIAGE_PERMISSION = "regressions.change_regression"
 
 
 @params.answers_bad_parameters
@@ -65,6 +69,7 @@ def regression_page(request):
         "pending": remeasurements_shown(remeasurement_list_pending()[:50]), "form_errors": {},
         "waiting_reason": colour_reasons.not_finding(colour_reasons.WAITING),
         "detection_failed": detection_failures_recent(),
+        "can_triage": request.user.has_perm(TRIAGE_PERMISSION), "triage_permission": TRIAGE_PERMISSION,
     })
 
 
@@ -87,7 +92,7 @@ def regression_detail_page(request, regression_id: int):
         "noise_text": f"{bisection.result['noise']:.1%}" if bisection and bisection.result.get("noise") else "",
         "culprit_commits": "...".join(sha[:12] for sha in regression.culprit_range.split("...")),
         "commits": regression_commits(regression),
-        "can_bisect": request.user.has_perm(BISECT_PERMISSION),
+        "can_bisect": request.user.has_perm(BISECT_PERMISSION), "triage_permission": TRIAGE_PERMISSION,
         "can_cancel": request.user.has_perm(CANCEL_PERMISSION), "default_attempts": settings.BISECT_ATTEMPTS,
     })
 
@@ -144,6 +149,9 @@ def _bad_bisect(request, regression, errors: dict, status: int):
 def _triage(request):
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
+    if not request.user.has_perm(TRIAGE_PERMISSION):
+        return _bad_triage(request, {"permission": f"triage needs the permission {TRIAGE_PERMISSION} (an admin grants it)"},
+                           status=403)
     form = TriageForm(request.POST)
     if not form.is_valid():
         return _bad_triage(request, {field: "; ".join(errs) for field, errs in form.errors.items()})
@@ -158,5 +166,5 @@ def _triage(request):
     return redirect(request.get_full_path())
 
 
-def _bad_triage(request, errors: dict):
-    return render(request, "regressions/triage_error.html", {"errors": errors}, status=400)
+def _bad_triage(request, errors: dict, *, status: int = 400):
+    return render(request, "regressions/triage_error.html", {"errors": errors}, status=status)
