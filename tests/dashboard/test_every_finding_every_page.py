@@ -55,7 +55,7 @@ def _history() -> None:
     more_breaks["graph_breaks"] = [{"reason": "Tensor.item", "location": "model.py:12", "count": 3}]
     document = ingest_build(2, [
         _failing(case(1.25, rng=rng), "compile_error", "failed OrderedSet([u1])"),
-        _failing(case(1.1, workload="resnet_train", rng=rng), "timeout", "case ran past 900 s"),
+        _failing(case(1.1, workload="resnet_train", rng=rng), "crash", "case process died: SIGSEGV"),  # a failure -> another (not oom/timeout: no finding, docs/detection.md)
         new_break, case(1.02, regime="unbacked", rng=rng), more_breaks, more_recompiles, same_reasons,
     ])
     detection_run(run_id=document["run"]["id"])
@@ -138,9 +138,9 @@ def _text(html: str) -> str:
 def test_the_home_page_names_a_status_change_and_counts_what_did_not_pass(findings, settings):
     settings.PAGE_CACHE_SECONDS = 0
     text = _text(Client().get("/").content.decode())
-    assert "pass -> compile_error" in text and "compile_error -> timeout" in text
+    assert "pass -> compile_error" in text and "compile_error -> crash" in text
     # The newest build's verdict and its block count the cases that did not pass, by status.
-    assert text.count("7 cases, 5 passed, 2 did not: 1 compile_error, 1 timeout") == 2, text[:3000]
+    assert text.count("7 cases, 5 passed, 2 did not: 1 compile_error, 1 crash") == 2, text[:3000]
     # Measured on 2026-11-22 (the documents' started_at): not "last night".
     assert "Last night" not in text and "Newest builds" in text and "newest build, measured 2026-11-22" in text
     Run.objects.update(started_at=timezone.now() - dt.timedelta(hours=3))
