@@ -6,7 +6,9 @@
 #   VARIANTS="fusion=--config inductor.max_fusion_size=1;cdt=--config inductor.coordinate_descent_tuning=true"
 # Each run writes OUTDIR/hist-NAME-INDEX.json (static shapes, default mode, no warm phase).
 # Env: WORKLOADS (default masked_attention,bert_encoder,llama_decode), DEADLINE_S (default 540),
-# PYTHON (python3). A step is skipped when less than MIN_STEP_S (default 150) is left.
+# PYTHON (python3), EXTRA_ARGS (more runner arguments, e.g. '--dtypes bfloat16 --timeout 280').
+# A step is skipped when less than MIN_STEP_S (default 150) is left. Several streams at once on one GPU:
+# bench/gpu_family_history.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$1; sequence=$2
@@ -27,7 +29,7 @@ for step in $sequence; do
   # shellcheck disable=SC2086
   timeout "$left" "$PYTHON" -m runner run --size full --device cuda --modes default --regimes static --no-warm \
     --workloads "${WORKLOADS:-masked_attention,bert_encoder,llama_decode}" \
-    --build-label "history $step" ${variant_args[$name]} --out "$out/hist-$name-$index.json" \
+    --build-label "history $step" ${variant_args[$name]} ${EXTRA_ARGS:-} --out "$out/hist-$name-$index.json" \
     > "$out/hist-$name-$index.log" 2>&1 || echo "   $step: exit $? (see hist-$name-$index.log)"
   grep -E "^(ptbench|[0-9]+ cases)" "$out/hist-$name-$index.log" || tail -n 5 "$out/hist-$name-$index.log"
 done
