@@ -1,0 +1,143 @@
+"""Two-build confirmation: a step is confirmed on the build after it (or by re-measuring it), never
+on one run.
+
+Why the change-point engine (``online.py``) is slow on a step: with one run per build, two builds
+after a step of ``d`` sd give a mean shift whose z is ``d * sqrt(2)`` (4.24 at 3 sd); the engine's bar
+is the Student-t quantile at the normal tail of 4.2 (4.5-4.6 with a long history, more with a short
+one or heavy tails), so a 3-sd step passes on its second build only when both runs happen to land
+past it: about a third of the time (``bench/recall_benchmark.py``). No rule on one run per build can
+do much better: even with the noise sd known and Gaussian, a test on the mean of two builds that
+catches 90 % of 3-sd steps (bar 2.09 sd) fires on 1.5 of 1,000 unchanged builds per direction.
+What the product has beside one run per build is the re-measurement of a suspect build: a second,
+independent run of it (another evening, another host of the class) doubles the evidence without
+waiting, and a machine that was busy for an evening (an outlier burst) does not repeat on the re-run.
+
+The rule, per new build ``t`` of a series (``g``: log values signed so that larger is better), in the
+current regime (restarted at each alert's first bad build):
+
+1. Baseline: up to ``window`` build levels (the mean of each build's runs) of the regime before the
+   candidate start ``s`` (``t`` itself, or ``t - 1``); at least ``min_before``. Its level is the
+   median; its scale a robust sd: the largest of 1.4826 x MAD, the 90th percentile of the absolute
+   residuals over 1.645 and their 95th over 1.96 (heavy tails and two-level machines widen it where a MAD would not), widened
+   by ``1 + small_n / n`` for a short baseline.
+2. Suspect: build ``t``'s run is at least ``suspect_z`` scale off. With ``remeasure`` given, the
+   build is run again (once) and both runs count.
+3. Alert, first bad build ``s``: every build of ``s..t`` is off the same way by at least
+   ``point_min`` scale (so a single-build spike never alerts, however large), and every run of them
+   by at least ``run_min``; and the mean of all their runs (each clipped at ``clip`` scale) is off by at least ``bar`` standard errors
+   (scale x sqrt((1 + rho (builds - 1)) / runs + 1.45/n): ``rho`` the baseline's lag-1 autocorrelation,
+   the second term for the baseline median's own error). ``s = t``
+   needs a re-measured build (two runs); ``s = t - 1`` is the two-build confirmation.
+
+Pure numpy; no Django. ``fast_alerts(values, direction=..., remeasure=...)`` returns the alerts as
+``ChangePoint`` (state 'alert') in the order they were raised, and how many builds were re-measured.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from .noise import MAD_TO_SD
+from .online import MEDIAN_VAR, confidence
+from .types import ChangePoint, direction_sign
+
+
+@dataclass(frozen=True)
+class FastConfig:
+    """Settings of the two-build confirmation (tuned on bench/recall_benchmark.py --tune, see there)."""
+
+    min_before: int = 8
+    window: int = 60
+    suspect_z: float = 1.75
+    point_min: float = 1.0
+    run_min: float = 1.0
+    clip: float = 3.0
+    bar: float = 3.6
+    max_rho: float = 0.8
+    small_n: float = 4.0
+
+
+def _lag1(resid: np.ndarray, max_rho: float) -> float:
+    """Lag-1 autocorrelation of a baseline's residuals (0 below 20 points), clipped to [0, max_rho]."""
+    if resid.size < 20:
+        return 0.0
+    e = resid - resid.mean()
+    energy = float(np.sum(e * e))
+    return float(np.clip(np.sum(e[1:] * e[:-1]) / energy, 0.0, max_rho)) if energy > 0 else 0.0
+
+
+def _scale(resid: np.ndarray, small_n: float) -> float:
+    a = np.abs(resid)
+    core = MAD_TO_SD * float(np.median(a))
+    tail = max(float(np.quantile(a, 0.9)) / 1.6449, float(np.quantile(a, 0.95)) / 1.96) if a.size >= 10 else core
+    return max(core, tail, 1e-12) * (1.0 + small_n / a.size)
+
+
+def fast_alerts(
+    values,
+    *,
+    direction: str,
+    remeasure: Callable[[int], float] | None = None,
+    config: FastConfig = FastConfig(),
+) -> tuple[list[ChangePoint], int]:
+    """Alerts of the two-build confirmation replayed build by build, and the builds re-measured.
+
+    ``values``: one run per build (positive numbers; None/NaN are skipped). ``remeasure(i)``: a new
+    run of build ``i`` (the product's re-measurement of a suspect), or None: two builds decide.
+    """
+    sign = direction_sign(direction)
+    raw = np.asarray([math.nan if v is None else float(v) for v in values], dtype=float)
+    index = np.flatnonzero(np.isfinite(raw) & (raw > 0))
+    runs: list[list[float]] = [[sign * math.log(raw[i])] for i in index]
+    cfg = config
+    alerts: list[ChangePoint] = []
+    remeasured = 0
+    c = 0  # first build of the current regime (positions into ``index``)
+    levels = np.empty(len(index))
+    for t in range(len(index)):
+        levels[t] = runs[t][0]
+        hit = None
+        for s in (t, t - 1):
+            if s - c < cfg.min_before:
+                continue
+            base = levels[max(c, s - cfg.window) : s]
+            level = float(np.median(base))
+            scale = _scale(base - level, cfg.small_n)
+            if s == t and len(runs[t]) == 1 and remeasure is not None and abs(runs[t][0] - level) >= cfg.suspect_z * scale:
+                new = remeasure(int(index[t]))
+                if new is not None and math.isfinite(new) and new > 0:
+                    runs[t].append(sign * math.log(new))
+                    levels[t] = float(np.mean(runs[t]))
+                    remeasured += 1
+            if s == t and len(runs[t]) < 2:
+                continue
+            devs = [np.asarray(runs[i]) - level for i in range(s, t + 1)]
+            build_dev = np.array([d.mean() for d in devs])
+            direction_of = math.copysign(1.0, build_dev[-1])
+            if np.any(direction_of * build_dev < cfg.point_min * scale):
+                continue
+            every = np.concatenate(devs)
+            if np.any(direction_of * every < cfg.run_min * scale):
+                continue
+            every = np.clip(every, -cfg.clip * scale, cfg.clip * scale)  # one wild run counts as large, not huge
+            # consecutive builds of an autocorrelated series share part of their noise (a re-run does not)
+            rho = _lag1(base - level, cfg.max_rho)
+            z = float(every.mean()) / (scale * math.sqrt((1.0 + rho * (t - s)) / every.size + MEDIAN_VAR / base.size))
+            if abs(z) >= cfg.bar:
+                hit = (s, z, level, float(np.median(levels[s : t + 1])), scale)
+                break
+        if hit is None:
+            continue
+        s, z, level, after, scale = hit
+        before_v, after_v = math.exp(sign * level), math.exp(sign * after)
+        rel = after_v / before_v - 1.0
+        alerts.append(ChangePoint(
+            first_bad=int(index[s]), last_good=int(index[s - 1]) if s > 0 else None, raised_at=int(index[t]),
+            kind="improvement" if z > 0 else "regression", relative_change=rel, magnitude=sign * rel,
+            before=before_v, after=after_v, z=z, confidence=confidence(z, 2), state="alert", noise=scale,
+        ))
+        c = s
+    return alerts, remeasured
