@@ -55,6 +55,11 @@ RUNS = [
       "--modes cpp_wrapper --dtypes float32 --regimes static --workloads moe_routing,unet_diffusion"],
      "--workloads unet_diffusion", 60),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
+    (["recall_benchmark.py", "--series", "2", "--workers", "1"], "target (90 % of 3-sd steps within two builds", 120),
+    (["commit_bisect.py", "--trials", "5", "--out", "{tmp}/commit_bisect.txt"], "bisection over 16 commits", 120),
+    # a real bisection over overlay builds through the in-process worker: tests/dispatch/test_commit_bisect_workers.py
+    (["commit_bisect_real.py", "--help"], "usage:", 60),
+    (["case_start.py", "--repeats", "1", "--workloads", "mlp_loop"], "warm fork", 180),
     (["timing_jitter.py", "--help"], "usage:", 60),
     (["explain_pair.py", f"{RESULTS}/explain/cpu-plain-2026-11-25.json", f"{RESULTS}/explain/cpu-simdlen1-2026-11-25.json"],
      "kernel changed", 60),

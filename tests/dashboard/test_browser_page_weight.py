@@ -81,16 +81,14 @@ def test_a_first_visit_to_the_home_page_weighs_under_1_5_mb(browser, runserver_l
     assert total < FIRST_VISIT_LIMIT, sorted(sizes.items(), key=lambda kv: -kv[1])[:5]
 
 
-def test_the_first_visit_benchmark_weighs_the_same_page(runserver_like, builds, tmp_path):
+def test_the_first_visit_benchmark_weighs_the_same_page(runserver_like, builds):
     """bench/first_visit.py (the README's page weight) run as a user runs it, against a live server."""
-    done = subprocess.run([sys.executable, "bench/first_visit.py", runserver_like + "/?range=all",
-                           "--screenshot", str(tmp_path / "first.png")],
+    done = subprocess.run([sys.executable, "bench/first_visit.py", runserver_like + "/?range=all"],
                           cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     (line,) = [line for line in done.stdout.splitlines() if line.endswith(" responses") and "first visit" in line]
     total = int(line.split()[0].replace(",", ""))
     assert "plotly.min.js" in done.stdout and 100_000 < total < FIRST_VISIT_LIMIT, done.stdout[-1500:]
-    assert (tmp_path / "first.png").stat().st_size > 10_000
 
 
 @pytest.mark.parametrize(("path", "charts"), [

@@ -24,9 +24,9 @@ def test_a_stored_run_is_detected_once_it_commits(sent, django_capture_on_commit
     assert sent == [outcome.run_id]
 
 
-@pytest.mark.parametrize("case", ["variant", "setting off", "caller detects", "nothing new", "results only"])
+@pytest.mark.parametrize("case", ["setting off", "caller detects", "nothing new", "results only"])
 def test_no_detection(case, sent, settings, django_capture_on_commit_callbacks):
-    document = variant_document() if case == "variant" else make_document()
+    document = make_document()
     settings.DETECT_AFTER_INGEST = case != "setting off"
     if case == "nothing new":
         pipeline.run_ingest_and_detect(document=document, detect=False)
@@ -38,7 +38,9 @@ def test_no_detection(case, sent, settings, django_capture_on_commit_callbacks):
     assert sent == []
 
 
-def test_a_finished_dispatched_run_is_detected_unless_a_variant(sent, django_capture_on_commit_callbacks):
+def test_a_finished_dispatched_run_is_detected_a_variant_too(sent, django_capture_on_commit_callbacks):
+    """A variant's run is detected too: judged against its base build, its regressions stored as
+    findings (issue #42: variant verdicts are findings like any other)."""
     from dashboard.dispatch.signals import run_finished
     from dashboard.results.models import Run
 
@@ -47,4 +49,4 @@ def test_a_finished_dispatched_run_is_detected_unless_a_variant(sent, django_cap
     with django_capture_on_commit_callbacks(execute=True):
         run_finished.send(sender=Run, run=variant)
         run_finished.send(sender=Run, run=base)
-    assert sent == [str(base.id)]
+    assert sent == [str(variant.id), str(base.id)]
