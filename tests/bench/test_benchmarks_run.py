@@ -60,6 +60,7 @@ RUNS = [
     # a real bisection over overlay builds through the in-process worker: tests/dispatch/test_commit_bisect_workers.py
     (["commit_bisect_real.py", "--help"], "usage:", 60),
     (["case_start.py", "--repeats", "1", "--workloads", "mlp_loop"], "warm fork", 180),
+    (["detect_large_document.py", "--results", "50"], "longest task s", 180),
     (["timing_jitter.py", "--help"], "usage:", 60),
     (["explain_pair.py", f"{RESULTS}/explain/cpu-plain-2026-11-25.json", f"{RESULTS}/explain/cpu-simdlen1-2026-11-25.json"],
      "kernel changed", 60),
