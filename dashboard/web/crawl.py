@@ -146,13 +146,7 @@ def crawl(get: Get, *, start: str = "/", per_kind: int = 25, limit: int = 400,
     queue: deque[tuple[str, str]] = deque([(start, "")])
     while queue and len(report.pages) < limit:
         url, referrer = queue.popleft()
-        status, content_type, text = get(url)
-        report.pages.append(url)
-        report.statuses[status // 100 * 100] += 1
-        if status >= 500:
-            report.problems.append(Problem("server_error", url, f"{status}, linked from {referrer or 'the start'}"))
-        if any(mark in text for mark in DEBUG_MARKS):
-            report.problems.append(Problem("debug_page", url, f"Django's DEBUG page ({status}), linked from {referrer or 'the start'}"))
+        status, content_type, text = _open(get, report, url, f"linked from {referrer or 'the start'}")
         if status == 404 and referrer:
             report.problems.append(Problem("broken_link", url, f"404, linked from {referrer}"))
         if "html" not in content_type or status >= 300:
@@ -179,14 +173,20 @@ def crawl(get: Get, *, start: str = "/", per_kind: int = 25, limit: int = 400,
             queue.append((path, url))
     _check_findings(get, report, finding_links)
     for url in mistakes:
-        status, _, text = get(url)
-        report.pages.append(url)
-        report.statuses[status // 100 * 100] += 1
-        if status >= 500:
-            report.problems.append(Problem("server_error", url, f"{status} for a mistyped address"))
-        if any(mark in text for mark in DEBUG_MARKS):
-            report.problems.append(Problem("debug_page", url, f"Django's DEBUG page ({status}) for a mistyped address"))
+        _open(get, report, url, "for a mistyped address")
     return report
+
+
+def _open(get: Get, report: CrawlReport, url: str, how: str) -> tuple[int, str, str]:
+    """``get(url)``, counted, with a 5xx or Django's DEBUG page noted as a problem (``how`` the page was reached)."""
+    status, content_type, text = get(url)
+    report.pages.append(url)
+    report.statuses[status // 100 * 100] += 1
+    if status >= 500:
+        report.problems.append(Problem("server_error", url, f"{status}, {how}"))
+    if any(mark in text for mark in DEBUG_MARKS):
+        report.problems.append(Problem("debug_page", url, f"Django's DEBUG page ({status}), {how}"))
+    return status, content_type, text
 
 
 FINDING_PAGE = re.compile(r"^/regressions/(\d+)/$")
