@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from contract.findings import BLOCK_TIMED_METRICS, too_noisy
+from contract.findings import BLOCK_TIMED_METRICS, REASON_METRICS, too_noisy
 from contract.metrics import BY_NAME, EXPLAINED_BY
 from contract.reasons import FINDING_REASONS
 from detection import (
@@ -158,7 +158,7 @@ def _variant_findings(*, build: Build, machine_class: str, summary: AlertSummary
     for f in found:
         if f["kind"] != "regression":
             continue
-        metric = f["metric"] if f["finding"] == Regression.Finding.CHANGE_POINT else _FINDING_METRIC.get(f["finding"], "status")
+        metric = f["metric"] if f["finding"] == Regression.Finding.CHANGE_POINT else REASON_METRICS.get(f["finding"], "status")
         _record(series=series[f["series_id"]], metric=metric, finding=f["finding"], kind=Regression.Kind.REGRESSION,
                 first_bad=build.id, last_good=base.id, raised=build.id, summary=summary, outcome=outcome,
                 magnitude=f["magnitude"], confidence=f.get("confidence") if f["finding"] == Regression.Finding.CHANGE_POINT else None,
@@ -413,7 +413,7 @@ def _deterministic_findings(*, series, points: list[Point], summary, outcome) ->
         if finding.kind == Regression.Finding.STATUS_CHANGED and not finding.regression:
             continue  # an already-failing case now failing for the machine (detection.MACHINE_FAILURES): no finding
         _record(
-            series=series, metric=_FINDING_METRIC.get(finding.kind, "status"), finding=finding.kind,
+            series=series, metric=REASON_METRICS.get(finding.kind, "status"), finding=finding.kind,
             kind=Regression.Kind.IMPROVEMENT if finding.kind in _NOT_REGRESSIONS or not finding.regression
             else Regression.Kind.REGRESSION,
             first_bad=current.build_id, last_good=previous.build_id if previous else None,
@@ -421,13 +421,6 @@ def _deterministic_findings(*, series, points: list[Point], summary, outcome) ->
             before_value=_number(finding.details.get("before")), after_value=_number(finding.details.get("after")),
             details={"message": finding.message, "reasons": list(finding.reasons), **_jsonable(finding.details)},
         )
-
-
-_FINDING_METRIC = {
-    "started_failing": "status", "status_changed": "status", "fixed": "status",
-    "new_graph_break": "graph_breaks", "more_graph_breaks": "graph_breaks",
-    "new_recompile_reason": "recompiles", "more_recompiles": "recompiles",
-}
 
 
 def _number(value):
