@@ -3,12 +3,14 @@ float64 run where low precision fails the direct comparison (docs/families.md, d
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import torch
 
 from contract.spec import CaseSpec
-from runner.engine.accuracy import compare_outputs, inputs_as_fp64, judge_against_fp64, map_tensors, tolerances
+from runner.engine.accuracy import (COSINE_FLOOR, compare_outputs, cosine_agreement, inputs_as_fp64, judge_against_fp64,
+                                    map_tensors, tolerances)
 from runner.engine.instances import build_instance, copied_instance
 from runner.engine.result_file import CaseRecord
 
@@ -31,22 +33,33 @@ def check_accuracy(spec: CaseSpec, workload, eager, compiled, record: CaseRecord
 def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager, compiled, atol: float, record: CaseRecord) -> bool:
     """For float16/bfloat16/amp: does compiled stay as close to a float64 run as eager does?
 
-    Only runs when the direct comparison failed. If the float64 run itself fails, the direct
-    comparison's verdict stands.
+    Only runs when the direct comparison failed. As PyTorch's harness does (``same()``), compiled may
+    be up to 3x as far from float64 as eager is in float16/bfloat16, 2x otherwise. If the float64 run
+    itself fails (a 20B model's float64 copy fits no GPU), the harness's fallback: compiled and eager
+    agree when their cosine similarity is at least ``COSINE_FLOOR``.
     """
     if eager.host_inputs is None:
         return False
+    multiplier = 3.0 if spec.dtype in ("float16", "bfloat16") else 2.0
     try:
         fp64_output, reference = _fp64_output(workload, spec, eager)
-        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol, device=spec.device)
+        verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol,
+                                     multiplier=multiplier, device=spec.device)
     except Exception as exc:  # noqa: BLE001 (whatever the fp64 check hits is recorded, not raised)
-        record.environment["accuracy_fp64"] = {"error": f"{type(exc).__name__}: {exc}"[:1000]}
-        return False
+        fp64_output = None
+        if spec.device == "cuda":
+            torch.cuda.empty_cache()
+        cosine = cosine_agreement(compiled.first_output, eager.reference, device=spec.device)
+        passed = cosine >= COSINE_FLOOR
+        record.environment["accuracy_fp64"] = {"error": f"{type(exc).__name__}: {exc}"[:1000], "fallback": "cosine",
+                                               "cosine": cosine if math.isfinite(cosine) else None, "passed": passed}
+        return passed
     record.environment["accuracy_fp64"] = {
         "passed": verdict.ok,
         "compiled_rmse": verdict.compiled_rmse,
         "eager_rmse": verdict.eager_rmse,
         "reference": reference,
+        "multiplier": multiplier,
     }
     return verdict.ok
 

@@ -14,13 +14,16 @@ Autotuning is GPU work that times kernels: a case whose first compiled call auto
 Triton configs, max-autotune's GEMM choices, coordinate descent) would disturb another case's timing,
 and be disturbed by it. ``DeviceLock.autotuning`` registers the lock with inductor's benchmarker
 (``torch._inductor.runtime.benchmarking.set_gpu_benchmark_lock_context``, torch 2.13): each benchmark
-burst holds it, so the rest of the compile still overlaps. A torch without that hook holds the lock
-for the whole first compiled call instead (``first_call_hold``). docs/runner-processes.md, section 6.
+burst holds it, so the rest of the compile still overlaps. A torch without that hook (2.11) gets the
+same from the benchmarker classes' GPU methods wrapped for the block (``_benchmarkers_locked``); only
+where neither exists does the whole first compiled call hold it (``first_call_hold``).
+docs/runner-processes.md, section 6.
 """
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import tempfile
 import time
@@ -119,26 +122,32 @@ class DeviceLock:
     def autotuning(self) -> Iterator[None]:
         """In the block, inductor's benchmarking holds this lock (each burst), where torch has the hook
         and something is locked; elsewhere the first compiled call holds it (``first_call_hold``)."""
-        hook = None
-        if self.path is not None:
-            try:
-                from torch._inductor.runtime.benchmarking import set_gpu_benchmark_lock_context as hook  # noqa: PLC0415
-            except ImportError:
-                hook = None
-        if hook is None:
+        if self.path is None:
             yield
             return
-        previous = hook(lambda: self.hold("autotune"))
-        self.autotune_lock = "benchmarker"
         try:
+            import torch._inductor.runtime.benchmarking as benchmarking  # noqa: PLC0415
+        except ImportError:
             yield
-        finally:
-            hook(previous)
+            return
+        hook = getattr(benchmarking, "set_gpu_benchmark_lock_context", None)
+        if hook is not None:
+            previous = hook(lambda: self.hold("autotune"))
+            self.autotune_lock = "benchmarker"
+            try:
+                yield
+            finally:
+                hook(previous)
+            return
+        with _benchmarkers_locked(benchmarking, lambda: self.hold("autotune")) as patched:
+            if patched:
+                self.autotune_lock = "benchmarker (patched)"
+            yield
 
     def first_call_hold(self) -> contextlib.AbstractContextManager:
         """What the first compiled call runs under: nothing when the benchmarker holds the lock
         (``autotuning``) or nothing is locked, else the lock itself (compile included)."""
-        if self.path is None or self.autotune_lock == "benchmarker":
+        if self.path is None or (self.autotune_lock or "").startswith("benchmarker"):
             return contextlib.nullcontext()
         self.autotune_lock = "first call"
         return self.hold("first call")
@@ -153,3 +162,37 @@ class DeviceLock:
         if self.autotune["holds"]:
             held["autotune"] = {k: round(v, 3) for k, v in self.autotune.items()}
         return {"gpu_lock_wait_s": round(self.wait_s, 3), "gpu_lock": held}
+
+
+# The benchmarker methods through which inductor times kernels while it compiles (torch 2.11-2.13).
+BENCHMARK_METHODS = ("benchmark_gpu", "benchmark_gpu_with_cuda_graph")
+
+
+@contextlib.contextmanager
+def _benchmarkers_locked(module, context) -> Iterator[bool]:
+    """On a torch without ``set_gpu_benchmark_lock_context`` (2.11, the GPU image's): the benchmarker
+    classes of ``module`` get their GPU benchmark methods wrapped in ``context`` for the block (what
+    2.13's ``gpu_benchmark_lock`` decorator does), so that a compile still overlaps other cases'
+    timing and only its benchmark bursts wait. Yields whether any method was wrapped; restores them."""
+    originals = []
+    for cls in vars(module).values():
+        if not (isinstance(cls, type) and cls.__module__ == module.__name__):
+            continue
+        for name in BENCHMARK_METHODS:
+            method = cls.__dict__.get(name)
+            if callable(method):
+                originals.append((cls, name, method))
+                setattr(cls, name, _held(method, context))
+    try:
+        yield bool(originals)
+    finally:
+        for cls, name, method in originals:
+            setattr(cls, name, method)
+
+
+def _held(method, context):
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        with context():
+            return method(*args, **kwargs)
+    return wrapper

@@ -151,10 +151,36 @@ def test_autotuning_benchmarks_hold_the_lock_and_nested_holds_are_the_outer_one(
     assert all(start <= end for _, start, end in held["intervals"])
 
 
-def test_without_the_benchmarker_hook_the_first_compiled_call_holds_the_lock(tmp_path, monkeypatch):
+def test_without_the_hook_the_benchmarker_classes_are_wrapped_for_the_block(tmp_path, monkeypatch):
+    """torch 2.11 (the GPU image's) has no ``set_gpu_benchmark_lock_context``: the benchmarker classes'
+    GPU methods are wrapped for the block instead, so a compile overlaps timing and only its
+    benchmark bursts hold the lock (holding the whole first call serialised six streams' compiles)."""
     import torch._inductor.runtime.benchmarking as benchmarking
 
     monkeypatch.delattr(benchmarking, "set_gpu_benchmark_lock_context")
+    original = benchmarking.TritonBenchmarker.__dict__["benchmark_gpu"]
+    seen = []
+    monkeypatch.setattr(benchmarking.TritonBenchmarker, "benchmark_gpu",
+                        lambda self, *a, **k: seen.append(_locked_elsewhere(lock.path)) or 1.0)
+    lock = DeviceLock(lock_path("GPU-old-torch", str(tmp_path)))
+    with lock.autotuning():
+        assert lock.first_call_hold().__class__.__name__ == "nullcontext"
+        assert not _locked_elsewhere(lock.path)
+        assert benchmarking.TritonBenchmarker().benchmark_gpu(lambda: None) == 1.0
+    assert seen == [True]
+    benchmarking.TritonBenchmarker().benchmark_gpu(lambda: None)  # restored: unlocked again
+    assert seen == [True, False]
+    held = lock.environment()["gpu_lock"]
+    assert held["autotune_lock"] == "benchmarker (patched)" and held["autotune"]["holds"] == 1
+    monkeypatch.setattr(benchmarking.TritonBenchmarker, "benchmark_gpu", original)
+
+
+def test_without_hook_or_benchmarker_the_first_compiled_call_holds_the_lock(tmp_path, monkeypatch):
+    import runner.engine.gpu_lock as gpu_lock
+    import torch._inductor.runtime.benchmarking as benchmarking
+
+    monkeypatch.delattr(benchmarking, "set_gpu_benchmark_lock_context")
+    monkeypatch.setattr(gpu_lock, "BENCHMARK_METHODS", ())
     lock = DeviceLock(lock_path("GPU-old-torch", str(tmp_path)))
     with lock.autotuning(), lock.first_call_hold():
         assert _locked_elsewhere(lock.path)

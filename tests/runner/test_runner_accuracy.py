@@ -93,3 +93,38 @@ def test_slice_by_slice_comparison_gives_the_figures_of_one_piece(monkeypatch):
     assert judged.ok == whole_judged.ok
     assert judged.compiled_rmse == pytest.approx(whole_judged.compiled_rmse, rel=1e-12)
     assert judged.eager_rmse == pytest.approx(whole_judged.eager_rmse, rel=1e-12)
+
+
+def test_cosine_agreement_is_the_harness_fallback_where_no_float64_run_fits():
+    from runner.engine.accuracy import COSINE_FLOOR, cosine_agreement
+
+    eager = (torch.linspace(-1, 1, 1000), {"past": torch.ones(3)})
+    assert cosine_agreement(eager, eager) == pytest.approx(1.0)
+    noisy = (eager[0] + 0.01 * torch.sin(torch.arange(1000.0)), {"past": torch.ones(3)})
+    assert cosine_agreement(noisy, eager) >= COSINE_FLOOR
+    assert cosine_agreement((-eager[0], eager[1]), eager) < 0  # the smallest leaf decides
+    assert not cosine_agreement((torch.full((1000,), float("nan")), eager[1]), eager) >= COSINE_FLOOR
+    assert cosine_agreement((torch.ones(4), eager[1]), eager) == 0.0  # another shape
+
+
+def test_a_float64_run_that_cannot_be_made_falls_back_to_cosine(monkeypatch):
+    """gpt-oss-20b's float64 copy (167 GB) fits no GPU: the case is judged as the harness judges it."""
+    import types
+
+    import runner.engine.accuracy_check as accuracy_check
+    from runner.engine.result_file import CaseRecord
+
+    def no_room(*_):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 3.96 GiB")
+
+    monkeypatch.setattr(accuracy_check, "_fp64_output", no_room)
+    eager_out = (torch.linspace(-3, 3, 4096),)
+    spec = types.SimpleNamespace(dtype="bfloat16", device="cpu")  # all the judgement reads of a CaseSpec
+    for compiled_out, verdict in (((eager_out[0] * 1.05,), True), ((torch.flip(eager_out[0], [0]),), False)):
+        record = CaseRecord()
+        ok = accuracy_check._closer_to_fp64_than_allowed(
+            spec, None, types.SimpleNamespace(host_inputs=(), reference=eager_out),
+            types.SimpleNamespace(first_output=compiled_out), 1e-2, record)
+        fp64 = record.environment["accuracy_fp64"]
+        assert ok is verdict and fp64["passed"] is verdict and fp64["fallback"] == "cosine"
+        assert fp64["error"].startswith("OutOfMemoryError")
