@@ -40,6 +40,8 @@ RUNS = [
     (["api_throughput.py", "--results", "500", "--workloads", "2", "--runs", "1", "--cases", "2", "--clients", "1",
       "--verdicts", "1", "--detect-builds", "1", "--workers", "1"], "verdict of", 240),
     (["families_table.py", *(f"{RESULTS}/families/spread/spread-{i}.json" for i in (1, 2, 3))], "per case", 60),
+    # issue #44 item 6: exits 1 where a reported interval is narrower than its series' run-to-run sd
+    (["compile_to_compile.py"], "figure: met: no reported interval is narrower", 60),
     (["llm_table.py", f"{RESULTS}/llms/cpu-tiny-llama-2026-11-28.json"],
      "hf:meta-llama/Llama-3.2-1B@prefill  default  2.599x 39s 0.4MB  1.349x 43s 0.4MB  0.788x 85s 0.4MB  0.584", 60),
     (["case_lifetime.py", "--repeats", "1"], "SIGTERM  runner (cpu)", 120),
