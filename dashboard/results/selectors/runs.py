@@ -165,17 +165,19 @@ def with_host_speed(results) -> list:
     return results
 
 
-def with_run_to_run(results, *, run: Run) -> list:
-    """The results (a page of :func:`run_results`) with ``interval`` set on each passing one
-    (``contract.case_interval``, issue #44 item 6): the wider of its own speedup interval and where
-    another run of its build falls by its series' run-to-run sd, from the series' repeated runs of one
-    build (remeasurements included, bisection runs not) over the class's newest ``RUN_TO_RUN_BUILDS``
-    builds up to this run's; a series without repeated runs takes the upper quartile of those of this
-    page's series that have them (the class's, as its prior). No query where none of those builds
-    ran twice; else one over the page's series."""
+def with_run_to_run(results, *, machine_class: str, upto) -> list:
+    """The results (a page of :func:`run_results`, a workload's latest figures) with ``interval`` set on
+    each passing one (``contract.case_interval``, issue #44 item 6): the wider of its own speedup
+    interval and where another run of its build falls by its series' run-to-run sd, from the series'
+    repeated runs of one build (remeasurements included, bisection runs not) over the class's newest
+    ``RUN_TO_RUN_BUILDS`` builds up to ``upto`` (the run's build, or the newest shown); a series
+    without repeated runs takes the upper quartile of those of the page's series that have them (the
+    class's, as its prior). No query where none of those builds ran twice; else one over the page's
+    series."""
     results = list(results)
-    builds = [b for b, runs in BuildSummary.objects.filter(machine_class=run.machine.machine_class,
-                                                            ordered_at__lte=run.build.ordered_at)
+    if not results or upto is None:
+        return results
+    builds = [b for b, runs in BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=upto.ordered_at)
               .order_by("-ordered_at", "-build_id").values_list("build_id", "runs")[:RUN_TO_RUN_BUILDS] if runs > 1]
     rows = (Result.objects.filter(series_id__in={r.series_id for r in results if r.speedup}, build_id__in=builds,
                                   status=Result.Status.PASS).exclude(run__reason=Run.Reason.BISECTION)

@@ -428,8 +428,9 @@ def speedup_noise(halfwidth, value=None) -> str:
     return mark_safe(f' <span class="noise">±{_percent(halfwidth)}%</span>')
 
 
+@register.filter
 def reported_noise(r) -> str:
-    """A case's reported interval on the run page (``contract.case_interval``, set by
+    """A case's reported interval on the run and workload pages (``contract.case_interval``, set by
     ``with_run_to_run``): its own (``speedup_noise``) where nothing is known of its run to run, else
     the wider of its own and its series' (or class's) run to run, labelled with the one shown and
     both in its title."""
@@ -440,7 +441,7 @@ def reported_noise(r) -> str:
         return speedup_noise(interval.halfwidth, r.speedup)
     own = "none stated" if interval.own is None else f"±{100 * interval.own:.2f}%"
     whose = ("its series' repeated runs of one build" if interval.source != CLASS else
-             "the upper quartile of this run's series that have repeated runs: this series has none")
+             "the upper quartile of the series shown here that have repeated runs: this series has none")
     title = (f"95 % interval within this run {own} (one compile timed many times); run to run "
              f"±{100 * halfwidth_of_sd(interval.sd):.2f}% (sd {100 * interval.sd:.2f}% from {whose}: each run compiles "
              f"again). Shown: the wider, {interval.source}.")
