@@ -13,6 +13,10 @@ library + build: the seconds before the case's first eager call). Prints every c
 
     python bench/case_start.py                                   # TinyMLP and hf:BertForMaskedLM, 3 repeats
     python bench/case_start.py --workloads hf:BertForMaskedLM,timm:resnet50 --device cuda --repeats 5
+    python bench/case_start.py --workloads mlp_loop --repeats 1 --imports torch._dynamo,torch._inductor.compile_fx
+
+``--imports``: what the warm process imports (``PTBENCH_WARM_IMPORTS``; default: the compiler and the
+model libraries, as a worker's), e.g. the compiler alone for the core suite's workloads.
 """
 from __future__ import annotations
 
@@ -28,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from contract.spec import CaseSpec  # noqa: E402
 from runner.engine.executor import CaseExecutor, child_environment  # noqa: E402
-from runner.engine.warm_start import WarmProcess  # noqa: E402
+from runner.engine.warm_start import IMPORTS_ENV, WarmProcess  # noqa: E402
 
 COLUMNS = ("start", "library", "build", "compile", "wall")
 
@@ -41,6 +45,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--backend", default="eager")
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("--imports", help=f"comma-separated modules the warm process imports ({IMPORTS_ENV}; default its own list)")
     return parser.parse_args()
 
 
@@ -61,7 +66,10 @@ def main() -> int:
     args = parse_args()
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
     began = time.monotonic()
-    warm = WarmProcess.start(sys.executable, Path(tempfile.mkdtemp(prefix="ptbench-bench-warm-")), child_environment(None))
+    env = child_environment(None)
+    if args.imports:
+        env[IMPORTS_ENV] = args.imports
+    warm = WarmProcess.start(sys.executable, Path(tempfile.mkdtemp(prefix="ptbench-bench-warm-")), env)
     print(f"warm process ready in {time.monotonic() - began:.1f} s (once per worker): {warm.imports()}")
     rows = []
     try:

@@ -40,6 +40,8 @@ RUNS = [
     (["api_throughput.py", "--results", "500", "--workloads", "2", "--runs", "1", "--cases", "2", "--clients", "1",
       "--verdicts", "1", "--detect-builds", "1", "--workers", "1"], "verdict of", 240),
     (["families_table.py", *(f"{RESULTS}/families/spread/spread-{i}.json" for i in (1, 2, 3))], "per case", 60),
+    # issue #44 item 6: exits 1 where a reported interval is narrower than its series' run-to-run sd
+    (["compile_to_compile.py"], "figure: met: no reported interval is narrower", 60),
     (["llm_table.py", f"{RESULTS}/llms/cpu-tiny-llama-2026-11-28.json"],
      "hf:meta-llama/Llama-3.2-1B@prefill  default  2.599x 39s 0.4MB  1.349x 43s 0.4MB  0.788x 85s 0.4MB  0.584", 60),
     (["case_lifetime.py", "--repeats", "1"], "SIGTERM  runner (cpu)", 120),
@@ -59,7 +61,8 @@ RUNS = [
     (["commit_bisect.py", "--trials", "5", "--out", "{tmp}/commit_bisect.txt"], "bisection over 16 commits", 120),
     # a real bisection over overlay builds through the in-process worker: tests/dispatch/test_commit_bisect_workers.py
     (["commit_bisect_real.py", "--help"], "usage:", 60),
-    (["case_start.py", "--repeats", "1", "--workloads", "mlp_loop"], "warm fork", 180),
+    # the warm process without the model libraries mlp_loop does not use (27 s -> 14 s to ready on a loaded host)
+    (["case_start.py", "--repeats", "1", "--workloads", "mlp_loop", "--imports", "torch._dynamo,torch._inductor.compile_fx"], "warm fork", 180),
     (["detect_large_document.py", "--results", "50"], "longest task s", 180),
     (["timing_jitter.py", "--help"], "usage:", 60),
     (["explain_pair.py", f"{RESULTS}/explain/cpu-plain-2026-11-25.json", f"{RESULTS}/explain/cpu-simdlen1-2026-11-25.json"],

@@ -1,6 +1,7 @@
 """The pages of a quick-start database (the real sample documents imported, a local run of three
 tiny workloads; tests/dashboard/quickstart_data.py) in headless Chromium: every internal link
-answers, and home, /dynamic/ and a GPU workload page say what the data is (#27 items 5-8)."""
+answers, nothing on them is what #42's crawler flags, and home, /dynamic/ and a GPU workload page say
+what the data is (#27 items 5-8)."""
 from __future__ import annotations
 
 import json
@@ -10,7 +11,9 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
+from dashboard.web.crawl import crawl, format_report
 from tests.dashboard.conftest import open_page
 from tests.dashboard.quickstart_data import LOCAL_CLASS, local_document, quickstart_database
 
@@ -73,6 +76,21 @@ def test_every_internal_link_of_every_page_answers(browser, live_server, quickst
     context.close()
     assert len(pages) > 100, len(pages)  # runs, workloads, compare, regressions, dynamic, A/B
     assert broken == [], f"{len(broken)} of {fetched} links answer 4xx/5xx: {broken[:20]}"
+
+
+def test_the_quick_starts_pages_have_nothing_a_person_would_trip_on(quickstart):
+    # Issue #42's crawler (dashboard/web/crawl.py; what it flags: tests/dashboard/test_crawl_pages.py):
+    # no 5xx, no DEBUG page, no broken link, no colour without a reason, no finding whose page or board
+    # differs from its API answer. On this file's database (the snapshot, not a second import).
+    client = Client(HTTP_HOST="127.0.0.1", raise_request_exception=False)
+
+    def get(url):
+        response = client.get(url)
+        return response.status_code, response.get("Content-Type", ""), response.content.decode(errors="replace")
+
+    report = crawl(get, per_kind=8, limit=80)
+    assert len(report.pages) > 40 and report.coloured_cells > 0, format_report(report)
+    assert not report.problems, format_report(report)
 
 
 def test_home_says_last_night_first_and_links_its_counts(browser, live_server, quickstart):

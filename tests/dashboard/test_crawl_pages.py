@@ -1,10 +1,8 @@
-"""Issue #42's crawler (dashboard/web/crawl.py): what it flags on pages made for it, and that the quick
-start's database has none of it: no 5xx, no DEBUG page, no broken link, no colour without a reason, no
-finding whose page or board differs from its API answer."""
+"""Issue #42's crawler (dashboard/web/crawl.py): what it flags on pages made for it. That the quick
+start's database has none of it (no 5xx, no DEBUG page, no broken link, no colour without a reason, no
+finding whose page or board differs from its API answer) is tested beside the other quick-start pages,
+on the same database: tests/dashboard/test_browser_quickstart_pages.py."""
 from __future__ import annotations
-
-import pytest
-from django.test import Client
 
 from dashboard.web.crawl import crawl, format_report
 
@@ -32,20 +30,3 @@ def test_the_crawler_names_each_kind_of_problem_on_pages_made_for_it():
     assert report.coloured_cells == 3  # the one with a tooltip and the one linking a finding carry their reason
     assert "/static/x.css" not in report.pages and "https://example.org/" not in report.pages
     assert "/mistyped/" in report.pages
-
-
-@pytest.mark.services
-@pytest.mark.django_db(transaction=True)
-def test_the_quick_starts_pages_have_nothing_a_person_would_trip_on(tmp_path):
-    from tests.dashboard.quickstart_data import quickstart_database
-
-    quickstart_database(tmp_path, detect=True)
-    client = Client(HTTP_HOST="127.0.0.1", raise_request_exception=False)
-
-    def get(url):
-        response = client.get(url)
-        return response.status_code, response.get("Content-Type", ""), response.content.decode(errors="replace")
-
-    report = crawl(get, per_kind=8, limit=80)
-    assert len(report.pages) > 40 and report.coloured_cells > 0, format_report(report)
-    assert not report.problems, format_report(report)

@@ -8,6 +8,7 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
 from contract.case_config import SHOWN_AXES
+from contract.case_interval import case_interval, class_sd, series_sds
 from contract.findings import ratio_interval, sd_of_halfwidth, too_noisy
 from dashboard.results.host import (
     COMPILED_HOST_SHARE,
@@ -15,9 +16,12 @@ from dashboard.results.host import (
     host_speed,
     is_host_bound,
 )
-from dashboard.results.models import Result, Run
+from dashboard.results.models import BuildSummary, Result, Run
 from dashboard.results.selectors.common import build_ref, config_fields
 
+# The newest builds of a machine class, up to a run's own, whose repeated runs give a series' run-to-run
+# sd (as the class prior's ``PRIOR_BUILDS``).
+RUN_TO_RUN_BUILDS = 30
 TOO_NOISY_NOTE = "too noisy"  # a speedup bar without an error bar: its interval says nothing
 
 FAILED_STATUSES = tuple(s for s in Result.Status.values if s != Result.Status.PASS)
@@ -158,4 +162,30 @@ def with_host_speed(results) -> list:
     bound_ids = {r.pk for r in bound}
     for r in results:
         r.host_speed = host_speed(floors.get(r.series_id), r.host_probe_ms) if r.pk in bound_ids else None
+    return results
+
+
+def with_run_to_run(results, *, machine_class: str, upto) -> list:
+    """The results (a page of :func:`run_results`, a workload's latest figures) with ``interval`` set on
+    each passing one (``contract.case_interval``, issue #44 item 6): the wider of its own speedup
+    interval and where another run of its build falls by its series' run-to-run sd, from the series'
+    repeated runs of one build (remeasurements included, bisection runs not) over the class's newest
+    ``RUN_TO_RUN_BUILDS`` builds up to ``upto`` (the run's build, or the newest shown); a series
+    without repeated runs takes the upper quartile of those of the page's series that have them (the
+    class's, as its prior). No query where none of those builds ran twice; else one over the page's
+    series."""
+    results = list(results)
+    if not results or upto is None:
+        return results
+    builds = [b for b, runs in BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=upto.ordered_at)
+              .order_by("-ordered_at", "-build_id").values_list("build_id", "runs")[:RUN_TO_RUN_BUILDS] if runs > 1]
+    rows = (Result.objects.filter(series_id__in={r.series_id for r in results if r.speedup}, build_id__in=builds,
+                                  status=Result.Status.PASS).exclude(run__reason=Run.Reason.BISECTION)
+            .values_list("series_id", "build_id", "speedup")) if builds else []
+    sds = series_sds(rows)
+    prior = class_sd(sds)
+    for r in results:
+        own = r.speedup_noise if r.speedup else None
+        r.interval = (case_interval(own, sds[r.series_id]) if r.series_id in sds
+                      else case_interval(own, prior, from_class=True) if r.speedup else None)
     return results

@@ -15,6 +15,7 @@ from django.utils.formats import localize
 from django.utils.html import conditional_escape, escape
 from django.utils.safestring import mark_safe
 
+from contract.case_interval import CLASS, WITHIN_RUN, halfwidth_of_sd
 from contract.colour_reasons import FROM_PRIOR, FROM_REPEATS, POOLED, VARIANT_BETTER, VARIANT_SHORT, not_finding
 from contract.metrics import COMPILE_TIMES
 from contract.findings import BETTER, TOO_NOISY, TOO_NOISY_SD, WITHIN_NOISE, WORSE, ratio_interval, sd_of_halfwidth, too_noisy
@@ -427,10 +428,31 @@ def speedup_noise(halfwidth, value=None) -> str:
     return mark_safe(f' <span class="noise">±{_percent(halfwidth)}%</span>')
 
 
+@register.filter
+def reported_noise(r) -> str:
+    """A case's reported interval on the run and workload pages (``contract.case_interval``, set by
+    ``with_run_to_run``): its own (``speedup_noise``) where nothing is known of its run to run, else
+    the wider of its own and its series' (or class's) run to run, labelled with the one shown and
+    both in its title."""
+    interval = getattr(r, "interval", None)
+    if interval is None or interval.sd is None:
+        return speedup_noise(r.speedup_noise, r.speedup)
+    if too_noisy(sd_of_halfwidth(interval.halfwidth)):
+        return speedup_noise(interval.halfwidth, r.speedup)
+    own = "none stated" if interval.own is None else f"±{100 * interval.own:.2f}%"
+    whose = ("its series' repeated runs of one build" if interval.source != CLASS else
+             "the upper quartile of the series shown here that have repeated runs: this series has none")
+    title = (f"95 % interval within this run {own} (one compile timed many times); run to run "
+             f"±{100 * halfwidth_of_sd(interval.sd):.2f}% (sd {100 * interval.sd:.2f}% from {whose}: each run compiles "
+             f"again). Shown: the wider, {interval.source}.")
+    label = "" if interval.source == WITHIN_RUN else f' <span class="noise-source">{interval.source}</span>'
+    return mark_safe(f' <span class="noise" title="{escape(title)}">±{_percent(interval.halfwidth)}%{label}</span>')
+
+
 def _speedup_cell(r, host_bound_share: float, host_slowed_below: float) -> str:
     if not r.speedup:
         return "–"
-    cell = f"{_fixed(r.speedup, 3)}×" + speedup_noise(r.speedup_noise, r.speedup)
+    cell = f"{_fixed(r.speedup, 3)}×" + reported_noise(r)
     if r.compiled_host_share is not None and r.compiled_host_share >= host_bound_share:
         cell += f' <span class="host-bound" title="{HOST_BOUND_TITLE.format(share=_percent(r.compiled_host_share))}">host-bound</span>'
         if r.host_speed is not None and r.host_speed < host_slowed_below:

@@ -11,6 +11,7 @@ from dashboard.results.selectors.runs import (
     run_results,
     run_speedup_chart,
     with_host_speed,
+    with_run_to_run,
 )
 from dashboard.web import params
 
@@ -36,7 +37,8 @@ def run_detail(request, run_id):
             "cases": cases,
             "unfinished": run_case_tasks(run=run, states=("queued", "running", "failed", "cancelled"))[:200] if cases else [],
             "open": run.status in (Run.Status.PENDING, Run.Status.RUNNING),
-            "results": results_with_artifacts(with_host_speed(page.object_list)),
+            "results": results_with_artifacts(with_run_to_run(with_host_speed(page.object_list), machine_class=run.machine.machine_class,
+                                                            upto=run.build)),
             "host_bound_share": HOST_BOUND_SHARE,
             "host_slowed_below": HOST_SPEED_MARK_BELOW,
             "page": page.number,

@@ -11,6 +11,7 @@ from dashboard.results.artifacts import results_with_artifacts
 from dashboard.results.selectors.eager_gap import slower_than_eager_cause, with_slower_than_eager_causes
 from dashboard.results.selectors.common import RANGES, NotFound, range_since
 from dashboard.results.selectors.names import stored_workload_names
+from dashboard.results.selectors.runs import with_run_to_run
 from dashboard.results.selectors.suites import notes_grouped
 from dashboard.results.selectors.workloads import (
     series_history,
@@ -66,6 +67,7 @@ def workload(request, name):
         trends = charts.series_trends(points=shown, markers=regression_markers(series_ids=[selected.id]), machine_class=machine_class)
         trends["compare_url"] = reverse("web:compare")
     latest = workload_latest(workload=item, machine_class=machine_class) if machine_class else []
+    latest = with_run_to_run(latest, machine_class=machine_class, upto=max((r.build for r in latest), key=lambda b: b.ordered_at, default=None))
     return render(
         request,
         "web/workload.html",
