@@ -86,6 +86,10 @@ def message_for_delivery(delivery: Delivery) -> Message:
         from dashboard.alerts.compose_bisection import bisection_message  # noqa: PLC0415 (it imports this module)
 
         return bisection_message(bisection=delivery.bisection, subscription=delivery.subscription)
+    if delivery.kind == Delivery.Kind.INTAKE:
+        from dashboard.alerts.compose_intake import intake_message  # noqa: PLC0415 (it imports this module)
+
+        return intake_message(intake=delivery.intake, subscription=delivery.subscription)
     regressions = list(delivery.regressions.select_related(
         "series__workload", "series__config", "first_bad_build", "last_good_build"))
     return run_message(run=delivery.run, regressions=regressions, subscription=delivery.subscription)

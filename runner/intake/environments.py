@@ -67,7 +67,8 @@ def _run(command: list[str], log: list[str], *, env: dict | None = None, timeout
         raise IntakeFailed(f"{command[0]}: {exc}", "\n".join(log)) from None
     log.append((done.stdout + done.stderr).strip()[-20000:])
     if done.returncode != 0:
-        tail = next((line for line in reversed((done.stderr or done.stdout).strip().splitlines()) if line.strip()), "")
+        lines = [line.strip() for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
+        tail = next((line for line in lines if line.lower().startswith("error")), lines[-1] if lines else "")
         raise IntakeFailed(f"{Path(command[0]).name} {command[1]} exited {done.returncode}: {tail[:500]}", "\n".join(log))
 
 
