@@ -5,9 +5,10 @@ that base's environment with the Python files under ``torch/`` of the commit
 and a label; the files come from this worker's own mirror."""
 from __future__ import annotations
 
-from contract.commits import SHA, overlay_label
+from contract.commits import SHA, SOURCE_LABEL, overlay_label
 from runner.commits.mirror import Mirror, MirrorError
 from runner.commits.overlay import cache_dir_from_env, overlay_make
+from runner.commits.source_build import SourceBuilder, SourceBuildError
 from runner.engine.executor import probe_environment
 from runner.worker.builds import BuildUnavailable, LocalBuild, LocalBuilds
 
@@ -26,6 +27,8 @@ def find_or_overlay(local: LocalBuilds, build: dict) -> LocalBuild:
     try:
         return local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
     except BuildUnavailable:
+        if isinstance(build.get("source_build"), dict):
+            return source_build_of(build)
         spec = overlay_spec(build)
         if spec is None:
             raise
@@ -53,4 +56,39 @@ def find_or_overlay(local: LocalBuilds, build: dict) -> LocalBuild:
                                 "environment": {**(environment["build"].get("environment") or {}),
                                                 "overlay": {**overlay.as_document(), "base": spec["base"], "subject": facts["subject"]}}}
         _made[key] = LocalBuild(python=overlay.python, environment=environment)
+    return _made[key]
+
+
+def source_build_of(build: dict) -> LocalBuild:
+    """A build at a commit touching C++ (issue #41): made by this worker's own PTBENCH_SOURCE_BUILD
+    command (``runner.commits.source_build``); the message names only the commit."""
+    commit = str(build["source_build"].get("commit", ""))
+    if not (SHA.fullmatch(commit) and commit == build["git_sha"] and build.get("local_label") == SOURCE_LABEL):
+        raise BuildUnavailable(f"build {build['git_sha'][:12]}: a malformed source build (its commit the build's, label {SOURCE_LABEL})")
+    key = ("source", commit)
+    if key not in _made:
+        try:
+            builder = SourceBuilder.from_env()
+            if builder is None:
+                raise SourceBuildError("this worker has no PTBENCH_SOURCE_BUILD command")
+            python = builder.make(commit)
+        except SourceBuildError as exc:
+            raise BuildUnavailable(f"source build of {commit[:12]}: {exc}") from None
+        mirror = Mirror.from_env()
+        try:
+            facts = mirror.commit_facts(commit) if mirror is not None else {}
+        except MirrorError:
+            facts = {}
+        environment = probe_environment(python, timeout_s=300)
+        environment.pop("config_catalog", None)
+        environment.pop("override_problems", None)
+        # stored as the dashboard named it (a source build's own "2.14.0a0+git..." is kept beside)
+        built_version = environment["build"].get("torch_version", "")
+        environment["build"] = {**environment["build"], "git_sha": commit, "local_label": SOURCE_LABEL,
+                                "torch_version": build.get("torch_version") or built_version,
+                                **({"commit_time": facts["time"]} if facts.get("time") else {}),
+                                "environment": {**(environment["build"].get("environment") or {}),
+                                                "source_build": {"commit": commit, "subject": facts.get("subject", ""),
+                                                                 "torch_version": built_version}}}
+        _made[key] = LocalBuild(python=python, environment=environment)
     return _made[key]

@@ -99,7 +99,9 @@ def case_message(case: CaseTask) -> dict:
         "build": {"git_sha": build.git_sha, "local_label": build.local_label, "torch_version": build.torch_version,
                   "label": build.label, **({"overrides": build.overrides} if build.overrides else {}),
                   # an overlay build (issue #41): the worker makes it from the base it names
-                  **({"overlay": build.environment["overlay"]} if (build.environment or {}).get("overlay") else {})},
+                  **({"overlay": build.environment["overlay"]} if (build.environment or {}).get("overlay") else {}),
+                  # a source build (issue #41): made by the worker's own PTBENCH_SOURCE_BUILD command
+                  **({"source_build": build.environment["source_build"]} if (build.environment or {}).get("source_build") else {})},
         "size": run.size,
         "spec": case.spec,
         "workload": case.workload_description,
