@@ -75,3 +75,16 @@ def test_a_malformed_answer_is_a_failure_naming_the_field_and_requests_are_check
         with pytest.raises(IntakeError) as refused:
             intake_request(**kwargs)
         assert refused.value.field == field
+
+
+def test_builds_an_open_finding_or_a_running_bisection_refers_to_are_never_pruned(monkeypatch):
+    """What an intake message names as kept: the open regression's two builds; none once it is fixed."""
+    from dashboard.pipeline.intake import protected_refs
+    from dashboard.regressions.models import Regression
+    from tests.bisect.planted import SHAS, no_broker, plant
+
+    no_broker(monkeypatch)
+    regression = plant(known=(0, 5))
+    assert protected_refs() == sorted({SHAS[0], SHAS[5]})
+    Regression.objects.filter(pk=regression.pk).update(status=Regression.Status.FIXED)
+    assert protected_refs() == []
