@@ -29,6 +29,8 @@ def find_or_overlay(local: LocalBuilds, build: dict) -> LocalBuild:
     except BuildUnavailable:
         if isinstance(build.get("source_build"), dict):
             return source_build_of(build)
+        if isinstance(build.get("intake"), dict):  # another worker of the class took it in: take it in here too
+            return taken_in_here(local, build)
         spec = overlay_spec(build)
         if spec is None:
             raise
@@ -92,3 +94,27 @@ def source_build_of(build: dict) -> LocalBuild:
                                                                  "torch_version": built_version}}}
         _made[key] = LocalBuild(python=python, environment=environment)
     return _made[key]
+
+
+def taken_in_here(local: LocalBuilds, build: dict) -> LocalBuild:
+    """A build another worker of the class took in (the message names its version): taken in from
+    this worker's own index (``runner.intake``; a version it does not hold is refused there)."""
+    from runner.intake.config import IntakeConfig, IntakeConfigError  # noqa: PLC0415
+    from runner.intake.take import intake_run  # noqa: PLC0415
+
+    version = str(build["intake"].get("version", ""))
+    try:
+        config = IntakeConfig.from_env()
+    except IntakeConfigError as exc:
+        raise BuildUnavailable(f"build {build['git_sha'][:12]} (torch {version[:40]}): {exc}") from None
+    if config is None:
+        raise BuildUnavailable(f"build {build['git_sha'][:12]} was taken in (torch {version[:40]}) and this worker has no PTBENCH_INTAKE_INDEX")
+    answer = intake_run(config, version=version)
+    if not answer["ok"]:
+        raise BuildUnavailable(f"taking in torch {version[:40]} here: {answer['error']}")
+    found = LocalBuild(python=answer["python"], environment=answer["environment"], catalog=answer.get("config_catalog") or {})
+    if found.key != (build["git_sha"], build.get("local_label") or ""):
+        raise BuildUnavailable(f"torch {version[:40]} from this worker's index is build {found.key[0][:12]}+{found.key[1]}, "
+                               f"not {build['git_sha'][:12]}+{build.get('local_label') or ''}")
+    local.builds.append(found)  # this worker runs it from now on
+    return found

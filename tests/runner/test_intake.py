@@ -152,3 +152,25 @@ def test_an_environment_is_made_once_atomically_and_pruned_but_never_a_protected
     assert [t.version for t in prune(config, protect=set())] == ["2.12.0+cpu"] and not other.exists()
     assert [t.version for t in made(config)] == ["2.13.0+cpu"]
     assert version_named(config, "2.13.0+cpu") == Version("2.13.0+cpu")
+
+
+@needs_wheels
+def test_a_case_of_a_build_another_worker_took_in_is_taken_in_here_from_this_workers_index(tmp_path, uv_cache, monkeypatch):
+    """A class of several hosts: the intake message went to one worker; a case of that build reaching
+    another takes it in there, from that worker's own index (the message names only the version)."""
+    from runner.intake import take
+    from runner.worker import overlays
+    from runner.worker.builds import BuildUnavailable, LocalBuilds
+
+    monkeypatch.setattr(take, "_probe", metadata_probe)
+    for name, value in (("INDEX", WHEELS), ("DIR", str(tmp_path / "intake")), ("CACHE", str(uv_cache)), ("INHERIT", "1")):
+        monkeypatch.setenv(f"PTBENCH_INTAKE_{name}", value)
+    local = LocalBuilds()
+    build = {"git_sha": "cf30153c4c131c8164ee7798e5022d810682e2cb", "local_label": "cpu", "intake": {"version": "2.13.0+cpu"}}
+    found = overlays.find_or_overlay(local, build)
+    assert found.python.startswith(str(tmp_path / "intake" / "envs")) and local.builds == [found]
+    assert overlays.find_or_overlay(local, build) is found  # known from now on
+    with pytest.raises(BuildUnavailable, match="not in this worker's index"):
+        overlays.find_or_overlay(local, {**build, "git_sha": "e" * 40, "intake": {"version": "2.99.0"}})
+    with pytest.raises(BuildUnavailable, match="is build cf30153c4c13\\+cpu, not eeeeeeeeeeee\\+cpu"):
+        overlays.find_or_overlay(local, {**build, "git_sha": "e" * 40})
