@@ -88,3 +88,26 @@ def test_builds_an_open_finding_or_a_running_bisection_refers_to_are_never_prune
     assert protected_refs() == sorted({SHAS[0], SHAS[5]})
     Regression.objects.filter(pk=regression.pk).update(status=Regression.Status.FIXED)
     assert protected_refs() == []
+
+
+def test_the_schedule_is_a_periodic_task_whose_beat_message_asks_for_an_intake(eager, monkeypatch, django_capture_on_commit_callbacks):
+    """manage.py schedule_intake makes the beat entry (edited in the admin); what beat sends asks for
+    an intake carrying the nightly's options; here, without a broker, this process answers it, and
+    it has no index of its own: a failure naming the setting."""
+    import json
+
+    from django.core.management import call_command
+    from django_celery_beat.models import PeriodicTask
+
+    from dashboard.pipeline.tasks import intake_request as beat_task
+
+    monkeypatch.delenv("PTBENCH_INTAKE_INDEX", raising=False)
+    monkeypatch.delenv("PTBENCH_INTAKE_FILE", raising=False)
+    call_command("schedule_intake", "--machine-class", "cpu", "--hour", "1", "--size", "tiny", "--suite", "core")
+    task = PeriodicTask.objects.get(name="intake on cpu")
+    assert (task.task, task.crontab.hour, task.enabled) == ("pipeline.intake_request", "1", True)
+    with django_capture_on_commit_callbacks(execute=True):
+        intake_id = beat_task.apply(kwargs=json.loads(task.kwargs)).get()
+    intake = Intake.objects.get(pk=intake_id)
+    assert intake.run_options == {"size": "tiny", "suite": "core"} and intake.requested_by == "schedule"
+    assert intake.state == Intake.State.FAILED and "no PTBENCH_INTAKE_INDEX" in intake.error
