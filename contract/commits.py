@@ -91,6 +91,9 @@ def commit_record_problem(record) -> str | None:
     return None
 
 
+SOURCE_LABEL = "source"  # the local label of a build the worker's source-build command made at a commit (docs/builds.md)
+
+
 def overlay_label(base_git_sha: str, base_local_label: str = "") -> str:
     """The local label of an overlay build on a base build (its git sha is the commit's)."""
     return f"py-on-{base_git_sha[:12]}" + (f"-{base_local_label}" if base_local_label else "")

@@ -8,6 +8,7 @@ from __future__ import annotations
 RUN_CASE = "runner.run_case"
 PROBE_BUILDS = "runner.probe_builds"
 COMMIT_RANGE = "runner.commit_range"  # list the commits between two builds from the worker's mirror (issue #41)
+INTAKE = "runner.intake"  # take in the newest build from the worker's own package index (issue #41)
 
 # Dashboard side, on its "ingest" queue: what a worker reports.
 DASHBOARD_QUEUE = "ingest"
@@ -16,6 +17,7 @@ CASE_FINISHED = "dispatch.case_finished"
 CASE_FAILED = "dispatch.case_failed"
 WORKER_REPORT = "dispatch.worker_report"
 COMMIT_RANGE_LISTED = "regressions.commit_range_listed"  # its answer
+INTAKE_DONE = "pipeline.intake_done"  # an intake's answer: the build taken in, or the failure and its log
 
 # A cancelled run: the dashboard sets this Redis key (on the broker's database); workers read it
 # before a case and every few seconds while one runs.

@@ -16,6 +16,7 @@ from dashboard.alerts.matching import severity_of
 from dashboard.alerts.models import Delivery, Subscription
 from dashboard.regressions.board import regression_numbers
 from dashboard.regressions.models import AlertSummary, Regression
+from dashboard.regressions.selectors_commits import commit_ranges_of_rows, commit_summary, culprit_commit_text
 from dashboard.results.models import Build, Run
 from dashboard.results.selectors.common import build_ref
 
@@ -45,6 +46,8 @@ class Item:
     workload_url: str
     compare_url: str | None = None  # only when its builds differ from the run's
     commits_url: str | None = None
+    commit_range: str = ""  # "12 commits: 1 touching C++, 10 only Python under torch/ (_dynamo 4, ...)" (issue #41), or ""
+    culprit: str = ""  # the culprit commit a bisection named, with the values on both sides, or ""
 
 
 @dataclass
@@ -86,6 +89,10 @@ def message_for_delivery(delivery: Delivery) -> Message:
         from dashboard.alerts.compose_bisection import bisection_message  # noqa: PLC0415 (it imports this module)
 
         return bisection_message(bisection=delivery.bisection, subscription=delivery.subscription)
+    if delivery.kind == Delivery.Kind.INTAKE:
+        from dashboard.alerts.compose_intake import intake_message  # noqa: PLC0415 (it imports this module)
+
+        return intake_message(intake=delivery.intake, subscription=delivery.subscription)
     regressions = list(delivery.regressions.select_related(
         "series__workload", "series__config", "first_bad_build", "last_good_build"))
     return run_message(run=delivery.run, regressions=regressions, subscription=delivery.subscription)
@@ -103,7 +110,9 @@ def _run_alert(*, run: Run, regressions: list[Regression]) -> RunAlert:
     summary = AlertSummary.objects.filter(run=run).select_related("previous_build").first()
     previous = summary.previous_build if summary else None
     ordered = sorted(regressions, key=lambda r: (severity_of(r.finding) != "breakage", -abs(r.magnitude or 0), r.id))
-    items = [_item(r, run=run, previous=previous) for r in ordered[:MAX_LISTED]]
+    ranges = commit_ranges_of_rows(ordered[:MAX_LISTED])
+    items = [_item(r, run=run, previous=previous, commit_range=ranges.get((r.last_good_build_id, r.first_bad_build_id)))
+             for r in ordered[:MAX_LISTED]]
     count = len(regressions)
     noun = f"{count} new regression{'s' if count != 1 else ''}"
     return RunAlert(
@@ -116,7 +125,7 @@ def _run_alert(*, run: Run, regressions: list[Regression]) -> RunAlert:
     )
 
 
-def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
+def _item(regression: Regression, *, run: Run, previous: Build | None, commit_range=None) -> Item:
     series, config = regression.series, regression.series.config
     good, bad = regression.last_good_build, regression.first_bad_build
     own_range = (good and good.id, bad.id) != (previous and previous.id, run.build_id)
@@ -130,6 +139,7 @@ def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
             "machine": series.machine_class, **config.case_config.page_parameters()}),
         compare_url=compare_url(good, bad, series.machine_class) if own_range else None,
         commits_url=commits_url(good, bad) if own_range else None,
+        commit_range=(commit_summary(commit_range) or {}).get("text", ""), culprit=culprit_commit_text(regression.culprit_commit),
     )
 
 
@@ -144,7 +154,7 @@ def _run_text(alert: RunAlert, subscription: Subscription) -> str:
     for item in alert.items:
         lines.append(f"- [{item.severity}] {item.workload} {item.config}: {item.metric}, {item.finding}")
         lines += [f"    {detail}" for detail in (item.cause and f"likeliest cause: {item.cause}", item.change, item.message,
-                                                     item.reason and f"reason: {item.reason}") if detail]
+                                                     item.reason and f"reason: {item.reason}", item.commit_range, item.culprit) if detail]
         lines += _labelled((("workload", item.workload_url), ("compare", item.compare_url), ("commits", item.commits_url)), indent="    ")
     if alert.more:
         lines.append(f"... and {alert.more} more: {alert.regressions_url}")
@@ -175,7 +185,7 @@ def _run_slack(alert: RunAlert, subscription: Subscription) -> dict:
     for item in alert.items:
         text = (f"*{_link(item.workload_url, item.workload)}* `{slack_escape(item.config)}` · {slack_escape(item.metric)}: "
                 f"{slack_escape(item.finding)} _({item.severity})_")
-        for detail in (item.change, item.message, item.reason and f"reason: {item.reason}"):
+        for detail in (item.change, item.message, item.reason and f"reason: {item.reason}", item.commit_range, item.culprit):
             if detail:
                 text += "\n" + slack_escape(detail)
         extra = [_link(url, label) for url, label in ((item.compare_url, "compare"), (item.commits_url, "commits")) if url]

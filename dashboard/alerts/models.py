@@ -18,6 +18,7 @@ from django.db import models
 from dashboard.alerts.matching import BOTH, BREAKAGE, SLOWDOWN
 from dashboard.alerts.transport import webhook_address_problem
 from dashboard.regressions.history import TRACKED_METRICS
+from dashboard.dispatch.models import Intake
 from dashboard.regressions.models import Bisection, Regression
 from dashboard.results.models import Run
 
@@ -128,6 +129,7 @@ class Delivery(models.Model):
         RUN = "run"
         TEST = "test"
         BISECTION = "bisection", "bisection result"
+        INTAKE = "intake", "intake failure"
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -140,6 +142,8 @@ class Delivery(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.RUN)
     bisection = models.ForeignKey(Bisection, on_delete=models.CASCADE, null=True, blank=True, related_name="alert_deliveries",
                                   help_text="kind bisection: the bisection whose result it sends (docs/bisect.md)")
+    intake = models.ForeignKey(Intake, on_delete=models.CASCADE, null=True, blank=True, related_name="alert_deliveries",
+                               help_text="kind intake: the failed intake it reports (docs/builds.md)")
     regressions = models.ManyToManyField(Regression, blank=True, related_name="alert_deliveries")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     last_error = models.TextField(blank=True)
@@ -151,6 +155,9 @@ class Delivery(models.Model):
             # One message per subscription per run: a task delivered twice, or two at once, cannot send it again.
             models.UniqueConstraint(fields=["subscription", "run"], condition=models.Q(run__isnull=False),
                                     name="delivery_one_per_subscription_run"),
+            # A failed intake goes to each subscription once.
+            models.UniqueConstraint(fields=["subscription", "intake"], condition=models.Q(intake__isnull=False),
+                                    name="delivery_one_per_subscription_intake"),
             # A bisection's result goes to each subscription once.
             models.UniqueConstraint(fields=["subscription", "bisection"], condition=models.Q(bisection__isnull=False),
                                     name="delivery_one_per_subscription_bisection"),

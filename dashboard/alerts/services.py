@@ -21,6 +21,7 @@ from dashboard.alerts.compose import message_for_delivery
 from dashboard.alerts.matching import subscription_wants
 from dashboard.alerts.models import Delivery, DeliveryAttempt, Subscription, email_addresses
 from dashboard.alerts.transport import SendFailure, email_send, slack_post
+from dashboard.dispatch.models import Intake
 from dashboard.durable import send_after_commit, send_logged
 from dashboard.regressions.models import AlertSummary, Bisection, DetectionPass, Regression
 from dashboard.results.models import Run
@@ -86,6 +87,22 @@ def delivery_plan_bisection(*, bisection_id: int) -> list[int]:
                 continue
             delivery, new = Delivery.objects.get_or_create(subscription=subscription, bisection=bisection,
                                                            defaults={"kind": Delivery.Kind.BISECTION})
+            if new:
+                created.append(delivery.id)
+        send_after_commit(lambda: _enqueue(created), what=f"deliveries {created}")
+    return created
+
+
+def delivery_plan_intake(*, intake_id: int) -> list[int]:
+    """A failed intake (docs/builds.md): one delivery per enabled subscription of its machine class
+    (or of every class) that wants breakages, sent once this commits, once per subscription."""
+    created: list[int] = []
+    with transaction.atomic():
+        intake = Intake.objects.get(pk=intake_id)
+        for subscription in Subscription.objects.filter(enabled=True).exclude(severity=Subscription.Severity.SLOWDOWN):
+            if subscription.machine_classes and intake.machine_class not in subscription.machine_classes:
+                continue
+            delivery, new = Delivery.objects.get_or_create(subscription=subscription, intake=intake, defaults={"kind": Delivery.Kind.INTAKE})
             if new:
                 created.append(delivery.id)
         send_after_commit(lambda: _enqueue(created), what=f"deliveries {created}")

@@ -2,6 +2,7 @@ from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from dashboard.api import views
+from dashboard.api.views.intake import IntakeView
 
 app_name = "api"
 urlpatterns = [
@@ -11,6 +12,7 @@ urlpatterns = [
     path("artifacts/<str:sha256>/", views.ArtifactUploadView.as_view(), name="artifact-upload"),
     path("builds/", views.BuildListView.as_view(), name="builds"),
     path("builds/<str:ref>/", views.BuildDetailView.as_view(), name="build"),
+    path("intake/", IntakeView.as_view(), name="intake"),
     path("runs/", views.RunListView.as_view(), name="runs"),
     path("runs/submit/", views.RunSubmitView.as_view(), name="run-submit"),
     path("runs/<uuid:run_id>/", views.RunDetailView.as_view(), name="run"),

@@ -128,3 +128,18 @@ def probe_inprocess(*, machine_class: str, python: str = "") -> int:
                                  hostname=socket.gethostname(), worker="in-process",
                                  source=BuildEnvironment.Source.REGISTERED, catalog=found.catalog)
     return len(probed.builds)
+
+
+def intake_inprocess(*, protect: list[str]) -> dict:
+    """Without a broker: an intake taken by this process from its own settings (PTBENCH_INTAKE_*),
+    as a worker would (``runner.intake``)."""
+    from runner.intake.config import IntakeConfig, IntakeConfigError
+    from runner.intake.take import intake_run
+
+    try:
+        config = IntakeConfig.from_env()
+    except IntakeConfigError as exc:
+        return {"ok": False, "version": "", "error": str(exc), "log": ""}
+    if config is None:
+        return {"ok": False, "version": "", "log": "", "error": "this process has no PTBENCH_INTAKE_INDEX (docs/builds.md)"}
+    return intake_run(config, protect=set(protect))

@@ -84,3 +84,40 @@ class CaseTask(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workload} {self.config_key}: {self.state}"
+
+
+class Intake(models.Model):
+    """One request to a machine class's workers to take in the newest build from their own package
+    index (issue #41, docs/builds.md), and its answer: the build taken in (and the nightly run
+    requested on it), or the failure with the installer's log."""
+
+    class State(models.TextChoices):
+        SENT = "sent", "asked of a worker"
+        TAKEN = "taken", "taken in"
+        FAILED = "failed"
+
+    machine_class = models.SlugField(max_length=64)
+    state = models.CharField(max_length=8, choices=State.choices, default=State.SENT)
+    requested_by = models.CharField(max_length=32, help_text="schedule (Celery beat), admin or manage.py")
+    requested_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    run_options = models.JSONField(default=dict, blank=True, help_text="the nightly run requested on the build: size, suite, workloads ...")
+    version = models.CharField(max_length=100, blank=True, help_text="the torch version the worker resolved")
+    build = models.ForeignKey(Build, on_delete=models.SET_NULL, null=True, blank=True, related_name="intakes")
+    hostname = models.CharField(max_length=255, blank=True)
+    worker = models.CharField(max_length=255, blank=True)
+    python = models.CharField(max_length=1000, blank=True, help_text="the environment's interpreter on that host")
+    cached = models.BooleanField(null=True, help_text="found made before (the same version again)")
+    seconds = models.FloatField(null=True, blank=True, help_text="to take it in on the worker")
+    error = models.TextField(blank=True)
+    log = models.TextField(blank=True, help_text="what the installer said (its last 20,000 characters)")
+    pruned = models.JSONField(default=list, blank=True, help_text="environments the worker removed (keep N)")
+    run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+                            help_text="the class's nightly run requested on the build")
+
+    class Meta:
+        indexes = [models.Index(fields=["machine_class", "-requested_at"], name="intake_class_newest")]
+        ordering = ["-requested_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"intake {self.id} on {self.machine_class}: {self.get_state_display()}{' ' + self.version if self.version else ''}"

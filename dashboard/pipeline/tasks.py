@@ -15,7 +15,9 @@ from dashboard.regressions.services.bisect_auto import (
     commit_ranges_request_auto,
 )
 from dashboard.regressions.services.commits import commit_range_listed as commit_range_store
-from contract.messages import COMMIT_RANGE_LISTED, DASHBOARD_QUEUE
+from contract.messages import COMMIT_RANGE_LISTED, DASHBOARD_QUEUE, INTAKE_DONE
+from dashboard.pipeline.intake import intake_done as intake_store
+from dashboard.pipeline.intake import intake_request as intake_send
 
 
 @shared_task(name="results.ingest_run_document", queue="ingest", acks_late=True, **DB_RETRY)
@@ -93,3 +95,18 @@ def commit_range_listed(*, range_id: int, answer: dict, hostname: str = "") -> d
     if row is None:
         return {"status": "unknown range"}
     return {"status": row.status, "commits": len(row.commits), "bisections": commit_bisections_start_auto(commit_range=row)}
+
+
+@shared_task(name="pipeline.intake_request", queue=DASHBOARD_QUEUE)
+def intake_request(*, machine_class: str, **run_options) -> int:
+    """Beat (django-celery-beat, a periodic task edited in the admin; ``manage.py schedule_intake``):
+    ask a worker of ``machine_class`` to take in the newest build; ``run_options`` (size, suite,
+    workloads ...) are the nightly run then requested on it (docs/builds.md)."""
+    return intake_send(machine_class=machine_class, run_options=run_options).id
+
+
+@shared_task(name=INTAKE_DONE, queue=DASHBOARD_QUEUE, acks_late=True, **DB_RETRY)
+def intake_done(*, intake_id: int, hostname: str = "", worker: str = "", machine_class: str = "", answer: dict | None = None) -> str:
+    """A worker's answer to an intake: the build stored and its nightly requested, or the failure."""
+    intake = intake_store(intake_id=intake_id, hostname=hostname, worker=worker, machine_class=machine_class, answer=answer or {})
+    return intake.state if intake is not None else "unknown intake"

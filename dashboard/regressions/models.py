@@ -336,6 +336,8 @@ class CommitRange(models.Model):
     bad_commit = models.CharField(max_length=40, blank=True)
     commits = models.JSONField(default=list, blank=True, help_text="oldest first: [{sha, subject, author, time, kind, areas, ...}]")
     error = models.TextField(blank=True)
+    source_build = models.BooleanField(default=False, help_text="the worker that listed it can build its C++ commits "
+                                       "(PTBENCH_SOURCE_BUILD): a bisection measures them on source builds")
     requested_at = models.DateTimeField(auto_now_add=True)
     listed_at = models.DateTimeField(null=True, blank=True)
 

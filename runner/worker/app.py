@@ -12,6 +12,7 @@ from contract.messages import (
     CASE_STARTED,
     COMMIT_RANGE_LISTED,
     DASHBOARD_QUEUE,
+    INTAKE_DONE,
     WORKER_REPORT,
 )
 
@@ -21,7 +22,7 @@ use_for_redis()  # a case taken off its queue as Redis goes away is put back (co
 # Not the current app: a process that also holds the dashboard's app keeps that one current.
 app = Celery("ptbench-runner", broker=config.broker_url or None, set_as_current=False)
 app.conf.update(
-    imports=("runner.worker.startup", "runner.worker.tasks"),  # startup: stale cases ended before any case runs
+    imports=("runner.worker.startup", "runner.worker.tasks", "runner.worker.intake"),  # startup: stale cases ended before any case runs
     # A case is acknowledged only once its result is handed on: a worker that dies mid-case (killed,
     # machine lost) leaves it to another worker of the class. One case at a time per pool process,
     # PTBENCH_CASES_AT_ONCE pool processes (runner.worker.slots), unless --concurrency says otherwise.
@@ -44,6 +45,6 @@ app.conf.update(
     task_queues=[Queue(config.machine_class)] if config.machine_class else [],
     task_default_queue=config.machine_class or "celery",
     task_routes={name: {"queue": DASHBOARD_QUEUE} for name in (CASE_STARTED, CASE_FINISHED, CASE_FAILED, WORKER_REPORT,
-                                                              COMMIT_RANGE_LISTED)},
+                                                              COMMIT_RANGE_LISTED, INTAKE_DONE)},
     worker_hijack_root_logger=False,
 )

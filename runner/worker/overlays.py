@@ -5,9 +5,10 @@ that base's environment with the Python files under ``torch/`` of the commit
 and a label; the files come from this worker's own mirror."""
 from __future__ import annotations
 
-from contract.commits import SHA, overlay_label
+from contract.commits import SHA, SOURCE_LABEL, overlay_label
 from runner.commits.mirror import Mirror, MirrorError
 from runner.commits.overlay import cache_dir_from_env, overlay_make
+from runner.commits.source_build import SourceBuilder, SourceBuildError
 from runner.engine.executor import probe_environment
 from runner.worker.builds import BuildUnavailable, LocalBuild, LocalBuilds
 
@@ -26,6 +27,10 @@ def find_or_overlay(local: LocalBuilds, build: dict) -> LocalBuild:
     try:
         return local.find(git_sha=build["git_sha"], local_label=build.get("local_label", ""), overrides=build.get("overrides"))
     except BuildUnavailable:
+        if isinstance(build.get("source_build"), dict):
+            return source_build_of(build)
+        if isinstance(build.get("intake"), dict):  # another worker of the class took it in: take it in here too
+            return taken_in_here(local, build)
         spec = overlay_spec(build)
         if spec is None:
             raise
@@ -54,3 +59,62 @@ def find_or_overlay(local: LocalBuilds, build: dict) -> LocalBuild:
                                                 "overlay": {**overlay.as_document(), "base": spec["base"], "subject": facts["subject"]}}}
         _made[key] = LocalBuild(python=overlay.python, environment=environment)
     return _made[key]
+
+
+def source_build_of(build: dict) -> LocalBuild:
+    """A build at a commit touching C++ (issue #41): made by this worker's own PTBENCH_SOURCE_BUILD
+    command (``runner.commits.source_build``); the message names only the commit."""
+    commit = str(build["source_build"].get("commit", ""))
+    if not (SHA.fullmatch(commit) and commit == build["git_sha"] and build.get("local_label") == SOURCE_LABEL):
+        raise BuildUnavailable(f"build {build['git_sha'][:12]}: a malformed source build (its commit the build's, label {SOURCE_LABEL})")
+    key = ("source", commit)
+    if key not in _made:
+        try:
+            builder = SourceBuilder.from_env()
+            if builder is None:
+                raise SourceBuildError("this worker has no PTBENCH_SOURCE_BUILD command")
+            python = builder.make(commit)
+        except SourceBuildError as exc:
+            raise BuildUnavailable(f"source build of {commit[:12]}: {exc}") from None
+        mirror = Mirror.from_env()
+        try:
+            facts = mirror.commit_facts(commit) if mirror is not None else {}
+        except MirrorError:
+            facts = {}
+        environment = probe_environment(python, timeout_s=300)
+        environment.pop("config_catalog", None)
+        environment.pop("override_problems", None)
+        # stored as the dashboard named it (a source build's own "2.14.0a0+git..." is kept beside)
+        built_version = environment["build"].get("torch_version", "")
+        environment["build"] = {**environment["build"], "git_sha": commit, "local_label": SOURCE_LABEL,
+                                "torch_version": build.get("torch_version") or built_version,
+                                **({"commit_time": facts["time"]} if facts.get("time") else {}),
+                                "environment": {**(environment["build"].get("environment") or {}),
+                                                "source_build": {"commit": commit, "subject": facts.get("subject", ""),
+                                                                 "torch_version": built_version}}}
+        _made[key] = LocalBuild(python=python, environment=environment)
+    return _made[key]
+
+
+def taken_in_here(local: LocalBuilds, build: dict) -> LocalBuild:
+    """A build another worker of the class took in (the message names its version): taken in from
+    this worker's own index (``runner.intake``; a version it does not hold is refused there)."""
+    from runner.intake.config import IntakeConfig, IntakeConfigError  # noqa: PLC0415
+    from runner.intake.take import intake_run  # noqa: PLC0415
+
+    version = str(build["intake"].get("version", ""))
+    try:
+        config = IntakeConfig.from_env()
+    except IntakeConfigError as exc:
+        raise BuildUnavailable(f"build {build['git_sha'][:12]} (torch {version[:40]}): {exc}") from None
+    if config is None:
+        raise BuildUnavailable(f"build {build['git_sha'][:12]} was taken in (torch {version[:40]}) and this worker has no PTBENCH_INTAKE_INDEX")
+    answer = intake_run(config, version=version)
+    if not answer["ok"]:
+        raise BuildUnavailable(f"taking in torch {version[:40]} here: {answer['error']}")
+    found = LocalBuild(python=answer["python"], environment=answer["environment"], catalog=answer.get("config_catalog") or {})
+    if found.key != (build["git_sha"], build.get("local_label") or ""):
+        raise BuildUnavailable(f"torch {version[:40]} from this worker's index is build {found.key[0][:12]}+{found.key[1]}, "
+                               f"not {build['git_sha'][:12]}+{build.get('local_label') or ''}")
+    local.builds.append(found)  # this worker runs it from now on
+    return found

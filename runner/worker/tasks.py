@@ -112,6 +112,12 @@ def start_warm_processes(builds: LocalBuilds) -> None:
 def local_builds() -> LocalBuilds:
     if _state["builds"] is None:
         _state["builds"] = LocalBuilds.probe(config.builds + _state["extra"])
+        from runner.worker.intake import add_taken_in, intake_config  # noqa: PLC0415 (it imports this module)
+
+        try:
+            add_taken_in(_state["builds"], intake_config())  # the builds taken in before (issue #41)
+        except ValueError as exc:
+            _state["builds"].errors.append({"python": "PTBENCH_INTAKE_*", "error": str(exc)})
     return _state["builds"]
 
 

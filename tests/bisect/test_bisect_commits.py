@@ -97,6 +97,36 @@ def test_a_change_across_the_cpp_commit_names_the_commits_that_need_a_source_bui
     assert culprit["message"].startswith("needs a source build: 1 commit (1 touching C++)")
 
 
+def test_with_a_source_build_command_the_commits_between_cpp_ones_are_source_builds_and_the_culprit_is_named(listed):
+    """The worker that listed the range has PTBENCH_SOURCE_BUILD: the commits from the first C++ one
+    up to the last are measured on source builds (the last C++ one is an overlay on the bad build)."""
+    regression, row = listed
+    kinds = ["python", "python", "cpp", "python", "cpp", "python", "python", "python"]
+    row = commit_range_listed(range_id=row.id, answer={**answer(kinds), "source_build": True})
+    assert row.source_build is True
+    bisection = bisection_start(regression=regression, kind="commits", requested_by="test", attempts=2)
+    from dashboard.dispatch.services.runs import case_message
+    from dashboard.results.models import Build
+
+    chain = [Build.objects.get(pk=i) for i in bisection.builds]
+    assert [b.git_sha for b in chain[1:-1]] == COMMITS[:7] and "gap" not in bisection.result
+    assert [b.local_label for b in chain[3:5]] == ["source", "source"]
+    assert chain[3].environment["source_build"]["commit"] == COMMITS[2]
+    bisection = measure(bisection, value=commit_value(COMMITS[3]), rounds=6)  # the Python commit between the C++ ones
+    assert bisection.status == "done" and bisection.result["commit"]["sha"] == COMMITS[3], bisection.result
+    from dashboard.dispatch.models import CaseTask
+
+    source_cases = CaseTask.objects.filter(run__build__local_label="source")
+    assert source_cases.exists() and all(case_message(c)["build"]["source_build"]["commit"] == c.run.build.git_sha
+                                         for c in source_cases)
+    # the same range listed by a worker without the command: those commits are named, not built
+    row.source_build = False
+    row.save()
+    regression.refresh_from_db()
+    again = bisection_start(regression=regression, kind="commits", requested_by="test", attempts=2)
+    assert again.result["gap"] == {"after": 2, "shas": COMMITS[2:5], "cpp": 2}
+
+
 def test_malformed_answers_fail_the_range_naming_the_field_and_all_cpp_cannot_be_bisected(listed, writer):
     regression, row = listed
     bad = answer()

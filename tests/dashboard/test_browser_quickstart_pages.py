@@ -93,7 +93,23 @@ def test_the_quick_starts_pages_have_nothing_a_person_would_trip_on(quickstart):
     assert not report.problems, format_report(report)
 
 
+def intakes() -> None:
+    """The nightly intake (issue #41): a build taken in on the local class, a failure on gpu-h100."""
+    from dashboard.dispatch.models import Intake
+    from dashboard.results.models import Build
+
+    build = Build.objects.get(git_sha__startswith="cf30153c4c13", local_label="cpu")
+    Intake.objects.create(machine_class=LOCAL_CLASS, state="taken", requested_by="schedule", requested_at="2026-11-26T01:00:00+00:00",
+                          finished_at="2026-11-26T01:00:32+00:00", version="2.13.0+cpu", build=build, hostname="box", seconds=31.6,
+                          cached=False)
+    Intake.objects.create(machine_class="gpu-h100", state="failed", requested_by="schedule", requested_at="2026-11-26T01:00:00+00:00",
+                          finished_at="2026-11-26T01:00:05+00:00", version="2.14.0.dev20261127+cu130", hostname="gpu0",
+                          error="uv pip exited 1: error: Failed to download `torch==2.14.0.dev20261127+cu130`",
+                          log="$ uv pip install ...\nerror: Failed to download `torch==2.14.0.dev20261127+cu130`")
+
+
 def test_home_says_last_night_first_and_links_its_counts(browser, live_server, quickstart):
+    intakes()
     page, problems = open_page(browser, live_server.url + "/", viewport=WIDE)
     page.wait_for_selector("#overview-trends[data-drawn=true]", timeout=20_000)
     first = page.locator("h1").first
@@ -114,6 +130,14 @@ def test_home_says_last_night_first_and_links_its_counts(browser, live_server, q
     assert page.locator(f"#class-{LOCAL_CLASS} td.cell.better, #class-{LOCAL_CLASS} td.cell.worse").count() == 0
     counts = page.locator(f"#class-{LOCAL_CLASS} a.open-regressions")
     assert counts.count() == 3 and f"/regressions/?machine={LOCAL_CLASS}&build=cf30153c4c13%2Bcpu" in counts.first.get_attribute("href")
+    # Nightly intake: per class the build taken in, and the failure, its log folded until opened.
+    taken = page.locator(f"#intake tr[data-class={LOCAL_CLASS}]").inner_text()
+    assert "torch 2.13.0+cpu" in taken and "cf30153c4c13+cpu" in taken and "31.6 s on box" in taken and "none yet" not in taken
+    failed = page.locator("#intake tr[data-class=gpu-h100]")
+    assert "none yet" in failed.inner_text() and "failed 2026-11-26 01:00 (torch 2.14.0.dev20261127+cu130): uv pip exited 1" in failed.inner_text()
+    assert not failed.locator("pre.intake-log").is_visible()
+    failed.locator("summary").click()
+    assert "error: Failed to download" in failed.locator("pre.intake-log").inner_text()
     # Recent runs name the build by its ref.
     assert page.locator("table.runs tbody tr").first.locator(".build-ref").inner_text() == "cf30153c4c13+cpu"
     # The first row's slanted build names end above the second row's chart titles.

@@ -13,10 +13,10 @@ from dashboard.api.views.common import ApiView
 class ApiRootView(ApiView):
     @extend_schema(operation_id="api_root", summary="Where things are",
                    responses={200: inline_serializer("ApiRoot", {k: serializers.CharField() for k in (
-                       "schema", "docs", "builds", "runs", "results", "series", "regressions", "compare", "verdict")})},
+                       "schema", "docs", "builds", "intake", "runs", "results", "series", "regressions", "compare", "verdict")})},
                    tags=["meta"])
     def get(self, request):
-        names = {"schema": "schema", "docs": "docs", "builds": "builds", "runs": "runs", "results": "results",
+        names = {"schema": "schema", "docs": "docs", "builds": "builds", "intake": "intake", "runs": "runs", "results": "results",
                  "series": "series", "regressions": "regressions", "compare": "compare", "verdict": "verdict"}
         return Response({key: request.build_absolute_uri(reverse(f"api:{name}")) for key, name in names.items()})
 

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from dashboard.dispatch import broker
-from dashboard.dispatch.models import CaseTask
+from dashboard.dispatch.models import CaseTask, Intake
 from dashboard.dispatch.services.planning import MatrixError, matrix_resolve, run_plan
 from dashboard.durable import send_after_commit
 from dashboard.dispatch.signals import run_finished
@@ -91,6 +91,11 @@ def variant_repro(repro: str, overrides: Overrides) -> str:
     return f"{repro} {shlex.join(overrides.cli_arguments())}" if overrides and repro else repro
 
 
+def _intake_version(build, machine_class: str) -> str:
+    return (Intake.objects.filter(build=build, machine_class=machine_class, state=Intake.State.TAKEN)
+            .order_by("-requested_at").values_list("version", flat=True).first() or "")
+
+
 def case_message(case: CaseTask) -> dict:
     run, build = case.run, case.run.build
     return {
@@ -99,7 +104,11 @@ def case_message(case: CaseTask) -> dict:
         "build": {"git_sha": build.git_sha, "local_label": build.local_label, "torch_version": build.torch_version,
                   "label": build.label, **({"overrides": build.overrides} if build.overrides else {}),
                   # an overlay build (issue #41): the worker makes it from the base it names
-                  **({"overlay": build.environment["overlay"]} if (build.environment or {}).get("overlay") else {})},
+                  **({"overlay": build.environment["overlay"]} if (build.environment or {}).get("overlay") else {}),
+                  # a source build (issue #41): made by the worker's own PTBENCH_SOURCE_BUILD command
+                  **({"source_build": build.environment["source_build"]} if (build.environment or {}).get("source_build") else {}),
+                  # a build a worker of the class took in (issue #41): another worker takes it in from its own index
+                  **({"intake": {"version": version}} if (version := _intake_version(build, run.machine.machine_class)) else {})},
         "size": run.size,
         "spec": case.spec,
         "workload": case.workload_description,

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from contract.commits import SHA, commit_record_problem, overlay_label
+from contract.commits import SHA, SOURCE_LABEL, commit_record_problem, overlay_label
 from contract.messages import COMMIT_RANGE
 from dashboard.regressions.models import CommitRange
 from dashboard.results.models import Build
@@ -111,6 +111,7 @@ def commit_range_listed(*, range_id: int, answer) -> CommitRange | None:
         else:
             row.status, row.error = CommitRange.Status.LISTED, ""
             row.good_commit, row.bad_commit, row.commits = answer["good_commit"], answer["bad_commit"], answer["commits"]
+            row.source_build = answer.get("source_build") is True
         row.listed_at = timezone.now()
         row.save()
     if row.status == CommitRange.Status.FAILED:
@@ -142,22 +143,38 @@ def overlay_build_get_or_create(*, base: Build, commit: dict) -> Build:
     })
 
 
+def source_build_get_or_create(*, commit: dict, like: Build) -> Build:
+    """The build of ``commit`` that a worker's own source-build command makes (label ``source``; its
+    environment names the commit, all a worker reads of it)."""
+    sha = commit["sha"]
+    return build_get_or_create({
+        "git_sha": sha, "local_label": SOURCE_LABEL, "torch_version": like.torch_version, "label": f"source build of {sha[:10]}",
+        "commit_time": commit.get("time") or None, "python_version": like.python_version,
+        "environment": {"source_build": {"commit": sha, "subject": commit.get("subject", "")}},
+    })
+
+
 def commit_chain(*, commit_range: CommitRange, good: Build, bad: Build) -> tuple[list[Build], dict]:
     """The builds a bisection over the range's commits measures, good end first, and what it needs
     to say what it found: ``shas`` (each index's commit), ``gap`` (the commits between the last one
     an overlay on ``good`` can carry and the first one an overlay on ``bad`` can: C++ ones, which
-    only a source build tells apart; absent without C++)."""
+    only a source build tells apart; absent without C++, or when the range's workers have a
+    source-build command: then those commits are source builds)."""
     commits = commit_range.commits
     cpp = [i for i, c in enumerate(commits) if c["kind"] == "cpp"]
     if cpp:
         low, high = commits[:cpp[0]], commits[cpp[-1]:-1]
     else:
         low, high = commits[:-1], []
+    built = commits[cpp[0]:cpp[-1]] if cpp and commit_range.source_build else []
     builds = [good, *(overlay_build_get_or_create(base=good, commit=c) for c in low),
+              *(source_build_get_or_create(commit=c, like=bad) for c in built),
               *(overlay_build_get_or_create(base=bad, commit=c) for c in high), bad]
-    meta = {"shas": [commit_range.good_commit, *(c["sha"] for c in low), *(c["sha"] for c in high), commit_range.bad_commit],
+    meta = {"shas": [commit_range.good_commit, *(c["sha"] for c in (*low, *built, *high)), commit_range.bad_commit],
             "commit_range": commit_range.id}
-    if cpp:
+    if built:
+        meta["source_builds"] = len(built)
+    elif cpp:
         gap = commits[cpp[0]:cpp[-1] + 1]
         meta["gap"] = {"after": len(low), "shas": [c["sha"] for c in gap], "cpp": len(cpp)}
     return builds, meta

@@ -11,6 +11,7 @@ from dashboard.results.selectors.overview import FIGURES, overview_list, overvie
 from dashboard.results.selectors.runs import run_list_recent
 from dashboard.results.selectors.suites import suite_table
 from dashboard.results.selectors.training import training_table
+from dashboard.dispatch.selectors_intake import intake_per_class
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
 from dashboard.web.last_night import heading, last_night
@@ -44,6 +45,7 @@ def overview(request):
         "web/overview.html",
         {
             "blocks": blocks,
+            "intakes": intake_per_class(),
             "nights": nights,
             "nights_heading": heading(nights),
             "figures": FIGURES,
