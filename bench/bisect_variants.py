@@ -160,7 +160,7 @@ def main() -> int:
     with up:
         from dashboard.dispatch.models import BuildEnvironment
         from dashboard.regressions.services.bisect import bisection_start
-        from dashboard.results.variants import variant_get_or_create
+        from dashboard.results.services import variant_get_or_create
 
         row = wait_until(lambda: BuildEnvironment.objects.filter(machine_class=machine_class).select_related("build").first(),
                          timeout=300, what="the runner worker's report of its builds", poll=0.5)

@@ -71,7 +71,7 @@ def measure(size: int, day: int) -> dict:
                     return steps
                 pass_started = outcome.pass_started
     except ImportError:  # before detection was chunked (issue #46): one pass, one task
-        from dashboard.regressions.services.detection import detection_run
+        from dashboard.regressions.services.detection_pass import detection_run
 
         def detection_run_all(*, run_id) -> list[float]:
             started = time.perf_counter()

@@ -65,7 +65,7 @@ def planted(builds: list[tuple[str, list[dict]]], metric: str, workload: str, fa
 def replay(builds: list[tuple[str, list[dict]]], *, keep_sha: bool = False, start_day: int = 1) -> list[dict]:
     """Store and detect each build in order (a configured Django database); one row per build."""
     from dashboard.regressions.selectors import build_verdict
-    from dashboard.regressions.services.detection import detection_run
+    from dashboard.regressions.services.detection_pass import detection_run
     from dashboard.results.models import Build, Run
     from dashboard.results.services import run_ingest
 

@@ -12,6 +12,8 @@ from contract.variants import InvalidOverride, Overrides
 from contract.suggest import did_you_mean, unknown_message
 from contract.suites import suite_problem
 from contract.vocabulary import COMPILE_MODES, DTYPES, MACHINE_CLASS_PATTERN, SHAPE_REGIMES, SIZES
+from dashboard.regressions.board import regression_numbers
+from dashboard.regressions.selectors_commits import regression_commits
 from dashboard.results.models import Run
 from dashboard.results.selectors.common import METRICS, RANGES, build_ref
 from dashboard.results.selectors.compare import FILTERS, SORT_KEYS
@@ -537,14 +539,10 @@ class RegressionSerializer(FindingNumbersFields):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_commit_range(self, r) -> dict | None:
-        from dashboard.regressions.selectors_commits import regression_commits  # noqa: PLC0415 (optional app)
-
         found = regression_commits(r, limit=None)
         return {**found["summary"], "commits": found["commits"]} if found["summary"] else None
 
     def to_representation(self, instance):
-        from dashboard.regressions.board import regression_numbers  # noqa: PLC0415 (optional app)
-
         return super().to_representation(_WithNumbers(instance, regression_numbers(instance).as_dict()))
 
     def get_first_bad_build(self, r) -> str:

@@ -22,11 +22,12 @@ from dashboard.results.models import Build, Config, Machine, Result, Run, Series
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.selectors.builds import build_imported_sources
 from dashboard.results.selectors.build_refs import label_problem
-from dashboard.results.variants import overrides_of_document, overrides_stored
+from dashboard.results.variants import overrides_of_document, overrides_stored, variant_document
 from contract.case_config import CaseConfig, CaseConfigError
 from contract.planning import current_repro
 from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, load_document
 from contract.reasons import DOCUMENT_DEFAULT
+from contract.variants import Overrides
 from contract.values import printable, value_problems
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
@@ -252,6 +253,17 @@ def build_get_or_create(data: dict) -> Build:
             ]
         )
     return build
+
+
+def variant_get_or_create(*, base, overrides: Overrides):
+    """The variant of ``base`` with ``overrides`` (``base`` itself when there are none)."""
+    if not overrides:
+        return base
+    data = {"torch_version": base.torch_version, "git_sha": base.git_sha, "local_label": base.local_label,
+            "label": base.label, "commit_time": base.commit_time.isoformat() if base.commit_time else None,
+            "triton_version": base.triton_version, "cuda_version": base.cuda_version,
+            "python_version": base.python_version, "environment": base.environment}
+    return build_get_or_create(variant_document(data, overrides))
 
 
 def build_date_from_first_run(*, build: Build, run: Run) -> None:

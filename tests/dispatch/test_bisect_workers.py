@@ -12,7 +12,7 @@ from dashboard.alerts.models import Delivery, Subscription
 from dashboard.regressions.models import Bisection, Regression
 from dashboard.regressions.services.bisect import bisection_start
 from dashboard.results.models import Result, Run
-from dashboard.results.variants import variant_get_or_create
+from dashboard.results.services import variant_get_or_create
 from tests.dispatch.conftest import wait_for
 from tests.dispatch.test_workers import finished, reported_build, request
 

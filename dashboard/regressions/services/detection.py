@@ -79,15 +79,6 @@ class DetectionOutcome:
                 "done": self.done, **({"skipped": self.skipped} if self.skipped else {})}
 
 
-def detection_run(*, run_id) -> DetectionOutcome:
-    """The whole detection of a run, now, as a fresh pass (``detection_pass.detection_step``, chunk
-    after chunk, each committed): commands, tests and benchmarks. The worker's task runs it in
-    bounded steps instead."""
-    from dashboard.regressions.services.detection_pass import detection_step  # noqa: PLC0415 (it imports this module)
-
-    return detection_step(run_id=run_id, budget_s=None, restart=True)
-
-
 def detection_priors(*, run: Run):
     """The noise known before a change of the newest 1-2 builds (the floor rule's window): a change
     must not widen the prior it is judged by (4 earlier builds, then +94 % compile time in three
