@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from contract.facts import FindingDetails
 from dashboard.alerts.compose_bisection import bisection_message
 from dashboard.alerts.formats import Message, absolute, commits_url, labelled, slack_escape, slack_link
 from dashboard.alerts.matching import severity_of
@@ -97,12 +98,13 @@ def _item(regression: Regression, *, run: Run, previous: Build | None) -> Item:
     series, config = regression.series, regression.series.config
     good, bad = regression.last_good_build, regression.first_bad_build
     own_range = (good and good.id, bad.id) != (previous and previous.id, run.build_id)
-    reason = _first_line((regression.details.get("reasons") or [""])[0])
+    details = FindingDetails(regression.details)
+    reason = _first_line((details.get("reasons") or [""])[0])
     return Item(
         workload=series.workload.name, config=str(config), metric=regression.metric,
         finding=regression.get_finding_display(), severity=severity_of(regression.finding), message=regression.message,
         change=regression_numbers(regression).text, reason="" if reason in regression.message else reason,
-        cause=(regression.details.get("cause") or {}).get("text", ""),
+        cause=(details.get("cause") or {}).get("text", ""),
         workload_url=absolute(reverse("web:workload", args=[series.workload.name]), {
             "machine": series.machine_class, **config.case_config.page_parameters()}),
         compare_url=compare_url(good, bad, series.machine_class) if own_range else None,

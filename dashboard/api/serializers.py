@@ -7,6 +7,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
 from contract.case_config import AXIS_NAMES
+from contract.facts import FindingDetails
 from contract.reasons import REQUEST_DEFAULT, RUN_REASONS
 from contract.variants import InvalidOverride, Overrides
 from contract.suggest import did_you_mean, unknown_message
@@ -553,19 +554,16 @@ class RegressionSerializer(FindingNumbersFields):
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_cause(self, r) -> dict | None:
-        details = r.details if isinstance(r.details, dict) else {}
-        return details.get("cause") or None
+        return FindingDetails(r.details).get("cause") or None
 
     def get_culprit_build(self, r) -> str | None:
         return build_ref(r.culprit_build) if r.culprit_build_id else None
 
     def get_message(self, r) -> str:
-        details = r.details if isinstance(r.details, dict) else {}
-        return str(details.get("message", ""))
+        return str(FindingDetails(r.details).get("message", ""))
 
     def get_reasons(self, r) -> list[str]:
-        details = r.details if isinstance(r.details, dict) else {}
-        reasons = details.get("reasons") or []
+        reasons = FindingDetails(r.details).get("reasons") or []
         return [str(x) for x in reasons] if isinstance(reasons, list) else []
 
 
