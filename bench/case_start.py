@@ -11,8 +11,8 @@ the imports its model class makes), ``compile`` (``cost.compile``: with the eage
 importing dynamo in a fresh process), ``wall`` (the case process's wall time), and ``ready`` (start +
 library + build: the seconds before the case's first eager call). Prints every case, then the medians.
 
-    python bench/case_start.py                                   # TinyMLP and hf:BertForMaskedLM, 3 repeats
-    python bench/case_start.py --workloads hf:BertForMaskedLM,timm:resnet50 --device cuda --repeats 5
+    python -m bench.case_start                                   # TinyMLP and hf:BertForMaskedLM, 3 repeats
+    python -m bench.case_start --workloads hf:BertForMaskedLM,timm:resnet50 --device cuda --repeats 5
 """
 from __future__ import annotations
 
@@ -23,12 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from contract.spec import CaseSpec  # noqa: E402
-from runner.engine.executor import CaseExecutor, child_environment  # noqa: E402
-from runner.engine.warm_start import WarmProcess  # noqa: E402
+from contract.spec import CaseSpec
+from runner.engine.executor import CaseExecutor, child_environment
+from runner.engine.warm_start import WarmProcess
 
 COLUMNS = ("start", "library", "build", "compile", "wall")
 

@@ -1,4 +1,4 @@
-"""Labeled series for the detection benchmark (bench/detection.py).
+"""Labeled series for the detection benchmark (bench/detection_anchors.py).
 
 Every series has 200 builds. Values are ``base * exp(level + noise)``: ``level`` is piecewise
 constant (the planted steps, in log space, a step of +5% adds log(1.05)), ``noise`` is drawn from one
@@ -35,7 +35,7 @@ import numpy as np
 FAMILIES = ("gaussian", "heavy", "autocorr", "bimodal", "outliers")
 STEP_SIZES = (0.02, 0.03, 0.05, 0.10)
 LENGTH = 200
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parents[1] / "results"
 
 
 @dataclass

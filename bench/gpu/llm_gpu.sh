@@ -3,18 +3,18 @@
 # weights from their published configs), prefill and decode, default and reduce-overhead (decode),
 # static + backed + unbacked tokens, and a few whole training steps beside the model-only ones, in one
 # call that stops by SECONDS (default 500) and tars what it measured into OUT/llm.tar.gz.
-#   bench/llm_gpu.sh OUT [SECONDS] [DONE_DIR]
-# Six streams of runner processes share the GPU (bench/families_gpu.sh: one case times at a time,
+#   bench/gpu/llm_gpu.sh OUT [SECONDS] [DONE_DIR]
+# Six streams of runner processes share the GPU (bench/gpu/families_gpu.sh: one case times at a time,
 # the others compile meanwhile), each a list of runs in priority order: the small models first (each
 # run writes its document after every case, so a run cut off by SECONDS keeps what it finished).
 # Not all of it fits one call: DONE_DIR (an earlier call's documents, unpacked into the working tree
-# so that they travel) makes each run skip the workloads measured there (bench/gpu_pending.py).
+# so that they travel) makes each run skip the workloads measured there (bench/gpu/gpu_pending.py).
 # Memory: a case holds its model twice (eager and compiled sides); the 7B models and gpt-oss-20b
 # (about 42 GB in bfloat16, 84 GB for both sides) share one stream, so at most one of them is resident.
-# The hosts lack jsonschema: carry the wheels of bench/gpu_wheels.sh (`carry: [".whl"]`); this
+# The hosts lack jsonschema: carry the wheels of bench/gpu/gpu_wheels.sh (`carry: [".whl"]`); this
 # script installs them into /tmp/site when .whl/ is there.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=$1; seconds=${2:-500}
 [ -n "${3:-}" ] && export PTBENCH_DONE_DIR=$3
 start=$(date +%s)
@@ -48,10 +48,10 @@ train="--artifact-max-bytes 0 --timeout 240 --dtypes amp --regimes static --work
 steps=("$train hf:BertForMaskedLM@train,hf:BertForMaskedLM@train_step,torchvision:resnet50@train,torchvision:resnet50@train_step"
        "$train timm:resnet50@train,timm:resnet50@train_step,hf:T5Small@train,hf:T5Small@train_step")
 # families_gpu.sh passes --dtypes bfloat16 first; a run's own --dtypes amp comes later and wins.
-bench/families_gpu.sh "$work" "$(( seconds - ($(date +%s) - start) - 25 ))" \
+bench/gpu/families_gpu.sh "$work" "$(( seconds - ($(date +%s) - start) - 25 ))" \
   "prefill|$(runs "${prefill[@]}")" "decode|$(runs "${decode[@]}")" "reduce-overhead|$(runs "${overhead[@]}")" \
   "gemma|$(runs "${gemma[@]}")" "big|$(runs "${big[@]}")" "train-steps|$(runs "${steps[@]}")"
 echo "streams ended after $(( $(date +%s) - start )) s"
-python3 bench/llm_table.py "$work"/*.json >"$work/table.txt" 2>&1; cat "$work/table.txt"
+python3 -m bench.llm_table "$work"/*.json >"$work/table.txt" 2>&1; cat "$work/table.txt"
 tar -czf "$out/llm.tar.gz" -C "$work" .
 echo "done after $(( $(date +%s) - start )) s: $out/llm.tar.gz"

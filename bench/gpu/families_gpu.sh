@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The families' GPU run (bench/results/families/README.md): several runner processes at once, one per
 # stream, each writing its run document after every case, so that a stream cut off by the time limit
-# keeps what it finished. Usage: bench/families_gpu.sh OUTDIR SECONDS 'NAME|ARGS' ...
+# keeps what it finished. Usage: bench/gpu/families_gpu.sh OUTDIR SECONDS 'NAME|ARGS' ...
 # e.g. 'hf-static|--workloads hf:BertForMaskedLM,hf:T5Small --regimes static'; a stream's ARGS may hold several
 # runs in turn, ' ;; '-separated ('dyn|--regimes backed --dims batch --workloads A ;; --regimes unbacked ...'),
 # each with a document of its own (NAME.json, NAME-2.json, ...), all ending by SECONDS.
@@ -10,7 +10,7 @@
 # stream's inductor compiles get cores / streams worker threads (TORCHINDUCTOR_COMPILE_THREADS, unless
 # set) so that compiling streams leave the timing one's host thread a core. With PTBENCH_DONE_DIR set,
 # each run skips the workloads that a document there already has under its configuration
-# (bench/gpu_pending.py): a second call of the same lease goes on where the first was cut off.
+# (bench/gpu/gpu_pending.py): a second call of the same lease goes on where the first was cut off.
 set -u
 out=$1; seconds=$2; shift 2
 mkdir -p "$out"
@@ -26,7 +26,7 @@ stream_runs() {  # NAME ARGS: ARGS may hold several runs, ' ;; '-separated, run 
     left=$(( deadline - $(date +%s) )); [ "$left" -gt 20 ] || break
     doc="$out/$name$([ "$n" -gt 1 ] && echo "-$n").json"
     if [ -n "${PTBENCH_DONE_DIR:-}" ]; then  # a later call of the same lease: only what an earlier one did not run
-      args=$(python3 bench/gpu_pending.py "$PTBENCH_DONE_DIR" "$args")
+      args=$(python3 -m bench.gpu.gpu_pending "$PTBENCH_DONE_DIR" "$args")
       [ -n "$args" ] || { echo "$name: nothing left after $PTBENCH_DONE_DIR" >>"$out/$name.log"; n=$(( n + 1 )); continue; }
     fi
     # shellcheck disable=SC2086

@@ -1,11 +1,11 @@
 """What of a GPU stream is still to run: its runner arguments with ``--workloads`` cut to the workloads
 that no run document in DIR has a result for under the same configuration (mode, regime, dtype, dims).
 
-A later GPU call of the same lease (bench/gpu_2026-11-28.sh) goes on where an earlier one was cut off
+A later GPU call of the same lease (bench/gpu/gpu_2026-11-28.sh) goes on where an earlier one was cut off
 (the arguments read by the runner's own parser; a workload counts as run once every configuration
 the arguments name has a result):
 
-    python bench/gpu_pending.py DIR '--modes export --regimes static --dtypes float32 --workloads a,b,c'
+    python -m bench.gpu.gpu_pending DIR '--modes export --regimes static --dtypes float32 --workloads a,b,c'
 
 prints the arguments with the workloads still to run, or nothing when none is left. A case that ended
 in any status counts as run (a crash is a result); a document still being written is read as it stands.
@@ -18,12 +18,9 @@ import shlex
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from runner.arguments import build_parser  # the runner's own reading of its arguments
 
-from runner.arguments import build_parser  # noqa: E402 (the runner's own reading of its arguments)
-
-# the arguments bench/families_gpu.sh gives every run before a stream's own (a later one wins)
+# the arguments bench/gpu/families_gpu.sh gives every run before a stream's own (a later one wins)
 STREAM_DEFAULTS = ["run", "--device", "cuda", "--modes", "default", "--dtypes", "bfloat16"]
 
 

@@ -6,7 +6,7 @@
 # with `pip install --no-index --no-deps --target /tmp/site .whl/*.whl`, none shadows it.
 # psycopg, gunicorn and plotly are left out: nothing on the in-process path imports them.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d .whl \

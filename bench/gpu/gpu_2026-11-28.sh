@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The GPU calls of 2026-11-28 (issues #28 and #29), each one command on the lent GPU host, cut off by
 # SECONDS. Documents and logs are written under /tmp/ptb/CALL on the host (kept while the machine stays
-# warm, so that call 2 skips what call 1 ran: PTBENCH_DONE_DIR, bench/gpu_pending.py) and come back as
+# warm, so that call 2 skips what call 1 ran: PTBENCH_DONE_DIR, bench/gpu/gpu_pending.py) and come back as
 # OUT/CALL.tar.gz.
-#   bench/gpu_2026-11-28.sh CALL OUT [SECONDS]
+#   bench/gpu/gpu_2026-11-28.sh CALL OUT [SECONDS]
 #   1: #28's cost target measured alone: the hf family's static bfloat16 cases of docs/families.md
 #      ("Cost") in one runner process with no other case on the host, beside AOTInductor's load check
 #      with its fixes (bench/aoti_load_check.py, niced, CPU compiles); then, once the cost run ends, the
@@ -13,10 +13,10 @@
 #      (amp, batch 256) three runs for its run-to-run spread, and what call 1 did not reach.
 #   3 (a fresh machine): the cost run's last three cases alone, then aot_inductor's last family models
 #      with the runner's own fix in place of call 1's LD_PRELOAD, and resnet50@train's third run.
-# The hosts lack jsonschema: carry the wheels of bench/gpu_wheels.sh (`carry: [".whl"]`, then
+# The hosts lack jsonschema: carry the wheels of bench/gpu/gpu_wheels.sh (`carry: [".whl"]`, then
 # `pip install --no-index --no-deps --target /tmp/site .whl/*.whl`, PYTHONPATH=/tmp/site).
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 call=$1; out=$2; seconds=${3:-540}
 start=$(date +%s)
 work=/tmp/ptb; mkdir -p "$work/$call" "$out"
@@ -38,7 +38,7 @@ aoti_streams() {  # SECONDS: the aot_inductor streams under the fix's environmen
   fix_env=$(cut -d'|' -f1 "$work/aoti-fix"); fix_args=$(cut -d'|' -f2 "$work/aoti-fix")
   echo "aot_inductor streams with: env [$fix_env] args [$fix_args]"
   # shellcheck disable=SC2086
-  $fix_env bench/families_gpu.sh "$work/$call" "$1" \
+  $fix_env bench/gpu/families_gpu.sh "$work/$call" "$1" \
     "$(aoti aoti-core-a masked_attention,mlp_loop,moe_routing,positional_graph_break float32)" \
     "$(aoti aoti-core-b bert_encoder,unet_diffusion,llama_decode float32)" \
     "$(aoti aoti-hf hf:BertForMaskedLM,hf:DistilBertForQuestionAnswering,hf:GPT2ForSequenceClassification,hf:AlbertForMaskedLM)" \
@@ -48,7 +48,7 @@ aoti_streams() {  # SECONDS: the aot_inductor streams under the fix's environmen
 export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-2}
 case $call in
   1)
-    nice -n 19 timeout 420 python3 bench/aoti_load_check.py --device cuda --parallel --diagnose --no-gdb \
+    nice -n 19 timeout 420 python3 -m bench.aoti_load_check --device cuda --parallel --diagnose --no-gdb \
       --conditions load_in_fresh_process,no_precompiled_headers,preload_compiler_libstdcxx,clang,cpu_device \
       --fix-out "$work/aoti-fix" --out "$work/$call/aoti-check.txt" >"$work/$call/aoti-check.log" 2>&1 &
     check=$!
@@ -58,14 +58,14 @@ case $call in
       --out "$work/$call/hf-static-cost.json" >"$work/$call/hf-static-cost.log" 2>&1
     echo "cost run ended after $(( $(date +%s) - start )) s"
     left=$(( start + seconds - $(date +%s) ))
-    bench/families_gpu.sh "$work/$call" "$left" "$export_core" "$export_fam" "$freezing_fam" "$ro_fam" "$layoutlm" &
+    bench/gpu/families_gpu.sh "$work/$call" "$left" "$export_core" "$export_fam" "$freezing_fam" "$ro_fam" "$layoutlm" &
     wait "$check"; echo "AOTInductor check ended after $(( $(date +%s) - start )) s: $(cat "$work/aoti-fix" 2>/dev/null)"
     aoti_streams $(( start + seconds - $(date +%s) ))
     wait ;;
   2)
     [ -d "$work/1" ] && export PTBENCH_DONE_DIR=$work/1
     aoti_streams "$seconds" &
-    bench/families_gpu.sh "$work/$call" "$seconds" \
+    bench/gpu/families_gpu.sh "$work/$call" "$seconds" \
       "cppw-core-a|$common --modes cpp_wrapper --dtypes float32 --regimes static --workloads moe_routing,positional_graph_break,unet_diffusion" \
       "cppw-core-b|$common --modes cpp_wrapper --dtypes float32 --regimes static --workloads resnet_train,transformer_train_step,llama_decode" \
       "cppw-fam-a|$common --modes cpp_wrapper --regimes static --workloads hf:AlbertForMaskedLM,hf:GPT2ForSequenceClassification" \
@@ -82,7 +82,7 @@ case $call in
     # aot_inductor with the runner's own libstdc++ fix (runner/engine/paths/aoti.py), no LD_PRELOAD: the
     # family models call 2 did not reach; resnet50@train's third run
     fix_args=""
-    bench/families_gpu.sh "$work/$call" $(( start + seconds - $(date +%s) )) \
+    bench/gpu/families_gpu.sh "$work/$call" $(( start + seconds - $(date +%s) )) \
       "$(aoti aoti-gpt2 hf:GPT2ForSequenceClassification)" "$(aoti aoti-albert hf:AlbertForMaskedLM)" \
       "$(aoti aoti-deit timm:deit_tiny_patch16_224.fb_in1k) ;; $common --modes aot_inductor --regimes static --dtypes float32 --workloads llama_decode" \
       "rn50-train|$common --dtypes amp --regimes static --workloads torchvision:resnet50@train" ;;

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # A real GPU history for the verdict tests (issue #15 item 6): runs of one unchanged build and of
 # build variants (issue #16), one `python -m runner run` per run, in the order given.
-#   bench/gpu_history.sh OUTDIR SEQUENCE     e.g. bench/gpu_history.sh /tmp/h "base:1 base:2 fusion:1 base:3"
+#   bench/gpu/gpu_history.sh OUTDIR SEQUENCE     e.g. bench/gpu/gpu_history.sh /tmp/h "base:1 base:2 fusion:1 base:3"
 # A step is NAME:INDEX; NAME is `base` (no overrides) or a variant declared in VARIANTS, e.g.
 #   VARIANTS="fusion=--config inductor.max_fusion_size=1;cdt=--config inductor.coordinate_descent_tuning=true"
 # Each run writes OUTDIR/hist-NAME-INDEX.json (static shapes, default mode, no warm phase).
 # Env: WORKLOADS (default masked_attention,bert_encoder,llama_decode), DEADLINE_S (default 540),
 # PYTHON (python3), EXTRA_ARGS (more runner arguments, e.g. '--dtypes bfloat16 --timeout 280').
 # A step is skipped when less than MIN_STEP_S (default 150) is left. Several streams at once on one GPU:
-# bench/gpu_family_history.sh.
+# bench/gpu/gpu_family_history.sh.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=$1; sequence=$2
 mkdir -p "$out"
 PYTHON=${PYTHON:-python3}

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The full suite on a GPU, one `python -m runner run` per workload (a killed call loses one
 # workload, not the suite), stopping before DEADLINE_S so the call's time limit is never hit.
-#   bench/gpu_suite.sh OUTDIR [runner args...]     e.g. bench/gpu_suite.sh /tmp/out --modes default
+#   bench/gpu/gpu_suite.sh OUTDIR [runner args...]     e.g. bench/gpu/gpu_suite.sh /tmp/out --modes default
 # Env: WORKLOADS (comma list; default the whole suite), DEADLINE_S (default 540), PYTHON (python3).
-# Then: python bench/merge_documents.py OUTDIR/suite.json OUTDIR/w_*.json; python bench/suite_report.py ...
+# Then: python -m bench.merge_documents OUTDIR/suite.json OUTDIR/w_*.json; python -m bench.suite_report ...
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=$1; shift
 mkdir -p "$out"
 PYTHON=${PYTHON:-python3}

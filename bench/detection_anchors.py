@@ -1,37 +1,30 @@
 """Detection benchmark: our online detector against the anchors on labeled series.
 
-    python bench/detection.py                 # default: 1,000 synthetic + 300 GPU-noise series
-    python bench/detection.py --quick         # 250 + 100 series, Otava on 60
-    python bench/detection.py --series 3000 --seed 7 --otava-series 200
-    python bench/detection.py --runtime       # also time 10,000 series of 200 points
+    python -m bench.detection_anchors                 # default: 1,000 synthetic + 300 GPU-noise series
+    python -m bench.detection_anchors --quick         # 250 + 100 series, Otava on 60
+    python -m bench.detection_anchors --series 3000 --seed 7 --otava-series 200
+    python -m bench.detection_anchors --runtime       # also time 10,000 series of 200 points
 
 Every series is replayed online (one build at a time, as the dashboard sees it): an alert counts
 when it is first raised and is never taken back. An alert is a true positive when its first bad
 build is within 5 builds (the margin) of a planted change not matched yet, and was raised after
 that change; every other alert is false. Delay: builds seen from the change to the alert, both
-included (2 = raised on the second bad build). The series are described in bench/detection_series.py,
-the anchors in bench/detection_baselines.py.
+included (2 = raised on the second bad build). The series are described in bench/lib/detection_series.py,
+the anchors in bench/lib/detection_baselines.py.
 """
 from __future__ import annotations
 
 import argparse
 import math
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-# ROOT first: the package detection/, not this script (bench/detection.py), answers `import detection`
-sys.path.insert(0, str(ROOT / "bench"))
-sys.path.insert(0, str(ROOT))
-
-import detection_baselines as baselines  # noqa: E402
-import detection_series as gen  # noqa: E402
-from detection import replay_online  # noqa: E402
+from bench.lib import detection_baselines as baselines
+from bench.lib import detection_series as gen
+from detection import replay_online
 
 MARGIN = 5
 BUCKETS = ((0.0, 1.5, "<1.5 sd"), (1.5, 2.0, "1.5-2 sd"), (2.0, 3.0, "2-3 sd"), (3.0, 5.0, "3-5 sd"),
@@ -58,7 +51,6 @@ def run_hud(s):
 
 def run_otava(s):
     return baselines.otava(s.values, margin=MARGIN)
-
 
 METHODS = {
     "ptbench": run_ptbench,
