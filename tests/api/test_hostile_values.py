@@ -12,7 +12,7 @@ from contract.document import InvalidDocument
 from contract.values import MAX_DEPTH, METRIC_BOUNDS
 from dashboard.results.aggregates import mean
 from dashboard.results.models import Build, BuildSummary, Result, Run
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.dashboard.page_history import ingest_build
 from tests.documents import make_document, make_result
 

@@ -14,7 +14,7 @@ import pytest
 from contract.phases import PHASE_NAMES
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.models import Result
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.documents import make_document, make_result
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

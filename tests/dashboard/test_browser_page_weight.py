@@ -12,8 +12,7 @@ import pytest
 from django.test.testcases import LiveServerThread
 
 from dashboard.results.models import Run
-from tests.dashboard.conftest import open_page
-from tests.dashboard.test_browser_build_order import releases  # noqa: F401 (a fixture: three builds)
+from tests.fixtures.browser import open_page
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 import pytest
 from django.core.management import call_command
 
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.quickstart_data import LOCAL_CLASS, local_document, quickstart_database
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -13,7 +13,7 @@ from dashboard.regressions.models import Bisection, Regression
 from dashboard.regressions.services.bisect import bisection_start
 from dashboard.results.models import Result, Run
 from dashboard.results.services import variant_get_or_create
-from tests.dispatch.conftest import wait_for
+from tests.fixtures.workers import wait_for
 from tests.dispatch.test_workers import finished, reported_build, request
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
