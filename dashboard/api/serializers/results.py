@@ -12,7 +12,7 @@ from rest_framework import serializers
 from contract.document import METRIC_NAMES
 from contract.phases import COMPILE_SIDES
 from dashboard.api.selectors import KERNEL_PROFILE_TOP, kernel_profile_summary
-from dashboard.api.serializers import BUILD_REF_HELP, ConfigSerializer, StrictCharField
+from dashboard.api.serializers.common import BUILD_REF_HELP, ConfigSerializer, StrictCharField
 from dashboard.results.artifacts import results_with_artifacts
 from dashboard.results.models import Result
 from dashboard.results.selectors.common import build_ref
