@@ -1,34 +1,29 @@
-"""Writes. ``run_ingest`` is the one way results enter the database; it stores and answers what it
-stored, nothing more: ``dashboard.pipeline`` (the Celery ingest task, ``manage.py ingest``, the REST
-API, dispatch) calls it and starts what follows."""
+"""The one ingest service: a run document validated and stored, all or nothing (its machine, workloads,
+configurations, series and results), and the run's build facts."""
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from django.conf import settings
-from django.db import connection, models, transaction
-from django.utils import timezone
+from django.db import transaction
 
-from dashboard.results.build_dates import build_time, version_date
 from dashboard.results.compile_reference import compile_reference_of
 from dashboard.results.imported import document_as_imported, imported_sources_label
 from dashboard.results.page_cache import pages_version_bump
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.selectors.builds import build_imported_sources
-from dashboard.results.selectors.build_refs import label_problem
-from dashboard.results.variants import overrides_of_document, overrides_stored, variant_document
+from dashboard.results.variants import overrides_of_document
 from contract.case_config import CaseConfig, CaseConfigError
 from contract.planning import current_repro
-from contract.document import LOCAL_LABEL_PATTERN, METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, load_document
+from contract.document import METRIC_NAMES, DocumentError, InvalidDocument, check_document, check_size, load_document
 from contract.reasons import DOCUMENT_DEFAULT
-from contract.variants import Overrides
-from contract.values import printable, value_problems
+from dashboard.results.services.builds import _parse_time, build_date_from_first_run, build_get_or_create
+from dashboard.results.services.validation import range_errors, storable_errors, workload_name_errors
+
 
 METRIC_FIELDS = METRIC_NAMES  # each is a column of Result
 
@@ -87,75 +82,6 @@ def run_ingest(*, document: dict | bytes | str, size_bytes: int | None = None,
     return replace(outcome, variant=bool(overrides_of_document(doc["build"])))
 
 
-# --- what the database cannot store ----------------------------------------------------------------
-def storable_errors(value, path: list) -> list[DocumentError]:
-    """What PostgreSQL cannot store, or JSON cannot carry back, anywhere in a parsed JSON value
-    (``contract.values``: NUL and unpaired surrogates, NaN and infinite numbers, nesting past its
-    limit), named by path (``path``: where ``value`` is in the document)."""
-    return [DocumentError(field, message) for field, message in value_problems(value, path)]
-
-
-def _integer_limits(model, names) -> dict[str, tuple[int, int]]:
-    """The range of each integer column among ``names`` on this database (int4 or int8)."""
-    limits = {}
-    for name in names:
-        field = model._meta.get_field(name)
-        if isinstance(field, models.IntegerField):
-            low, high = connection.ops.integer_field_range(field.get_internal_type())
-            limits[name] = (-(2**63) if low is None else low, 2**63 - 1 if high is None else high)
-    return limits
-
-
-# A workload's name is part of its page's URL (/workloads/<name>/): slashes are fine (hf/bert-base),
-# a segment that climbs out of it is not (../../admin/x linked to /admin/x/), nor a backslash
-# (browsers read it as a slash) or a control character.
-_BAD_WORKLOAD_NAME = re.compile(r"^/|//|/$|(^|/)\.\.?(/|$)|[\\\x01-\x1f\x7f]")  # NUL: storable_errors
-
-
-def workload_name_errors(document) -> list[DocumentError]:
-    """Workload names (declared and in results) that would not stay inside their page's URL."""
-    errors = []
-
-    def check(name, where: str) -> None:
-        if isinstance(name, str) and name and _BAD_WORKLOAD_NAME.search(name):
-            errors.append(DocumentError(where, f"{name[:80]!r} may not have an empty, '.' or '..' segment, "
-                                               "a backslash or a control character (it is part of the workload's URL)"))
-
-    for key, field in (("workloads", "name"), ("results", "workload")):
-        items = document.get(key) if isinstance(document, dict) else None
-        for index, item in enumerate(items if isinstance(items, list) else []):
-            if isinstance(item, dict):
-                check(item.get(field), f"{key}[{index}].{field}")
-    return errors
-
-
-def range_errors(document) -> list[DocumentError]:
-    """Integers the document's schema allows but their columns cannot hold (a cpu_count of 2**32)."""
-    errors = []
-
-    def check(value, where: str, limit: tuple[int, int]) -> None:
-        # JSON Schema counts 3e9 as an integer: a float that is one is checked as one (it reached
-        # PostgreSQL as a 500 before, issue #46 item 9).
-        whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        if whole and not isinstance(value, bool) and not limit[0] <= value <= limit[1]:
-            errors.append(DocumentError(where, f"{value:g} is outside {limit[0]}..{limit[1]}" if isinstance(value, float)
-                                        else f"{value} is outside {limit[0]}..{limit[1]}"))
-
-    machine = document.get("machine") if isinstance(document, dict) else None
-    if isinstance(machine, dict):
-        for name, limit in _integer_limits(Machine, ("cpu_count", "gpu_count", "memory_bytes")).items():
-            check(machine.get(name), f"machine.{name}", limit)
-    results = document.get("results") if isinstance(document, dict) else None
-    if isinstance(results, list):
-        limits = _integer_limits(Result, METRIC_NAMES)
-        for index, item in enumerate(results):
-            metrics = item.get("metrics") if isinstance(item, dict) else None
-            if isinstance(metrics, dict):
-                for name, limit in limits.items():
-                    check(metrics.get(name), f"results[{index}].metrics.{name}", limit)
-    return errors
-
-
 # --- storing ---------------------------------------------------------------------------------------
 def _imported_label_update(build: Build) -> None:
     """An imported build's label names every host and day it was imported from."""
@@ -202,79 +128,6 @@ def _store(doc: dict, *, imported: bool = False) -> IngestOutcome:
         results_created=len(new_results),
         results_skipped=len(doc["results"]) - len(new_results),
     )
-
-
-def _parse_time(value: str | None) -> dt.datetime | None:
-    return dt.datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
-def build_get_or_create(data: dict) -> Build:
-    """The document's build, created if new. A variant (``build.overrides``) is its own build: two
-    different sets of overrides under one (git_sha, local_label) are refused."""
-    if not re.fullmatch(LOCAL_LABEL_PATTERN, data.get("local_label", "")):  # a probe's or a command line's label too
-        raise InvalidDocument([DocumentError("build.local_label", f"{printable(data['local_label'])[:100]!r}: letters, digits "
-                                             "and . _ + - only (it is part of the build's ref and URLs)")])
-    if problem := label_problem(data.get("label", "")):
-        raise InvalidDocument([DocumentError("build.label", problem)])
-    overrides = overrides_of_document(data)
-    commit_time = _parse_time(data.get("commit_time"))
-    build, created = Build.objects.get_or_create(
-        git_sha=data["git_sha"],
-        local_label=data.get("local_label", ""),
-        defaults={
-            "torch_version": data["torch_version"],
-            "label": data.get("label", ""),
-            "commit_time": commit_time,
-            # A build registered before any run of it, with no date of its own, waits at the time
-            # it was registered until its first run gives one (build_date_from_first_run).
-            "ordered_at": build_time(torch_version=data["torch_version"], commit_time=commit_time, first_run_started=None)
-            or timezone.now(),
-            "triton_version": data.get("triton_version") or "",
-            "cuda_version": data.get("cuda_version") or "",
-            "python_version": data.get("python_version") or "",
-            "environment": data.get("environment", {}),
-            "overrides": overrides.as_document() if overrides else {},
-        },
-    )
-    if not created and overrides_stored(build) != overrides:
-        raise InvalidDocument([DocumentError(
-            "build.overrides",
-            f"build {build.git_sha[:12]}+{build.local_label} is stored with other overrides "
-            f"({overrides_stored(build).summary() or 'none'}); a variant needs its own local_label",
-        )])
-    if not created and build.torch_version != data["torch_version"]:
-        raise InvalidDocument(
-            [
-                DocumentError(
-                    "build.torch_version",
-                    f"{data['torch_version']!r} contradicts the stored build {build.git_sha[:12]} "
-                    f"(torch {build.torch_version}); give the build a distinct local_label",
-                )
-            ]
-        )
-    return build
-
-
-def variant_get_or_create(*, base, overrides: Overrides):
-    """The variant of ``base`` with ``overrides`` (``base`` itself when there are none)."""
-    if not overrides:
-        return base
-    data = {"torch_version": base.torch_version, "git_sha": base.git_sha, "local_label": base.local_label,
-            "label": base.label, "commit_time": base.commit_time.isoformat() if base.commit_time else None,
-            "triton_version": base.triton_version, "cuda_version": base.cuda_version,
-            "python_version": base.python_version, "environment": base.environment}
-    return build_get_or_create(variant_document(data, overrides))
-
-
-def build_date_from_first_run(*, build: Build, run: Run) -> None:
-    """Date a build that has no date of its own (no commit time, no nightly or known release
-    version) by the start of its first run; called when a run is created."""
-    if build.commit_time is not None or version_date(build.torch_version) is not None or run.started_at is None:
-        return
-    if Run.objects.filter(build=build).exclude(pk=run.pk).exists():
-        return
-    Build.objects.filter(pk=build.pk).update(ordered_at=run.started_at)
-    build.ordered_at = run.started_at
 
 
 def _whole(value):
