@@ -156,29 +156,30 @@ class Detail:
 
 
 _DETECT = "dashboard.regressions.services.detection"
+_DETECTION = (_DETECT, "dashboard.regressions.services.detection_noisy", "dashboard.regressions.services.detection_record")
 _REMEASURE = "dashboard.regressions.services.remeasure"
 _DETERMINISTIC = "detection.deterministic"
 _SERIALIZERS = "dashboard.api.serializers"
 _LIST, _DETAIL = "dashboard/web/templates/regressions/list.html", "dashboard/web/templates/regressions/detail.html"
 
 DETAILS: tuple[Detail, ...] = (
-    Detail("message", (_DETECT, _REMEASURE), "the finding in one sentence", (_SERIALIZERS, "dashboard.regressions.models")),
-    Detail("reasons", (_DETECT,), "the new graph-break or recompile reasons, as measured",
+    Detail("message", (*_DETECTION, _REMEASURE), "the finding in one sentence", (_SERIALIZERS, "dashboard.regressions.models")),
+    Detail("reasons", _DETECTION, "the new graph-break or recompile reasons, as measured",
            (_SERIALIZERS, "dashboard.alerts.compose", "dashboard.regressions.board", "dashboard.regressions.finding", _LIST)),
     Detail("locations", (_DETERMINISTIC,), "where each new reason was raised (file:line), in the reasons' order",
            ("dashboard.regressions.finding",)),
-    Detail("before", (_DETECT, _DETERMINISTIC), "a status finding's status before (a number is Regression.before_value)",
+    Detail("before", (*_DETECTION, _DETERMINISTIC), "a status finding's status before (a number is Regression.before_value)",
            ("dashboard.regressions.board", "dashboard.regressions.finding")),
-    Detail("after", (_DETECT, _DETERMINISTIC), "... and after", ("dashboard.regressions.board", "dashboard.regressions.finding")),
-    Detail("noise", (_DETECT, _REMEASURE), "the run-to-run noise the change was judged against", ("dashboard.regressions.board",)),
-    Detail("noise_source", (_DETECT, _REMEASURE), "where that noise came from"),
-    Detail("z", (_DETECT, _REMEASURE), "the change in noise standard errors"),
-    Detail("delay", (_DETECT,), "builds between the change and its finding"),
-    Detail("rule", (_DETECT,), "the rule that found it (short_history, variant)"),
-    Detail("variant_of", (_DETECT,), "a variant's finding: its base build's id"),
-    Detail("host_slowed", (_DETECT,), "the host's slowdown past the change (results.host)"),
-    Detail("phases", (_DETECT,), "a compile total's phases before and after, largest change first"),
-    Detail("cause", (_DETECT,), "the likeliest cause (regressions.explain, docs/explain.md)",
+    Detail("after", (*_DETECTION, _DETERMINISTIC), "... and after", ("dashboard.regressions.board", "dashboard.regressions.finding")),
+    Detail("noise", (*_DETECTION, _REMEASURE), "the run-to-run noise the change was judged against", ("dashboard.regressions.board",)),
+    Detail("noise_source", (*_DETECTION, _REMEASURE), "where that noise came from"),
+    Detail("z", (*_DETECTION, _REMEASURE), "the change in noise standard errors"),
+    Detail("delay", _DETECTION, "builds between the change and its finding"),
+    Detail("rule", _DETECTION, "the rule that found it (short_history, variant)"),
+    Detail("variant_of", _DETECTION, "a variant's finding: its base build's id"),
+    Detail("host_slowed", _DETECTION, "the host's slowdown past the change (results.host)"),
+    Detail("phases", _DETECTION, "a compile total's phases before and after, largest change first"),
+    Detail("cause", _DETECTION, "the likeliest cause (regressions.explain, docs/explain.md)",
            (_SERIALIZERS, "dashboard.alerts.compose", _LIST, _DETAIL)),
     Detail("gap", (_DETERMINISTIC,), "the dynamic gap (unbacked over backed, less 1)"),
     Detail("previous_gap", (_DETERMINISTIC,), "... at the build before"),
