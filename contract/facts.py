@@ -88,7 +88,7 @@ FACTS: tuple[Fact, ...] = (
     Fact("warm_path_phases", OBJECT, (_EXECUTOR,), "a compile path's seconds per phase, warm"),
     Fact("warm_compile_error", STRING, (_EXECUTOR,), "why the warm phase failed (the cold result stands)"),
     Fact("compile_path", OBJECT, (_CASE,), "what a compile path found: dynamic shapes, unbacked symbols, guards",
-         ("dashboard.web.templatetags.ptbench",)),
+         ("dashboard.web.filters.format",)),
     Fact("compile_pairs", _object(reference=_object(torch=NULLABLE_STRING, git_sha=NULLABLE_STRING, python=NULLABLE_STRING), method={"type": "integer"}),
          (_EXECUTOR,), "compile pairs against the reference build: its torch, sha and python, the method, the ratios",
          ("dashboard.results.compile_reference",), decides=True),

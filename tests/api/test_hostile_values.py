@@ -154,7 +154,7 @@ def test_the_regressions_page_survives_a_huge_value():
 
 
 def test_the_change_filter_never_raises():
-    from dashboard.web.templatetags.ptbench import change  # noqa: PLC0415
+    from dashboard.web.filters.format import change  # noqa: PLC0415
 
     assert change(int("1" + "0" * 308)) == "+∞"
     assert change(-int("1" + "0" * 308)) == "−∞"
