@@ -97,14 +97,14 @@ def measure_once(build, args, machine_class: str):
 def _ended(bisection_id: int):
     """The bisection once it and any search for its override's partner have ended."""
     from dashboard.regressions.models import Bisection
-    from dashboard.regressions.selectors_bisect import bisection_busy
+    from dashboard.regressions.selectors.bisect import bisection_busy
 
     bisection = Bisection.objects.get(pk=bisection_id)
     return None if bisection_busy(bisection=bisection) else bisection
 
 
 def report(bisection, *, wall_s: float, args, header: list[str]) -> list[str]:
-    from dashboard.regressions.selectors_bisect import bisection_view
+    from dashboard.regressions.selectors.bisect import bisection_view
 
     view = bisection_view(bisection=bisection)
     lines = [*header, "", f"{'#':>3}  {'build (chain)':<48}{'role':<12}{args.metric + ' per run':>24}"]

@@ -8,7 +8,7 @@ from django.utils.html import escape
 from dashboard.alerts.formats import Message, absolute, commits_url, labelled, slack_escape, slack_link
 from dashboard.alerts.models import Subscription
 from dashboard.regressions.models import Bisection
-from dashboard.regressions.selectors_commits import culprit_commit_text
+from dashboard.regressions.selectors.commits import culprit_commit_text
 from dashboard.results.models import Build
 
 

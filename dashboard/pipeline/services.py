@@ -13,7 +13,7 @@ from dashboard.alerts.services import alerts_sweep
 from dashboard.durable import send_after_commit, send_logged
 from dashboard.regressions.models import BisectionRun
 from dashboard.regressions.selectors import runs_detection_pending, runs_detection_running
-from dashboard.regressions.selectors_bisect import bisections_stalled
+from dashboard.regressions.selectors.bisect import bisections_stalled
 from dashboard.results.models import Run
 from dashboard.results.services import IngestOutcome, run_ingest
 

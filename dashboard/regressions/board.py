@@ -115,7 +115,7 @@ def board_table(groups: list[BoardGroup]) -> list[dict]:
     """The board's rows, flat, for its CSV and JSON export."""
     from dashboard.results.selectors.common import ref_for  # noqa: PLC0415
 
-    from dashboard.regressions.selectors_commits import commit_ranges_of_rows, commit_summary, culprit_commit_text  # noqa: PLC0415
+    from dashboard.regressions.selectors.commits import commit_ranges_of_rows, commit_summary, culprit_commit_text  # noqa: PLC0415
 
     def ref(build) -> str | None:
         return ref_for(git_sha=build.git_sha, local_label=build.local_label) if build else None

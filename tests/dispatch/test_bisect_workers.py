@@ -21,7 +21,7 @@ WORKLOAD = "tests.dispatch.workloads:EnvSlowed"
 
 
 def ended(bisection_id):
-    from dashboard.regressions.selectors_bisect import bisection_busy
+    from dashboard.regressions.selectors.bisect import bisection_busy
 
     bisection = Bisection.objects.get(pk=bisection_id)
     return None if bisection_busy(bisection=bisection) else bisection

@@ -8,7 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 
 from contract.facts import FindingDetails
 from dashboard.regressions.board import regression_numbers
-from dashboard.regressions.selectors_commits import regression_commits
+from dashboard.regressions.selectors.commits import regression_commits
 from dashboard.results.selectors.common import build_ref
 from dashboard.api.serializers.common import BUILD_REF_HELP, Strict, StrictCharField, WhoField, build_ref_field, machine_class_field
 from dashboard.api.serializers.series import SeriesSerializer

@@ -20,8 +20,9 @@ from dashboard.api.serializers import (
 from dashboard.api.filters import RegressionFilter, resolve_build
 from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiListView, ApiView, body, paged, query
 from dashboard.api.views.compare import machine_class_for
-from dashboard.regressions import selectors, selectors_bisect
-from dashboard.regressions.selectors_commits import verdict_culprits
+from dashboard.regressions import selectors
+from dashboard.regressions.selectors import bisect as selectors_bisect
+from dashboard.regressions.selectors.commits import verdict_culprits
 from dashboard.regressions.services import bisect
 from dashboard.regressions.services.triage import regression_triage
 from dashboard.results.selectors.common import build_ref
