@@ -2,7 +2,7 @@
 circles"), counting the imports inside functions as well as those at the top of a module: a lazy
 import that closes a loop is as much a circle as one at the top. The arrows back up between packages
 and layers are import-linter's contracts (``.importlinter``, run by scripts/test.sh), which count
-imports inside functions too."""
+imports inside functions too. And no module of them past 400 lines."""
 from __future__ import annotations
 
 import ast
@@ -10,6 +10,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("contract", "dashboard", "detection", "runner", "workloads")
+MAX_LINES = 400  # docs/architecture.md: a module past it is split
 
 # The circles a design keeps on purpose, each as its set of modules (docs/architecture.md):
 ALLOWED = {
@@ -117,3 +118,10 @@ def test_the_check_sees_a_circle_closed_inside_a_function(tmp_path):
     (tmp_path / "c.py").write_text("import os\n")
     found = {f"p.{name}": tmp_path / f"{name}.py" for name in "abc"}
     assert circles(import_graph(found)) == [frozenset({"p.a", "p.b"})]
+
+
+def test_no_module_past_400_lines():
+    """docs/architecture.md, "Where new code goes": a module past 400 lines is split."""
+    long = {str(path.relative_to(ROOT)): lines for path in modules().values()
+            if (lines := len(path.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"split these modules: {long}"
