@@ -12,8 +12,8 @@ preloaded where the package is loaded, clang instead of g++, or the CPU instead 
 first fix that loads and runs (``fix_args``), for the GPU calls' aot_inductor streams; ``--diagnose``
 adds the host compiler, the package's link and the compile commands to the report.
 
-    python bench/aoti_load_check.py --device cuda --out OUT/aoti-load-check.txt
-    python bench/aoti_load_check.py --device cuda --conditions load_in_fresh_process,no_precompiled_headers,preload_compiler_libstdcxx,clang,cpu_device --parallel --diagnose --fix-out FIX
+    python -m bench.aoti_load_check --device cuda --out OUT/aoti-load-check.txt
+    python -m bench.aoti_load_check --device cuda --conditions load_in_fresh_process,no_precompiled_headers,preload_compiler_libstdcxx,clang,cpu_device --parallel --diagnose --fix-out FIX
 """
 from __future__ import annotations
 

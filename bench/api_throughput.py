@@ -8,7 +8,7 @@
    stored per second, end to end, with regression detection off (a Celery worker's job in
    production) and inline (no broker: the request waits for it).
 
-    python bench/api_throughput.py [--runs 40] [--cases 500] [--clients 1,2] [--workers 2]
+    python -m bench.api_throughput [--runs 40] [--cases 500] [--clients 1,2] [--workers 2]
                                    [--results 1000000] [--verdicts 50] [--out FILE]
 
 Starts a throwaway PostgreSQL cluster on a free loopback port (as scripts/test.sh does; with
@@ -32,15 +32,13 @@ import urllib.request
 import uuid
 from pathlib import Path
 
+from bench.lib.dashboard_history import History
+from bench.dashboard_load import Cluster, free_port, percentile, setup_django
+from bench.ingest_throughput import synthetic_document
+
+from runner.ci import Client
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-
-from dashboard_history import History  # noqa: E402
-from dashboard_load import Cluster, free_port, percentile, setup_django  # noqa: E402
-from ingest_throughput import synthetic_document  # noqa: E402
-
-from runner.ci import Client  # noqa: E402
 
 
 class Server:
@@ -231,7 +229,7 @@ def render(args, submit_rows: list[dict], verdict_rows: list, notes: list[str]) 
     with connection.cursor() as cursor:
         cursor.execute("select version()")
         version = cursor.fetchone()[0].split(" on ")[0]
-    command = " ".join(["python bench/api_throughput.py", *sys.argv[1:]])
+    command = " ".join(["python -m bench.api_throughput", *sys.argv[1:]])
     lines = [
         f"# {command}",
         f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {version} · Python {platform.python_version()}",

@@ -6,7 +6,7 @@ TORCH_TRACE unset) with runs that keep it (the default bound, or ``--max-bytes``
 times each, and prints per workload: the median cold compile time and case wall time of each side,
 the trace's cost in percent, and the kept file's size (compressed, raw, what the bound dropped).
 
-    python bench/artifact_overhead.py [--workloads mlp_loop,bert_encoder] [--repeats 3] [--device cuda]
+    python -m bench.artifact_overhead [--workloads mlp_loop,bert_encoder] [--repeats 3] [--device cuda]
                                       [--max-bytes N] [--backend eager]
 
 On the GPU, ``--device cuda`` runs the ``full`` size; the default is this host's CPU at ``tiny``.

@@ -6,10 +6,10 @@ folder, Celery tasks run eagerly, the build registered as ``manage.py register_b
 run by the in-process worker ``dashboard.dispatch.inprocess`` in its own subprocess): the same
 services, for a host that has only Python and the dashboard's packages (a GPU machine).
 
-    python bench/bisect_variants.py [--inprocess] [--env NAME=VALUE ...] [--config SECTION.KEY=VALUE ...] [--out FILE]
+    python -m bench.bisect_variants [--inprocess] [--env NAME=VALUE ...] [--config SECTION.KEY=VALUE ...] [--out FILE]
     # on a GPU host, the proof the issue asks for (five inductor settings, one of which matters;
     # bench/results/bisect-gpu-h100-2026-11-27.txt, with the dashboard's wheels: docs/bisect.md):
-    python bench/bisect_variants.py --inprocess --size full --backend inductor --workload masked_attention \\
+    python -m bench.bisect_variants --inprocess --size full --backend inductor --workload masked_attention \\
         --dtype float32 --metric speedup --attempts 1 --python /opt/torch/.venv/bin/python3 --out OUT.txt \\
         --config inductor.max_fusion_size=1 --config inductor.epilogue_fusion=true \\
         --config inductor.pattern_matcher=true --config inductor.shape_padding=true \\
@@ -35,11 +35,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.dispatch_overhead import services_up, wait_until
 
-from dispatch_overhead import services_up, wait_until  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 TINY_WORKLOAD = "tests.dispatch.workloads:EnvSlowed"
 TINY_ENV = [f"TORCH_PTBENCH_TEST_{x}=1" for x in "ABCDE"]
@@ -99,14 +97,14 @@ def measure_once(build, args, machine_class: str):
 def _ended(bisection_id: int):
     """The bisection once it and any search for its override's partner have ended."""
     from dashboard.regressions.models import Bisection
-    from dashboard.regressions.selectors_bisect import bisection_busy
+    from dashboard.regressions.selectors.bisect import bisection_busy
 
     bisection = Bisection.objects.get(pk=bisection_id)
     return None if bisection_busy(bisection=bisection) else bisection
 
 
 def report(bisection, *, wall_s: float, args, header: list[str]) -> list[str]:
-    from dashboard.regressions.selectors_bisect import bisection_view
+    from dashboard.regressions.selectors.bisect import bisection_view
 
     view = bisection_view(bisection=bisection)
     lines = [*header, "", f"{'#':>3}  {'build (chain)':<48}{'role':<12}{args.metric + ' per run':>24}"]
@@ -160,7 +158,7 @@ def main() -> int:
     with up:
         from dashboard.dispatch.models import BuildEnvironment
         from dashboard.regressions.services.bisect import bisection_start
-        from dashboard.results.variants import variant_get_or_create
+        from dashboard.results.services import variant_get_or_create
 
         row = wait_until(lambda: BuildEnvironment.objects.filter(machine_class=machine_class).select_related("build").first(),
                          timeout=300, what="the runner worker's report of its builds", poll=0.5)
@@ -179,7 +177,7 @@ def main() -> int:
         bisection = wait_until(lambda: _ended(bisection.id), timeout=args.timeout, what="the bisection to end", poll=1)
         wall_s = time.monotonic() - started
         header = [
-            f"# python bench/bisect_variants.py {' '.join(sys.argv[1:])}".rstrip(),
+            f"# python -m bench.bisect_variants {' '.join(sys.argv[1:])}".rstrip(),
             f"# {dt.date.today()} · {platform.node()} · {os.cpu_count()} CPUs · load {os.getloadavg()[0]:.2f} · "
             f"Python {platform.python_version()}",
             f"# path: {path}",

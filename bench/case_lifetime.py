@@ -5,7 +5,7 @@ Runs ``python -m runner run`` of a case that starts a child and sleeps (the test
 (no handler runs: PR_SET_PDEATHSIG, then the sentinel) or SIGTERM (the runner's handler), and times
 until no process carrying the run's mark is left (polled every 10 ms), ``--repeats`` times each.
 
-    python bench/case_lifetime.py [--repeats 5] [--device cuda]
+    python -m bench.case_lifetime [--repeats 5] [--device cuda]
 """
 from __future__ import annotations
 
@@ -14,15 +14,13 @@ import os
 import signal
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("PTBENCH_WORKLOAD_MODULES", "tests.runner.fault_workloads")
 
-from tests.runner.case_processes import FAULTS, case_processes, sleeper_started, start_runner, wait_for  # noqa: E402
+from tests.runner.case_processes import FAULTS, case_processes, sleeper_started, start_runner, wait_for
 
 
 def gpu_memory_used_mib() -> int:

@@ -11,9 +11,9 @@ the imports its model class makes), ``compile`` (``cost.compile``: with the eage
 importing dynamo in a fresh process), ``wall`` (the case process's wall time), and ``ready`` (start +
 library + build: the seconds before the case's first eager call). Prints every case, then the medians.
 
-    python bench/case_start.py                                   # TinyMLP and hf:BertForMaskedLM, 3 repeats
-    python bench/case_start.py --workloads hf:BertForMaskedLM,timm:resnet50 --device cuda --repeats 5
-    python bench/case_start.py --workloads mlp_loop --repeats 1 --imports torch._dynamo,torch._inductor.compile_fx
+    python -m bench.case_start                                   # TinyMLP and hf:BertForMaskedLM, 3 repeats
+    python -m bench.case_start --workloads hf:BertForMaskedLM,timm:resnet50 --device cuda --repeats 5
+    python -m bench.case_start --workloads mlp_loop --repeats 1 --imports torch._dynamo,torch._inductor.compile_fx
 
 ``--imports``: what the warm process imports (``PTBENCH_WARM_IMPORTS``; default: the compiler and the
 model libraries, as a worker's), e.g. the compiler alone for the core suite's workloads.
@@ -27,12 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from contract.spec import CaseSpec  # noqa: E402
-from runner.engine.executor import CaseExecutor, child_environment  # noqa: E402
-from runner.engine.warm_start import IMPORTS_ENV, WarmProcess  # noqa: E402
+from contract.spec import CaseSpec
+from runner.engine.executor import CaseExecutor, child_environment
+from runner.engine.warm_start import IMPORTS_ENV, WarmProcess
 
 COLUMNS = ("start", "library", "build", "compile", "wall")
 

@@ -12,9 +12,9 @@ steps a bisection over commits takes.
    attempts, the nearer end at ``max_attempts``), over ``--trials`` seeds. Printed: how often the
    planted commit is named, steps and runs (median, max).
 
-    python bench/commit_bisect.py [--files 20] [--commits 16] [--change 5] [--trials 200] [--out FILE]
+    python -m bench.commit_bisect [--files 20] [--commits 16] [--change 5] [--trials 200] [--out FILE]
 
-The GPU proof (a real bisection on real family models): bench/commit_bisect_gpu.sh.
+The GPU proof (a real bisection on real family models): bench/gpu/commit_bisect_gpu.sh.
 """
 from __future__ import annotations
 
@@ -29,13 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from detection.bisection import BAD, GOOD, UNKNOWN, classify, ends_differ, nearest  # noqa: E402
-from runner.commits.mirror import Mirror  # noqa: E402
-from runner.commits.overlay import overlay_make  # noqa: E402
-from tests.runner.torch_mirror import git, mirror_from_installed  # noqa: E402
+from detection.bisection import BAD, GOOD, UNKNOWN, classify, ends_differ, nearest
+from runner.commits.mirror import Mirror
+from runner.commits.overlay import overlay_make
+from tests.runner.torch_mirror import git, mirror_from_installed
 
 
 def new_disk(path: Path) -> int:
@@ -135,7 +132,7 @@ def main() -> int:
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--out")
     args = parser.parse_args()
-    lines = [f"# python bench/commit_bisect.py {' '.join(sys.argv[1:])}".rstrip(),
+    lines = [f"# python -m bench.commit_bisect {' '.join(sys.argv[1:])}".rstrip(),
              f"# {platform.node()} · {os.cpu_count()} CPUs · load {os.getloadavg()[0]:.2f} · Python {platform.python_version()}",
              *overlay_cost(args), *steps_table(args)]
     print("\n".join(lines))

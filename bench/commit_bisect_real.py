@@ -7,9 +7,9 @@ from the mirror. The quick start's path (``--inprocess`` of bench/bisect_variant
 temporary folder, Celery tasks eager, each case in its own subprocess): a GPU host needs only Python
 and the dashboard's packages.
 
-    python bench/commit_bisect_real.py --python /opt/torch/.venv/bin/python3 --plant inductor-fusion \\
+    python -m bench.commit_bisect_real --python /opt/torch/.venv/bin/python3 --plant inductor-fusion \\
         --workload masked_attention --size full --backend inductor --dtype float32 --metric speedup --out OUT.txt
-    python bench/commit_bisect_real.py   # CPU smoke: a dynamo graph break planted, tiny MLP, eager, graph_breaks
+    python -m bench.commit_bisect_real   # CPU smoke: a dynamo graph break planted, tiny MLP, eager, graph_breaks
 
 Plants: ``inductor-fusion`` (``max_fusion_size = 64`` -> ``1`` in torch/_inductor/config.py: kernels
 stop fusing, slower at run time), ``dynamo-graph-break`` (``debug_force_graph_break_on_leaf_return``
@@ -31,13 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.bisect_variants import _ended, inprocess_up, measure_once, report
+from bench.dispatch_overhead import wait_until
+from tests.runner.torch_mirror import git, mirror_from_installed
 
-from bisect_variants import _ended, inprocess_up, measure_once, report  # noqa: E402
-from dispatch_overhead import wait_until  # noqa: E402
-from tests.runner.torch_mirror import git, mirror_from_installed  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 PLANTS = {
     "inductor-fusion": ("_inductor", "config.py", r"^max_fusion_size = \d+", "max_fusion_size = 1",
@@ -121,7 +119,7 @@ def main() -> int:
                                     size=args.size, backend=args.backend)
         bisection = wait_until(lambda: _ended(bisection.id), timeout=args.timeout, what="the bisection to end", poll=1)
         wall_s = time.monotonic() - started
-        header = [f"# python bench/commit_bisect_real.py {' '.join(sys.argv[1:])}".rstrip(),
+        header = [f"# python -m bench.commit_bisect_real {' '.join(sys.argv[1:])}".rstrip(),
                   f"# {dt.date.today()} · {platform.node()} · {os.cpu_count()} CPUs · load {os.getloadavg()[0]:.2f} · "
                   f"torch {installed.torch_version} ({installed.git_sha[:12]}) · plant {args.plant} at commit "
                   f"{args.culprit} of {args.commits} ({shas[args.culprit][:12]})",

@@ -12,7 +12,7 @@ hits all of them alike. Per compile it records:
 Settings: ``threads=N`` sets ``TORCHINDUCTOR_COMPILE_THREADS`` (1 = every kernel compiled in the
 process itself, no worker pool). ``--concurrent K`` runs K compiles at once (a shared host).
 
-    python bench/compile_noise.py --workloads masked_attention,bert_encoder,llama_decode \
+    python -m bench.compile_noise --workloads masked_attention,bert_encoder,llama_decode \
         --settings default,threads=1 --repeats 5 --out compile-noise.json
 """
 from __future__ import annotations

@@ -10,10 +10,10 @@ threads on a core of its own). A ``--config`` override applies to the
 build side only (a build variant; the reference never has overrides), so a planted change shows as
 a ratio away from 1.
 
-    python bench/compile_pairs_spread.py --workloads masked_attention,bert_encoder,llama_decode \
+    python -m bench.compile_pairs_spread --workloads masked_attention,bert_encoder,llama_decode \
         --pairs 3 --streams 2 --split-cpus --deadline-s 430 --out spread.json
-    python bench/compile_pairs_spread.py --modes plain,prewarm ...   # the measures the runner's replaced
-    python bench/compile_pairs_spread.py --from spread.json [run-document.json ...]   # only the table
+    python -m bench.compile_pairs_spread --modes plain,prewarm ...   # the measures the runner's replaced
+    python -m bench.compile_pairs_spread --from spread.json [run-document.json ...]   # only the table
 """
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
 
 
 def _sd_log(values: list[float]) -> str:

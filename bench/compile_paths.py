@@ -3,16 +3,16 @@ over workloads x modes x regimes, its run document, and a table per case and per
 
 On a GPU (the core suite and ten family models, each path against default, every regime):
 
-    python bench/compile_paths.py --device cuda --out bench/results/compile-paths-gpu-DATE.json \\
+    python -m bench.compile_paths --device cuda --out bench/results/compile-paths-gpu-DATE.json \\
         --table bench/results/compile-paths-gpu-DATE.txt
 
 On the CPU at the tiny size (what bench/results/compile-paths-cpu-2026-11-25.txt holds):
 
-    python bench/compile_paths.py --device cpu --workloads mlp_loop \\
+    python -m bench.compile_paths --device cpu --workloads mlp_loop \\
         --out bench/results/compile-paths-cpu-2026-11-25.json --table bench/results/compile-paths-cpu-2026-11-25.txt
 
-The table again from a stored document: ``python bench/compile_paths.py --from DOC.json``; a
-workload x mode table of several documents' static cases: ``python bench/compile_paths.py --matrix DOC.json ...``. The
+The table again from a stored document: ``python -m bench.compile_paths --from DOC.json``; a
+workload x mode table of several documents' static cases: ``python -m bench.compile_paths --matrix DOC.json ...``. The
 runner writes the document after every case, so a run cut short keeps what it finished.
 """
 from __future__ import annotations
@@ -27,10 +27,9 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from contract.suites import expand_suites
 
-from contract.suites import expand_suites  # noqa: E402 (after the path above)
+ROOT = Path(__file__).resolve().parents[1]
 
 # Ten inference models of the families, three families, small to large (docs/families.md).
 FAMILY_MODELS = ["hf:BertForMaskedLM", "hf:DistilBertForQuestionAnswering", "hf:GPT2ForSequenceClassification",
@@ -54,7 +53,7 @@ def run(args: argparse.Namespace) -> dict:
         raise SystemExit(f"the runner wrote no document (exit {completed.returncode})")
     document = json.loads(args.out.read_text())
     document["run"]["notes"] = f"runner command: {document['run'].get('command', '')}"[:4000]
-    document["run"]["command"] = "python bench/compile_paths.py " + shlex.join(sys.argv[1:])
+    document["run"]["command"] = "python -m bench.compile_paths " + shlex.join(sys.argv[1:])
     return document
 
 

@@ -2,7 +2,7 @@
 fixed host speed (scaled by the host probe that a sidecar timed during the compile, see
 runner/engine/host_speed.py), over run documents of one build (or of each build label).
 
-    python bench/compile_spread.py bench/results/history/hist-base-*.json
+    python -m bench.compile_spread bench/results/history/hist-base-*.json
 
 Prints per workload: runs, median, range and sd of `compile_time_cold_s`, the same for
 `compile_time_cold_s * P / probe` (P: the median probe over all the files, so the figure stays in

@@ -17,7 +17,7 @@ history, bench/results/families/history-h200-2026-11-28/hist-base-*.json) and pr
    runs only (leave one out: what a run would have reported with only the others known). Exits 1
    where a reported interval (all runs) is narrower than the sd.
 
-    python bench/compile_to_compile.py [DOCUMENT ...] [--kernels 3]
+    python -m bench.compile_to_compile [DOCUMENT ...] [--kernels 3]
 """
 from __future__ import annotations
 
@@ -28,10 +28,8 @@ import statistics
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from contract.case_interval import case_interval, class_sd  # noqa: E402
-from contract.comparison import repeat_sd  # noqa: E402
+from contract.case_interval import case_interval, class_sd
+from contract.comparison import repeat_sd
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = sorted((ROOT / "bench/results/families/history-h200-2026-11-28").glob("hist-base-*.json"))

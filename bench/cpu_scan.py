@@ -8,7 +8,7 @@ that follows the fastest CPU (:class:`FastCpuSeeker`, timing_jitter.py's ``seek`
 runs at full speed. On the lent H100 it does not: its CPUs slow down together.
 Also prints the CPU topology the VM shows. No torch needed:
 
-    python bench/cpu_scan.py --seconds 60 --out /tmp/scan.json
+    python -m bench.cpu_scan --seconds 60 --out /tmp/scan.json
 """
 from __future__ import annotations
 
@@ -21,8 +21,6 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from runner.engine.timing import host_probe_ms
 

@@ -5,23 +5,19 @@ compiled one up (CUDA graphs are recorded there), and print our resident + trans
 (``runner.engine.memory``) next to the allocator's own view: ``memory_allocated``,
 ``memory_reserved`` and the private pools' reserved bytes from ``torch.cuda.memory_snapshot``.
 
-    python bench/cudagraph_memory.py --workloads masked_attention,bert_encoder --modes default,reduce-overhead
+    python -m bench.cudagraph_memory --workloads masked_attention,bert_encoder --modes default,reduce-overhead
 """
 from __future__ import annotations
 
 import argparse
 import functools
-import sys
-from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as `python bench/cudagraph_memory.py`
-
-from runner.engine.case import CompiledSide, EagerSide  # noqa: E402
-from runner.engine.memory import MemoryProbe, footprint, private_pool_free_bytes  # noqa: E402
-from contract.spec import CaseSpec  # noqa: E402
-from workloads.registry import get_workload  # noqa: E402
+from runner.engine.case import CompiledSide, EagerSide
+from runner.engine.memory import MemoryProbe, footprint, private_pool_free_bytes
+from contract.spec import CaseSpec
+from workloads.registry import get_workload
 
 MB = 1 / 2**20
 

@@ -1,8 +1,8 @@
 """Dashboard load benchmark: server time of the pages over a large synthetic history.
 
-    python bench/dashboard_load.py --results 1000000 [--repeat 30] [--out FILE] [--keep]
-    python bench/dashboard_load.py --results 16000 --concurrent 20 --out FILE
-    python bench/dashboard_load.py --results 1000000 --concurrent 20 --both --out FILE   (both tables, one database)
+    python -m bench.dashboard_load --results 1000000 [--repeat 30] [--out FILE] [--keep]
+    python -m bench.dashboard_load --results 16000 --concurrent 20 --out FILE
+    python -m bench.dashboard_load --results 1000000 --concurrent 20 --both --out FILE   (both tables, one database)
 
 Starts a throwaway PostgreSQL cluster on a free loopback port (as scripts/test.sh does; with
 DATABASE_URL set it uses that database instead and drops nothing), migrates it, generates a
@@ -11,7 +11,7 @@ nightly history of ``--results`` results labelled synthetic (Run.synthetic, work
 ingest uses, then times each page through Django's test client (server time: URL routing, views,
 queries, templates; DEBUG off, as in production) and prints median / p95 / page weight.
 ``--concurrent N``: instead, N clients at once against gunicorn, p50/p95 per page with the page
-cache off and on (bench/dashboard_concurrent.py).
+cache off and on (bench/lib/dashboard_concurrent.py).
 ``--keep`` leaves the cluster running and prints its DATABASE_URL (to browse the pages);
 ``DATABASE_URL=<that> ... --reuse`` times that database again without generating it anew (about two
 minutes at 1,000,000 results): it only migrates it. The pages timed are drawn from their own
@@ -30,16 +30,13 @@ import shutil
 import socket
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.lib.dashboard_history import History
 
-from dashboard_history import History  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def free_port() -> int:
@@ -319,13 +316,13 @@ def loaded(generation_s: float | None) -> str:
 
 
 def concurrent_table(history: History, args, generation_s: float | None) -> str:
-    from dashboard_concurrent import concurrent_report
+    from bench.lib.dashboard_concurrent import concurrent_report
 
     names = workload_sample(history, random.Random(history.seed))
     pages = [("overview /", ["/"]), ("workload /workloads/<name>/ (10)", [f"/workloads/{n}/" for n in names])]
     body = concurrent_report(pages, clients=args.concurrent, per_client=args.per_client, workers=args.workers, percentile=percentile)
     first = ("# the same database, then:" if args.both else
-             f"# python bench/dashboard_load.py --results {args.results} --concurrent {args.concurrent}")
+             f"# python -m bench.dashboard_load --results {args.results} --concurrent {args.concurrent}")
     return (first + "\n"
             f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {args.results:,} synthetic results "
             f"({loaded(generation_s)})\n" + body)
@@ -340,7 +337,7 @@ def report(rows: list[dict], args, history: History, generation_s: float | None)
         cursor.execute("select count(*) from results_result")
         count = cursor.fetchone()[0]
     lines = [
-        f"# python bench/dashboard_load.py --results {args.results} --repeat {args.repeat} --budget {args.budget:g}"
+        f"# python -m bench.dashboard_load --results {args.results} --repeat {args.repeat} --budget {args.budget:g}"
         + (f" --concurrent {args.concurrent} --both" if args.concurrent else "") + (" --reuse" if args.reuse else ""),
         f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {version} · Python {platform.python_version()}",
         f"# {count:,} results (synthetic): {len(history.machine_classes)} machine classes x {history.builds} nightly builds x "

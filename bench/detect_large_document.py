@@ -1,6 +1,6 @@
 """How long one large run document takes to store and to detect (issue #46 item 3).
 
-    python bench/detect_large_document.py [--results 2000 5000 40000] [--out FILE]
+    python -m bench.detect_large_document [--results 2000 5000 40000] [--out FILE]
 
 Per size: a synthetic document (labelled ``synthetic``) of that many lean results (workloads x 48
 configurations, a status and three figures each, as small as the probe's of issue #46), stored twice as two nightly builds (the second one's
@@ -20,14 +20,9 @@ import argparse
 import json
 import os
 import platform
-import sys
 import time
 import uuid
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
 
 
 CONFIGS = [{"compile_mode": mode, "shape_regime": regime, "dtype": dtype, "device": "cpu"}
@@ -71,7 +66,7 @@ def measure(size: int, day: int) -> dict:
                     return steps
                 pass_started = outcome.pass_started
     except ImportError:  # before detection was chunked (issue #46): one pass, one task
-        from dashboard.regressions.services.detection import detection_run
+        from dashboard.regressions.services.detection_pass import detection_run
 
         def detection_run_all(*, run_id) -> list[float]:
             started = time.perf_counter()
@@ -116,7 +111,7 @@ def main() -> None:
 
     cluster = None
     if "DATABASE_URL" not in os.environ:
-        from dashboard_load import Cluster
+        from bench.dashboard_load import Cluster
 
         cluster = Cluster()
         os.environ["DATABASE_URL"] = cluster.start()

@@ -2,7 +2,7 @@
 PostgreSQL (``dashboard_load.Cluster``) and Redis, the dashboard-side Celery worker and one runner
 worker (``celery -A runner.worker.app``, no Django), started as in docker-compose.yml.
 
-    python bench/dispatch_overhead.py [--cases 20] [--warmup 2] [--out FILE]
+    python -m bench.dispatch_overhead [--cases 20] [--warmup 2] [--out FILE]
 
 Each case is requested on its own (one-case runs, one after another), so it always finds the
 runner worker idle, and uses the ``eager`` backend on ``tests.runner.sample_workloads:TinyMLP``:
@@ -32,12 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+from bench.dashboard_load import Cluster, free_port, percentile, setup_django
+from bench.worker_suite import Processes
 
-from dashboard_load import Cluster, free_port, percentile, setup_django  # noqa: E402
-from worker_suite import Processes  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 WORKLOAD = "tests.runner.sample_workloads:TinyMLP"
 MACHINE_CLASS = "cpu-dispatch-bench"
@@ -120,7 +118,6 @@ def one_case(build, *, poll: float, timeout: float) -> dict:
     return {"requested": requested, "taken": taken, "shown_running": case.started_at.timestamp(), "handed_over": handed_over,
             "stored": case.finished_at.timestamp(), "seen": seen, "attempts": case.attempts}
 
-
 ROWS = [  # (label, from, to)
     ("request -> taken by the idle worker", "requested", "taken"),
     ("request -> shown running (dashboard)", "requested", "shown_running"),
@@ -175,7 +172,7 @@ def main() -> int:
                   f" handed over -> stored {1000 * (sample['stored'] - sample['handed_over']):.0f} ms", flush=True)
         assert all(s["attempts"] == 1 for s in samples)
         header = [
-            f"# python bench/dispatch_overhead.py {' '.join(sys.argv[1:])}".rstrip(),
+            f"# python -m bench.dispatch_overhead {' '.join(sys.argv[1:])}".rstrip(),
             f"# {dt.date.today()} · {platform.node()} · {os.cpu_count()} CPUs · {versions()}",
             f"# load average at start {load_at_start[0]:.2f} (the machine is shared with other jobs)",
             (f"# one runner worker (--concurrency 1) and the dashboard worker (--concurrency 2) on loopback; one-case runs"

@@ -1,7 +1,7 @@
 """Distributed training steps: the table of one run (docs/distributed.md, issue #32).
 
-    python bench/distributed_table.py --from RUN.json                  # the table of a stored run document
-    python bench/distributed_table.py --run OUT.json [--device cuda] [--backend inductor] [--workloads N,...]
+    python -m bench.distributed_table --from RUN.json                  # the table of a stored run document
+    python -m bench.distributed_table --run OUT.json [--device cuda] [--backend inductor] [--workloads N,...]
 
 ``--run`` runs ``python -m runner run`` on the distributed cases (default: the core GPT and the
 residual MLP under DDP and FSDP, both orders, with and without checkpointing, plus two families'

@@ -9,7 +9,7 @@ fingerprinting (``kernel_profile.fingerprint_s``, reading the generated code), a
 the case's wall time. The on/off wall-time difference is also shown, but on a shared host it is
 noise-bound (one compile's spread is larger than the profile); the in-case figures are exact.
 
-    python bench/explain_overhead.py [--workloads mlp_loop,bert_encoder] [--repeats 1] [--device cpu] [--size tiny]
+    python -m bench.explain_overhead [--workloads mlp_loop,bert_encoder] [--repeats 1] [--device cpu] [--size tiny]
 
 ``--backend eager`` runs the same steps without inductor (no kernels to profile or fingerprint):
 the test of every benchmark (tests/bench/test_benchmarks_run.py) runs it so, in a third of the time.
@@ -20,12 +20,9 @@ import argparse
 import dataclasses
 import statistics
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from contract.spec import CaseSpec  # noqa: E402
-from runner.engine.executor import CaseExecutor  # noqa: E402
+from contract.spec import CaseSpec
+from runner.engine.executor import CaseExecutor
 
 
 def measure(workload: str, *, device: str, size: str, profile: bool, backend: str = "inductor") -> dict:

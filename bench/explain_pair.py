@@ -2,21 +2,18 @@
 docs/explain.md): each case present in both, compared by ``contract.explain`` as the "what changed"
 view compares two results: the likeliest cause, the phases that moved most, the kernels that changed.
 
-    python bench/explain_pair.py BEFORE.json AFTER.json [--metric compile_time_cold_s] [--out table.txt]
+    python -m bench.explain_pair BEFORE.json AFTER.json [--metric compile_time_cold_s] [--out table.txt]
 
-bench/explain_gpu.sh runs it on the GPU proof's documents (a plain build against
+bench/gpu/explain_gpu.sh runs it on the GPU proof's documents (a plain build against
 ``inductor.max_fusion_size=1`` and ``inductor.coordinate_descent_tuning=true``).
 """
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from contract.explain import explain  # noqa: E402
+from contract.explain import explain
 
 
 def _environment(document: dict, result: dict) -> dict:

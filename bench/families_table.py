@@ -1,7 +1,7 @@
 """A table per model family from run documents (bench/results/families/README.md).
 
-    python bench/families_table.py bench/results/families/r*/*.json
-    python bench/families_table.py --by-model bench/results/families/locked-*/*.json bench/results/families/regimes-2026-11-27/*.json
+    python -m bench.families_table bench/results/families/r*/*.json
+    python -m bench.families_table --by-model bench/results/families/locked-*/*.json bench/results/families/regimes-2026-11-27/*.json
 
 Per family (the prefix of ``hf:BertForMaskedLM``): models and cases measured, the static pass rate,
 the geometric mean speedup and median cold compile time of the passing static cases, the
@@ -20,7 +20,7 @@ an unbacked case pairs with the backed case of the same model and dims, else wit
 on every dim (the regime as the issue lists it: backed on batch and sequence, unbacked on each), and
 the pairing is named in the ratio's label.
 
-Cases measured several at a time on one GPU (bench/families_gpu.sh) wait for its timing lock; the
+Cases measured several at a time on one GPU (bench/gpu/families_gpu.sh) wait for its timing lock; the
 cost column also gives the median less each case's wait (``environment.gpu_lock_wait_s``).
 """
 from __future__ import annotations

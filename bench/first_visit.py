@@ -1,7 +1,7 @@
 """What a first visit to a dashboard page weighs in headless Chromium (an empty cache: every response's
 headers and encoded body, as they crossed the wire) (docs/benchmarks.md, "A first visit's weight").
 
-    python bench/first_visit.py [URL]
+    python -m bench.first_visit [URL]
 
 URL defaults to the quick start's http://127.0.0.1:8000/. The README's screenshot is
 scripts/screenshot.py's.

@@ -1,6 +1,6 @@
 """Ingest throughput: results stored per second through ``run_ingest`` on the configured database.
 
-    python bench/ingest_throughput.py [--runs 20] [--cases 200]
+    python -m bench.ingest_throughput [--runs 20] [--cases 200]
 
 Uses synthetic documents (labelled ``synthetic``) in a throwaway database: with DATABASE_URL set it
 creates and drops ``<name>_bench``; without it, a temporary SQLite file. Prints a table.
@@ -10,13 +10,10 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import tempfile
 import time
 import uuid
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def synthetic_document(*, cases: int, sha: str) -> dict:

@@ -10,7 +10,7 @@ venv`` + ``uv pip install`` (hard links from the cache), the probe (``python -m 
 made). Printed: seconds per intake (all, and the probe alone), the new environment's disk not shared
 with the cache (hard links counted once), the cold first intake for reference.
 
-    python bench/intake.py [--index /opt/wheels] [--take release] [--repeat 3] [--inherit 1] [--out FILE]
+    python -m bench.intake [--index /opt/wheels] [--take release] [--repeat 3] [--inherit 1] [--out FILE]
 """
 from __future__ import annotations
 
@@ -24,10 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import runner.intake.take as take  # noqa: E402
-from runner.intake.config import IntakeConfig  # noqa: E402
+import runner.intake.take as take
+from runner.intake.config import IntakeConfig
 
 
 def new_bytes(path: Path, cache: Path) -> int:
@@ -83,7 +81,7 @@ def main() -> int:
         take._probe = real_probe
         shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0]
-    lines = [f"# bench/intake.py on {platform.node()} ({os.cpu_count()} CPUs, load {load:.1f}), index {args.index}, "
+    lines = [f"# python -m bench.intake on {platform.node()} ({os.cpu_count()} CPUs, load {load:.1f}), index {args.index}, "
              f"installer {config('x').installer}, inherit {args.inherit}",
              "| intake | version | seconds | of which probe | new disk (MB) | found made |", "| --- | --- | ---: | ---: | ---: | --- |"]
     lines += [f"| {n} | {v} | {s:.1f} | {p:.1f} | {d / 1e6:.1f} | {'yes' if c else 'no'} |" for n, v, s, p, d, c in rows]

@@ -1,6 +1,6 @@
-"""The LLM table of issue #43's note from run documents (bench/llm_gpu.sh, docs/llms.md).
+"""The LLM table of issue #43's note from run documents (bench/gpu/llm_gpu.sh, docs/llms.md).
 
-    python bench/llm_table.py DOC.json ...
+    python -m bench.llm_table DOC.json ...
 
 A row per LLM step and compile mode (``hf:Qwen/Qwen3-0.6B@decode`` reduce-overhead): per regime
 (static, backed, unbacked) the status or speedup, the cold compile seconds and the compiled side's

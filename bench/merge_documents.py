@@ -1,8 +1,8 @@
 """Merge run documents of one build and machine (e.g. one per workload) into one run document.
 
-    python bench/merge_documents.py OUT.json IN.json [IN.json ...]
+    python -m bench.merge_documents OUT.json IN.json [IN.json ...]
 
-Used by bench/gpu_suite.sh, which runs each workload as its own `python -m runner run` so a
+Used by bench/gpu/gpu_suite.sh, which runs each workload as its own `python -m runner run` so a
 device call's time limit never loses a whole suite.
 """
 from __future__ import annotations
@@ -11,8 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from contract.document import check_document  # noqa: E402
+from contract.document import check_document
 
 
 def merge(documents: list[dict]) -> dict:

@@ -11,8 +11,8 @@ target is < 2%), then per estimator the largest spread and how many cases are un
 - ``min_ratio``: fastest eager block / fastest compiled block (Chen & Revels 2016);
 - ``pair_q75``: upper quartile of the per-pair ratios.
 
-    python bench/noise_estimators.py bench/results/h100-torch2.11-*.json
-    python bench/noise_estimators.py bench/results/h200-torch2.11-*.json
+    python -m bench.noise_estimators bench/results/h100-torch2.11-*.json
+    python -m bench.noise_estimators bench/results/h200-torch2.11-*.json
 
 An estimator picked because it wins on these files is fitted to them: check it on runs measured
 after the choice (bench/results/README.md says which were).
@@ -23,11 +23,8 @@ import argparse
 import statistics
 import sys
 from collections import defaultdict
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from suite_report import build_name, case_key, load
+from bench.suite_report import build_name, case_key, load
 
 from runner.engine.stats import percentile, speedup_ratio
 

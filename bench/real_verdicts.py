@@ -1,6 +1,6 @@
 """Replay real run documents as nightly builds through ingest -> detection -> verdict (issue #15).
 
-    python bench/real_verdicts.py --history A.json B.json ... [--then C.json D.json ...]
+    python -m bench.real_verdicts --history A.json B.json ... [--then C.json D.json ...]
                                   [--with-earlier N] [--keep-sha] [--plant METRIC:WORKLOAD:FACTOR]
 
 Each file is one nightly build (join files with a comma to make one build of several documents,
@@ -13,7 +13,7 @@ week). ``--plant`` multiplies a metric of a workload in the ``--then`` builds (a
 real documents, until recorded variant builds exist). Prints per build: our default verdict (against the previous build), the named-baseline
 verdict against the build before (the two builds' runs compared directly), and for comparison the HUD's rule (speedup < 0.95x or
 compile time > 1.15x the median of up to 10 builds before, on 2 builds in a row) and Perfherder's
-t-test (``bench/detection_baselines.py``), each as regressed / pass.
+t-test (``bench/lib/detection_baselines.py``), each as regressed / pass.
 
 Database: PTBENCH_DATA_DIR (a throwaway SQLite there) or a temporary directory; DATABASE_URL is
 ignored unless ``--database-url`` is given.
@@ -31,8 +31,6 @@ import tempfile
 import uuid
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 HUD_RULES = {"speedup": (0.05, 1), "compile_time_cold_s": (0.15, -1)}  # metric: (threshold, +1 higher is better)
 
@@ -65,7 +63,7 @@ def planted(builds: list[tuple[str, list[dict]]], metric: str, workload: str, fa
 def replay(builds: list[tuple[str, list[dict]]], *, keep_sha: bool = False, start_day: int = 1) -> list[dict]:
     """Store and detect each build in order (a configured Django database); one row per build."""
     from dashboard.regressions.selectors import build_verdict
-    from dashboard.regressions.services.detection import detection_run
+    from dashboard.regressions.services.detection_pass import detection_run
     from dashboard.results.models import Build, Run
     from dashboard.results.services import run_ingest
 
@@ -177,7 +175,7 @@ def planted_changes(history: list[tuple[str, list[dict]]], then: list[tuple[str,
 
 def _baselines(rows: list[dict], build_ids: list[int], Build) -> None:
     """The HUD rule and Perfherder's t-test on every series and metric of the replayed builds."""
-    from detection_baselines import hud, perfherder
+    from bench.lib.detection_baselines import hud, perfherder
 
     from dashboard.results.models import Result
 

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 R=bench/results
 join() { ls "$@" | paste -sd, -; }
 echo "## gpu-h100: 11 builds (r1, r2, spread-1..4, locked + compile paths 11-25, calls of 11-27 and 11-28)"
-python bench/real_verdicts.py --all-pairs --details --history \
+python -m bench.real_verdicts --all-pairs --details --history \
   "$(join $R/families/r1/*.json)" "$(join $R/families/r2/*.json)" \
   $R/families/spread/spread-{1,2,3,4}.json \
   "$(join $R/families/locked-static/*.json $R/families/locked-dynamic/*.json $R/compile-paths-gpu-2026-11-25/*.json)" \
@@ -19,6 +19,6 @@ python bench/real_verdicts.py --all-pairs --details --history \
   "$(join $R/families/h100-2026-11-28/h100-3-*.json $R/compile-paths-gpu-2026-11-28/h100-3-*.json)"
 echo
 echo "## gpu-h200: 2 builds (the 2026-11-27 call, then its two re-runs)"
-python bench/real_verdicts.py --all-pairs --details --history \
+python -m bench.real_verdicts --all-pairs --details --history \
   "$(join $R/compile-paths-gpu-2026-11-27/h200-*.json $(ls $R/families/regimes-2026-11-27/h200-*.json | grep -v -- '-2.json'))" \
   "$(join $R/families/regimes-2026-11-27/h200-*-2.json)"

@@ -1,8 +1,8 @@
 """Recall and false alarms of the detectors on noise shapes they were not tuned on (issue #42).
 
-    python bench/recall_benchmark.py                      # 6 shapes x 300 series per kind, seed 4242
-    python bench/recall_benchmark.py --series 100 --seed 7 --rules re-measured
-    python bench/recall_benchmark.py --tune --seed 12     # the TUNING shapes (never reported as the result)
+    python -m bench.recall_benchmark                      # 6 shapes x 300 series per kind, seed 4242
+    python -m bench.recall_benchmark --series 100 --seed 7 --rules re-measured
+    python -m bench.recall_benchmark --tune --seed 12     # the TUNING shapes (never reported as the result)
 
 Rules (``--rules``): ``engine``, the change-point engine (``detection.replay_online``); ``two-build``,
 the two-build confirmation (``detection.fastconfirm``) on one run per build; ``re-measured``, the same
@@ -11,12 +11,12 @@ the re-run is an independent draw of the same shape at the same build (another e
 class's machines; for outlier bursts the busy evening does not repeat); ``combined``, the alerts of
 ``re-measured`` and ``engine`` together (one alert per change: within 2 builds of one already
 raised is the same). ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost).
-The two-build confirmation was tuned with ``--tune`` (bench/detection_series.py's shapes: Gaussian,
+The two-build confirmation was tuned with ``--tune`` (bench/lib/detection_series.py's shapes: Gaussian,
 t3, AR(1), two-state, single outliers; seeds 11 and 12) and is reported on the shapes below with
 seed 4242.
 
 The detector (``detection.replay_online``, the change-point half of what the dashboard runs) was
-tuned on bench/detection_series.py (Gaussian, AR(1), Student-t 4, occasional single outliers,
+tuned on bench/lib/detection_series.py (Gaussian, AR(1), Student-t 4, occasional single outliers,
 two-state machines). The shapes here are others, each scaled to a unit standard deviation (measured
 on 200,000 draws) and then to the series' noise sd (log-uniform 0.5-3 %, relative):
 
@@ -43,16 +43,12 @@ import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-import detection_series  # noqa: E402
-from detection import replay_online  # noqa: E402
-from detection.fastconfirm import fast_alerts  # noqa: E402
+from bench.lib import detection_series
+from detection import replay_online
+from detection.fastconfirm import fast_alerts
 
 BUILDS = 150
 MARGIN = 2  # builds between the planted step and the alert's first bad build
@@ -93,7 +89,7 @@ def unit_sds(seed: int) -> dict[str, float]:
             for shape in SHAPES}
 
 
-# the tuning shapes: bench/detection_series.py's families, under names of their own (its "bimodal" is not ours)
+# the tuning shapes: bench/lib/detection_series.py's families, under names of their own (its "bimodal" is not ours)
 TUNE_SHAPES = {"gaussian": "gaussian", "t3": "heavy", "ar1": "autocorr", "two_state": "bimodal", "single_outliers": "outliers"}
 
 
@@ -197,7 +193,7 @@ def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool
         met = total[3.0][1] / total[3.0][0] >= 0.9 and 1000 * total["fp"] / total["builds"] <= 1.0
         lines += table + [f"target (90 % of 3-sd steps within two builds, <= 1 FP per 1,000 builds): {'met' if met else 'not met'}", ""]
     lines.append(f"{len(jobs)} series of {BUILDS} builds ({series} per shape and kind), seed {seed}, "
-                 f"{'TUNING shapes (bench/detection_series.py)' if tune else 'evaluation shapes'}, {seconds:.0f} s on {workers} processes")
+                 f"{'TUNING shapes (bench/lib/detection_series.py)' if tune else 'evaluation shapes'}, {seconds:.0f} s on {workers} processes")
     return "\n".join(lines)
 
 
@@ -208,7 +204,7 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--rules", default="engine,two-build,re-measured,combined",
                         help="comma-separated: engine, two-build, re-measured, combined")
-    parser.add_argument("--tune", action="store_true", help="the tuning shapes (bench/detection_series.py) instead of the evaluation ones")
+    parser.add_argument("--tune", action="store_true", help="the tuning shapes (bench/lib/detection_series.py) instead of the evaluation ones")
     args = parser.parse_args(argv)
     rules = tuple(r.strip() for r in args.rules.split(",") if r.strip())
     unknown = [r for r in rules if r not in RULES]

@@ -8,25 +8,21 @@ compile's graph breaks and graphs, whether the second shape was stopped, both co
 the reasons are equal, and the recompiles step's seconds each way; exits 1 when a count or a
 reason differs.
 
-    python bench/second_shape_check.py                      # the core suite
-    python bench/second_shape_check.py --workloads hf:BertForMaskedLM --backend inductor
+    python -m bench.second_shape_check                      # the core suite
+    python -m bench.second_shape_check --workloads hf:BertForMaskedLM --backend inductor
 """
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 from pathlib import Path
 from unittest import mock
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from contract.spec import CaseSpec, TimingBudget  # noqa: E402 (after the path above)
-from contract.suites import expand_suites  # noqa: E402
-from runner.engine import case as case_module  # noqa: E402
-from runner.engine.dynamo_stats import second_call_recompiles  # noqa: E402
-from runner.engine.result_file import ResultFile  # noqa: E402
+from contract.spec import CaseSpec, TimingBudget  # after the path above
+from contract.suites import expand_suites
+from runner.engine import case as case_module
+from runner.engine.dynamo_stats import second_call_recompiles
+from runner.engine.result_file import ResultFile
 
 QUICK = TimingBudget(budget_s=0.05, target_block_s=0.002, warmup_s=0.01, min_pairs=3, profile=False)
 

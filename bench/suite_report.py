@@ -1,7 +1,7 @@
 """Tables from run documents: per-case figures, unbacked/backed gaps, graph breaks, and run-to-run noise.
 
-    python bench/suite_report.py [--from-samples] RUN.json [RUN2.json ...]
-    python bench/suite_report.py bench/results/releases/*.json     (a release history: builds side by side)
+    python -m bench.suite_report [--from-samples] RUN.json [RUN2.json ...]
+    python -m bench.suite_report bench/results/releases/*.json     (a release history: builds side by side)
 
 The gap and graph-break tables cover every case of the documents (the first document that has a
 case wins). ``--from-samples`` recomputes each speedup from its stored per-block samples with the
@@ -21,9 +21,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from contract.metrics import COMPILE_TIMES  # noqa: E402 (pure Python: the registry's cold / warm compile times)
-from runner.engine.stats import speedup_ratio  # noqa: E402 (pure Python, no torch)
+from contract.metrics import COMPILE_TIMES  # pure Python: the registry's cold / warm compile times
+from runner.engine.stats import speedup_ratio  # pure Python, no torch
 
 
 def load(path: str) -> dict:

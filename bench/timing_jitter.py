@@ -19,7 +19,7 @@ compiled on the same inputs), then times single calls of each side, alternating,
 Run it in several processes (fresh or shared ``TORCHINDUCTOR_CACHE_DIR``) to tell a per-process
 kernel choice from host jitter:
 
-    python bench/timing_jitter.py --workload resnet_train --out /tmp/a.json
+    python -m bench.timing_jitter --workload resnet_train --out /tmp/a.json
 """
 from __future__ import annotations
 
@@ -35,10 +35,8 @@ import warnings
 from pathlib import Path
 from typing import Self
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import torch
-from cpu_scan import FastCpuSeeker, pin_process
+from bench.cpu_scan import FastCpuSeeker, pin_process
 
 from runner.engine.case import CompiledSide, EagerSide
 from runner.engine.memory import MemoryProbe

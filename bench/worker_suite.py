@@ -4,10 +4,10 @@ It requests one run per build, waits, prints the wall time and who ran what, che
 ran or was stored twice, and exports each run's document into OUT.
 
     # the release history on this CPU machine (issue #4's sample dataset):
-    python bench/worker_suite.py --out bench/results/releases --workers 2 --machine-class cpu --size tiny \\
+    python -m bench.worker_suite --out bench/results/releases --workers 2 --machine-class cpu --size tiny \\
         --builds /work/builds/torch-2.11.0/bin/python,/work/builds/torch-2.12.1/bin/python,...
     # the GPU machine, one worker per GPU:
-    python bench/worker_suite.py --out $OUT --gpus 2 --machine-class gpu-h200 --size full --workloads ... --modes default
+    python -m bench.worker_suite --out $OUT --gpus 2 --machine-class gpu-h200 --size full --workloads ... --modes default
 
 Needs redis-server (``--redis-server PATH``) and the dashboard's packages in this interpreter; the
 builds need only torch (and numpy).
@@ -25,10 +25,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from bench.dashboard_load import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-from dashboard_load import free_port  # noqa: E402 (stdlib only at import)
 
 
 def names(text: str) -> list[str]:

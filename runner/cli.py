@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "warm-server":
         from runner.engine.warm_start import serve
 
-        serve(args.socket)
+        serve(args.socket, main=main)
     if args.command == "run":
         from runner.engine.lifetime import stop_on_signals
         from runner.run import command_run, interrupted_status

@@ -29,7 +29,7 @@ def _prefixes(family: str) -> list[str]:
 def catalog_entries(prefix: str) -> list[dict]:
     """Every name of every model ``prefix`` lists, built or not on this host: the dashboard checks
     names against these without torch."""
-    from runner.listing import catalog_entry
+    from runner.catalog import catalog_entry
     from workloads.registry import family_models
 
     entries = []

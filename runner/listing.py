@@ -1,5 +1,5 @@
 """``python -m runner list``, and naming workloads: the names a run or a listing asks for resolved to
-workloads, and a workload's catalog entry (``contract.catalog``)."""
+workloads (their catalog entries: ``runner.catalog``)."""
 from __future__ import annotations
 
 import argparse
@@ -28,18 +28,8 @@ def resolve_workloads(names: list[str] | None, *, allow_import: bool = False) ->
     return resolved
 
 
-def catalog_entry(requested_name: str, workload) -> dict:
-    """A workload's ``contract.catalog`` entry; ``source`` for one named ``module:Class``."""
-    from contract.catalog import Entry
-
-    return Entry(name=workload.name, category=workload.category, phase=workload.phase, dtypes=tuple(workload.dtypes),
-                 dynamic_dims=tuple(str(d) for d in workload.dynamic_dims), description=workload.description,
-                 source=requested_name if ":" in requested_name and not getattr(workload, "family", "") else "",
-                 family=getattr(workload, "family", ""),
-                 dim_roles=tuple(getattr(d, "role", "") for d in workload.dynamic_dims)).to_json()
-
-
 def command_list(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from runner.catalog import catalog_entry
     from runner.report import format_table
 
     if args.family:

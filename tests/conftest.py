@@ -7,10 +7,17 @@ import shutil
 import signal
 import socket
 import tempfile
-import time
 import uuid
 
 import pytest
+
+from tests.fixtures.processes import SESSION_ENV, TEST_ENV, leftover_case_processes
+
+# The shared fixture modules: a test uses their fixtures by name and imports their helpers from them.
+pytest_plugins = [
+    "tests.fixtures.alerts", "tests.fixtures.api", "tests.fixtures.browser", "tests.fixtures.releases", "tests.fixtures.services",
+    "tests.fixtures.workers",
+]
 
 # The test suite's own sample workloads may be named as ``module:Class`` by every entry point (the
 # API, the dashboard, workers), as nothing else may (workloads.registry); child processes inherit it.
@@ -25,10 +32,8 @@ os.environ.setdefault("PTBENCH_WORKLOAD_CATALOGS", os.path.join(os.path.dirname(
 # process that carries it is one a test left behind (``pytest_sessionfinish``), and never a process
 # of another test session on the same machine. Records of cases in flight go to a runtime directory
 # of this session's own (runner.engine.lifetime), not the machine's.
-SESSION_ENV, TEST_ENV = "PTBENCH_TEST_SESSION", "PTBENCH_TEST_ID"
 os.environ[SESSION_ENV] = uuid.uuid4().hex
 os.environ["PTBENCH_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="ptbench-test-runtime-")
-LEFTOVER_GRACE_S = 5.0  # a group killed at the end of the last test may take a moment to go
 
 _real_connect = socket.socket.connect
 _real_connect_ex = socket.socket.connect_ex
@@ -106,21 +111,6 @@ def empty_page_cache():
 def pytest_runtest_setup(item):
     """The processes a test starts (its fixtures' too) carry its id: a leftover names its test."""
     os.environ[TEST_ENV] = item.nodeid
-
-
-def leftover_case_processes(session_mark: str, grace_s: float = LEFTOVER_GRACE_S) -> list[dict]:
-    """Case processes (and what they started: compile workers, a workload's children) that carry
-    ``session_mark`` and are still there after ``grace_s``; warm processes and the cases they forked
-    too (a fork keeps its server's command line and starting environment: no case mark to read)."""
-    from runner.engine.lifetime import MARK_ENV, processes_with_env
-
-    deadline = time.monotonic() + grace_s
-    while True:
-        left = [p for p in processes_with_env(SESSION_ENV, session_mark, read=(MARK_ENV, TEST_ENV))
-                if (MARK_ENV in p["env"] or "-m runner warm-server" in p["command"]) and p["pid"] != os.getpid()]
-        if not left or time.monotonic() >= deadline:
-            return left
-        time.sleep(0.2)
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -4,30 +4,24 @@ workload's page at the regressed configuration, the regressions page for the bui
 commit range on GitHub when both builds carry real git shas."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from urllib.parse import urlencode
 
-from django.conf import settings
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from contract.facts import FindingDetails
+from dashboard.alerts.compose_bisection import bisection_message
+from dashboard.alerts.compose_intake import intake_message
+from dashboard.alerts.formats import Message, absolute, commits_url, labelled, slack_escape, slack_link
 from dashboard.alerts.matching import severity_of
 from dashboard.alerts.models import Delivery, Subscription
 from dashboard.regressions.board import regression_numbers
 from dashboard.regressions.models import AlertSummary, Regression
-from dashboard.regressions.selectors_commits import commit_ranges_of_rows, commit_summary, culprit_commit_text
+from dashboard.regressions.selectors.commits import commit_ranges_of_rows, commit_summary, culprit_commit_text
 from dashboard.results.models import Build, Run
 from dashboard.results.selectors.common import build_ref
 
 MAX_LISTED = 25  # regressions spelled out in one message; the rest are counted, with a link to all
-_REAL_SHA = re.compile(r"^[0-9a-f]{7,40}$")
-@dataclass
-class Message:
-    subject: str
-    text: str
-    html: str
-    slack: dict
 
 
 @dataclass
@@ -63,19 +57,6 @@ class RunAlert:
     more: int = 0
 
 
-def absolute(path: str, query: dict | None = None) -> str:
-    return settings.PTBENCH_BASE_URL.rstrip("/") + path + (f"?{urlencode(query)}" if query else "")
-
-
-def commits_url(good: Build | None, bad: Build | None) -> str | None:
-    """``https://github.com/pytorch/pytorch/compare/<good>...<bad>`` when both are real git shas."""
-    if good is None or bad is None or good.git_sha == bad.git_sha:
-        return None
-    if not (_REAL_SHA.match(good.git_sha) and _REAL_SHA.match(bad.git_sha)):
-        return None
-    return f"https://github.com/pytorch/pytorch/compare/{good.git_sha}...{bad.git_sha}"
-
-
 def compare_url(base: Build | None, head: Build, machine_class: str) -> str | None:
     if base is None:
         return None
@@ -86,12 +67,8 @@ def message_for_delivery(delivery: Delivery) -> Message:
     if delivery.kind == Delivery.Kind.TEST:
         return test_message(subscription=delivery.subscription)
     if delivery.kind == Delivery.Kind.BISECTION:
-        from dashboard.alerts.compose_bisection import bisection_message  # noqa: PLC0415 (it imports this module)
-
         return bisection_message(bisection=delivery.bisection, subscription=delivery.subscription)
     if delivery.kind == Delivery.Kind.INTAKE:
-        from dashboard.alerts.compose_intake import intake_message  # noqa: PLC0415 (it imports this module)
-
         return intake_message(intake=delivery.intake, subscription=delivery.subscription)
     regressions = list(delivery.regressions.select_related(
         "series__workload", "series__config", "first_bad_build", "last_good_build"))
@@ -129,12 +106,13 @@ def _item(regression: Regression, *, run: Run, previous: Build | None, commit_ra
     series, config = regression.series, regression.series.config
     good, bad = regression.last_good_build, regression.first_bad_build
     own_range = (good and good.id, bad.id) != (previous and previous.id, run.build_id)
-    reason = _first_line((regression.details.get("reasons") or [""])[0])
+    details = FindingDetails(regression.details)
+    reason = _first_line((details.get("reasons") or [""])[0])
     return Item(
         workload=series.workload.name, config=str(config), metric=regression.metric,
         finding=regression.get_finding_display(), severity=severity_of(regression.finding), message=regression.message,
         change=regression_numbers(regression).text, reason="" if reason in regression.message else reason,
-        cause=(regression.details.get("cause") or {}).get("text", ""),
+        cause=(details.get("cause") or {}).get("text", ""),
         workload_url=absolute(reverse("web:workload", args=[series.workload.name]), {
             "machine": series.machine_class, **config.case_config.page_parameters()}),
         compare_url=compare_url(good, bad, series.machine_class) if own_range else None,
@@ -148,34 +126,22 @@ def _first_line(text, limit: int = 300) -> str:
 
 
 def _run_text(alert: RunAlert, subscription: Subscription) -> str:
-    lines = [alert.headline + ".", "", *_labelled((
+    lines = [alert.headline + ".", "", *labelled((
         ("Previous build on this machine class", alert.previous), ("Compare", alert.compare_url),
         ("Suspect commits", alert.commits_url), ("All findings of this build", alert.regressions_url))), ""]
     for item in alert.items:
         lines.append(f"- [{item.severity}] {item.workload} {item.config}: {item.metric}, {item.finding}")
         lines += [f"    {detail}" for detail in (item.cause and f"likeliest cause: {item.cause}", item.change, item.message,
                                                      item.reason and f"reason: {item.reason}", item.commit_range, item.culprit) if detail]
-        lines += _labelled((("workload", item.workload_url), ("compare", item.compare_url), ("commits", item.commits_url)), indent="    ")
+        lines += labelled((("workload", item.workload_url), ("compare", item.compare_url), ("commits", item.commits_url)), indent="    ")
     if alert.more:
         lines.append(f"... and {alert.more} more: {alert.regressions_url}")
     lines += ["", f"You get this through the ptbench subscription {subscription.name!r}: {absolute(reverse('alerts:page'))}"]
     return "\n".join(lines) + "\n"
 
 
-def _labelled(pairs, *, indent: str = "") -> list[str]:
-    return [f"{indent}{label}: {value}" for label, value in pairs if value]
-
-
-def slack_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _link(url: str, label: str) -> str:
-    return f"<{url}|{slack_escape(label)}>"
-
-
 def _run_slack(alert: RunAlert, subscription: Subscription) -> dict:
-    links = [_link(url, label) for url, label in ((alert.compare_url, "compare builds"), (alert.commits_url, "suspect commits"),
+    links = [slack_link(url, label) for url, label in ((alert.compare_url, "compare builds"), (alert.commits_url, "suspect commits"),
                                                    (alert.regressions_url, "all findings")) if url]
     blocks = [
         {"type": "header", "text": {"type": "plain_text", "text": alert.subject.removeprefix("[ptbench] ")[:150]}},
@@ -183,17 +149,17 @@ def _run_slack(alert: RunAlert, subscription: Subscription) -> dict:
         {"type": "divider"},
     ]
     for item in alert.items:
-        text = (f"*{_link(item.workload_url, item.workload)}* `{slack_escape(item.config)}` · {slack_escape(item.metric)}: "
+        text = (f"*{slack_link(item.workload_url, item.workload)}* `{slack_escape(item.config)}` · {slack_escape(item.metric)}: "
                 f"{slack_escape(item.finding)} _({item.severity})_")
         for detail in (item.change, item.message, item.reason and f"reason: {item.reason}", item.commit_range, item.culprit):
             if detail:
                 text += "\n" + slack_escape(detail)
-        extra = [_link(url, label) for url, label in ((item.compare_url, "compare"), (item.commits_url, "commits")) if url]
+        extra = [slack_link(url, label) for url, label in ((item.compare_url, "compare"), (item.commits_url, "commits")) if url]
         if extra:
             text += "\n" + " · ".join(extra)
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}})
     if alert.more:
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"... and {alert.more} more: {_link(alert.regressions_url, 'all findings')}"}})
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": f"... and {alert.more} more: {slack_link(alert.regressions_url, 'all findings')}"}})
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"ptbench subscription {slack_escape(subscription.name)}"}]})
     fallback = f"{slack_escape(alert.headline)}. {alert.compare_url or alert.regressions_url}"
     return {"text": fallback, "blocks": blocks}
@@ -207,7 +173,7 @@ def test_message(*, subscription: Subscription) -> Message:
     html = render_to_string("alerts/test_email.html", {"subscription": subscription, "filters": filters_summary(subscription), "alerts_url": page})
     slack = {"text": f"ptbench test alert for {slack_escape(subscription.name)}", "blocks": [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"*ptbench test alert* for the subscription *{slack_escape(subscription.name)}*.\n"
-                                                                f"Filters: {slack_escape(filters_summary(subscription))}.\n{_link(page, 'subscriptions and deliveries')}"}},
+                                                                f"Filters: {slack_escape(filters_summary(subscription))}.\n{slack_link(page, 'subscriptions and deliveries')}"}},
     ]}
     return Message(subject=subject, text=text, html=html, slack=slack)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from django.urls import reverse
 from django.utils.html import escape
 
-from dashboard.alerts.compose import Message, _labelled, _link, absolute, commits_url, slack_escape
+from dashboard.alerts.formats import Message, absolute, commits_url, labelled, slack_escape, slack_link
 from dashboard.alerts.models import Subscription
 from dashboard.regressions.models import Bisection
-from dashboard.regressions.selectors_commits import culprit_commit_text
+from dashboard.regressions.selectors.commits import culprit_commit_text
 from dashboard.results.models import Build
 
 
@@ -32,12 +32,12 @@ def bisection_message(*, bisection: Bisection, subscription: Subscription) -> Me
         message = f"{message}. {culprit_commit_text(culprit)}"
         commits = culprit.get("link") or commits
     text = "\n".join([f"Bisection {bisection.id} of {what}: {bisection.get_status_display()}.", message, "",
-                      *_labelled((("Regression", page), ("Commits", commits))), "",
+                      *labelled((("Regression", page), ("Commits", commits))), "",
                       f"You get this through the ptbench subscription {subscription.name!r}."]) + "\n"
     html = (f"<p>Bisection {bisection.id} of {escape(what)}: <b>{escape(bisection.get_status_display())}</b>.</p>"
             f"<p>{escape(message)}</p><p><a href=\"{escape(page)}\">the regression</a>"
             + (f" · <a href=\"{escape(commits)}\">commits</a>" if commits else "") + "</p>")
-    links = " · ".join(_link(url, label) for url, label in ((page, "regression"), (commits, "commits")) if url)
+    links = " · ".join(slack_link(url, label) for url, label in ((page, "regression"), (commits, "commits")) if url)
     slack = {"text": slack_escape(f"{subject.removeprefix('[ptbench] ')}. {message}"), "blocks": [
         {"type": "section", "text": {"type": "mrkdwn", "text": f"*{slack_escape(subject.removeprefix('[ptbench] '))}*\n"
                                                                 f"{slack_escape(message)}\n{links}"[:3000]}},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import reverse
 from django.utils.html import escape
 
-from dashboard.alerts.compose import Message, _labelled, _link, absolute, slack_escape
+from dashboard.alerts.formats import Message, absolute, labelled, slack_escape, slack_link
 from dashboard.alerts.models import Subscription
 from dashboard.dispatch.models import Intake
 
@@ -21,7 +21,7 @@ def intake_message(*, intake: Intake, subscription: Subscription) -> Message:
     text = "\n".join([f"Intake {intake.id} of {version} on {intake.machine_class} failed"
                       f"{' on ' + intake.hostname if intake.hostname else ''}: {intake.error}", "",
                       *([f"The installer's last lines:\n{tail}", ""] if tail else []),
-                      *_labelled((("Overview", home), ("Intake", detail))), "",
+                      *labelled((("Overview", home), ("Intake", detail))), "",
                       f"You get this through the ptbench subscription {subscription.name!r}."]) + "\n"
     html = (f"<p>Intake {intake.id} of {escape(version)} on <b>{escape(intake.machine_class)}</b> failed: {escape(intake.error)}</p>"
             + (f"<pre>{escape(tail)}</pre>" if tail else "")
@@ -30,6 +30,6 @@ def intake_message(*, intake: Intake, subscription: Subscription) -> Message:
         {"type": "section", "text": {"type": "mrkdwn", "text": (f"*{slack_escape(subject.removeprefix('[ptbench] '))}*\n"
                                                                  f"{slack_escape(intake.error)}\n"
                                                                  + (f"```{slack_escape(tail)}```\n" if tail else "")
-                                                                 + f"{_link(home, 'overview')} · {_link(detail, 'the intake')}")[:3000]}},
+                                                                 + f"{slack_link(home, 'overview')} · {slack_link(detail, 'the intake')}")[:3000]}},
     ]}
     return Message(subject=subject, text=text, html=html, slack=slack)

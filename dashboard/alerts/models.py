@@ -85,7 +85,7 @@ class Subscription(models.Model):
     sizes = models.JSONField(default=list, blank=True, validators=[validate_sizes],
                              help_text="only runs of these sizes, tiny or full (empty: all)")
     metrics = models.JSONField(default=list, blank=True, validators=[validate_metrics],
-                               help_text=f"only these metrics (empty: all): {', '.join(ALERT_METRICS)}")
+                               help_text="only these metrics (empty: all): names of ALERT_METRICS, which the form lists")
     min_magnitude = models.FloatField(
         null=True, blank=True, validators=[MinValueValidator(0.0), MaxValueValidator(100.0)],
         help_text="only changes at least this large, as a fraction (0.05 = 5%); failures, graph breaks and "

@@ -22,7 +22,8 @@ from dashboard.results.models import Build, Machine, Run
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.services import IngestOutcome, build_get_or_create
 from dashboard.results.run_status import run_status_set
-from dashboard.results.variants import overrides_of_document, variant_document, variant_get_or_create
+from dashboard.results.variants import overrides_of_document, variant_document
+from dashboard.results.services import variant_get_or_create
 from contract.settings_policy import DATA_ONLY
 from contract.document import DocumentError, InvalidDocument, load_document
 from contract.vocabulary import is_machine_class

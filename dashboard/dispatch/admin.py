@@ -20,7 +20,7 @@ from dashboard.dispatch.services import (
 from dashboard.results.admin import BuildAdmin
 from dashboard.results.models import Build
 from dashboard.results.selectors.common import build_ref
-from dashboard.results.variants import variant_get_or_create
+from dashboard.results.services import variant_get_or_create
 
 
 @admin.register(BuildEnvironment)

@@ -9,7 +9,8 @@ from dashboard.durable import DB_RETRY
 from contract.variants import Overrides
 from contract.vocabulary import SIZES
 from dashboard.dispatch.selectors import build_for_schedule
-from dashboard.results.variants import CatalogUnknown, variant_get_or_create, variant_overrides_check
+from dashboard.results.variants import CatalogUnknown, variant_overrides_check
+from dashboard.results.services import variant_get_or_create
 from contract.messages import (
     CASE_FAILED,
     CASE_FINISHED,

@@ -5,12 +5,15 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 
-from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from dashboard.alerts.services import alerts_sweep
 from dashboard.durable import send_after_commit, send_logged
+from dashboard.regressions.models import BisectionRun
+from dashboard.regressions.selectors import runs_detection_pending, runs_detection_running
+from dashboard.regressions.selectors.bisect import bisections_stalled
 from dashboard.results.models import Run
 from dashboard.results.services import IngestOutcome, run_ingest
 
@@ -18,10 +21,9 @@ from dashboard.results.services import IngestOutcome, run_ingest
 def detection_enqueue(*, run_id: str) -> None:
     """Regression detection over the new results: a task on the ``analysis`` queue (in-process
     when Celery runs eagerly)."""
-    if apps.is_installed("dashboard.regressions"):
-        from dashboard.pipeline.tasks import detect_run  # noqa: PLC0415 (our tasks import this module)
+    from dashboard.pipeline.tasks import detect_run  # noqa: PLC0415 (our tasks import this module)
 
-        detect_run.delay(run_id)
+    detect_run.delay(run_id)
 
 
 def _detection_after_commit(run_id: str) -> None:
@@ -50,9 +52,7 @@ def on_run_finished(sender, *, run: Run, **kwargs) -> None:
     bisection on (docs/bisect.md)."""
     if settings.DETECT_AFTER_INGEST:
         _detection_after_commit(str(run.id))
-    if run.reason == Run.Reason.BISECTION and apps.is_installed("dashboard.regressions"):
-        from dashboard.regressions.models import BisectionRun  # noqa: PLC0415 (optional app)
-
+    if run.reason == Run.Reason.BISECTION:
         bisection_id = BisectionRun.objects.filter(run=run).values_list("bisection_id", flat=True).first()
         if bisection_id is not None:
             send_after_commit(lambda: bisection_advance_enqueue(bisection_id=bisection_id),
@@ -72,12 +72,9 @@ def detection_sweep(*, now: dt.datetime | None = None, grace: dt.timedelta | Non
     """The beat sweep (``regressions.sweep``, every two minutes): whatever a lost message left undone
     after a commit is sent again. Detection for each finished run stored before ``now - grace``
     whose detection never completed (Redis was down when the ingest committed, a worker died, a
-    retry ran out; oldest first, at most ``limit``), never one whose pass is at work; then, with the alerts app, detected runs whose
+    retry ran out; oldest first, at most ``limit``), never one whose pass is at work; then detected runs whose
     alerts were never planned and deliveries never sent. Every one of these tasks is idempotent, so
     sending one twice (the first message was only slow) does nothing twice. Returns the counts."""
-    from dashboard.regressions.selectors import runs_detection_pending, runs_detection_running  # noqa: PLC0415 (optional app)
-    from dashboard.regressions.selectors_bisect import bisections_stalled  # noqa: PLC0415 (optional app)
-
     now = now or timezone.now()
     before = now - (grace if grace is not None else dt.timedelta(seconds=settings.DETECTION_SWEEP_GRACE_S))
     stalled = bisections_stalled(before=before)[:limit]  # a lost advance message: the bisection waits on nothing
@@ -92,8 +89,5 @@ def detection_sweep(*, now: dt.datetime | None = None, grace: dt.timedelta | Non
     counts = {"detections": sum(send_logged(lambda r=r: detection_enqueue(run_id=r), what=f"detection of run {r}")
                                 for r in run_ids)}
     counts["bisections"] = bisections
-    if apps.is_installed("dashboard.alerts"):
-        from dashboard.alerts.services import alerts_sweep  # noqa: PLC0415 (optional app)
-
-        counts.update(alerts_sweep(before=before, limit=limit))
+    counts.update(alerts_sweep(before=before, limit=limit))
     return counts

@@ -1,9 +1,10 @@
 """Celery tasks of the pipeline. GPU workers have no database: they send the document here."""
 from celery import shared_task
-from django.apps import apps
 from django.conf import settings
 
 from contract.document import InvalidDocument
+from dashboard.alerts.services import delivery_plan_bisection
+from dashboard.alerts.tasks import plan_run
 from dashboard.durable import DB_RETRY, send_logged
 from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
 from dashboard.regressions.services import home_cells_refresh, noise_bands_refresh
@@ -49,11 +50,8 @@ def detect_run(run_id: str, pass_started: str | None = None) -> dict:
         send_logged(lambda: detect_run.delay(run_id, result.pass_started), what=f"the rest of run {run_id}'s detection")
         return outcome
     send_logged(lambda: noise_bands.delay(run_id), what=f"the noise bands of run {run_id}'s build")
-    if apps.is_installed("dashboard.alerts"):
-        from dashboard.alerts.tasks import plan_run  # noqa: PLC0415 (optional app)
-
-        # Detection has committed: the broker down now leaves the plan to the sweep, not a retry.
-        send_logged(lambda: plan_run.delay(run_id), what=f"the alerts of run {run_id}")
+    # Detection has committed: the broker down now leaves the plan to the sweep, not a retry.
+    send_logged(lambda: plan_run.delay(run_id), what=f"the alerts of run {run_id}")
     return outcome
 
 
@@ -79,9 +77,7 @@ def bisect_advance(bisection_id: int) -> str:
     """A run of the bisection ended: decide and request the next runs (idempotent); once it has
     ended, its result goes to the subscriptions (once: ``Bisection.notified_at``)."""
     bisection = bisection_advance(bisection_id=bisection_id)
-    if bisection.status != bisection.Status.RUNNING and apps.is_installed("dashboard.alerts"):
-        from dashboard.alerts.services import delivery_plan_bisection  # noqa: PLC0415 (optional app)
-
+    if bisection.status != bisection.Status.RUNNING:
         delivery_plan_bisection(bisection_id=bisection.parent_id or bisection_id)  # a partner search: its parent's
     return bisection.status
 

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 
 from contract.findings import GAP_METRIC, FindingNumbers, finding_numbers, reason_headline
 from contract.explain import finding_metric
+from contract.facts import FindingDetails
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Result
 
@@ -23,7 +24,7 @@ def regression_numbers(regression: Regression) -> FindingNumbers:
     """The finding's numbers as every surface shows them (``contract.findings``, computed once):
     before/after (the gap as the ratio unbacked/backed; a status change's statuses), the change
     after/before - 1, worse/better, its noise, and a confidence of 1 for a deterministic finding."""
-    details = regression.details if isinstance(regression.details, dict) else {}
+    details = FindingDetails(regression.details)
     before, after = regression.before_value, regression.after_value
     if before is None and after is None and (details.get("before") or details.get("after")):
         before, after = details.get("before") or "–", details.get("after") or "–"  # statuses
@@ -36,7 +37,7 @@ def regression_numbers(regression: Regression) -> FindingNumbers:
 def new_reason(regression: Regression) -> str:
     """The first line of a new graph-break or recompile reason's finding's first new reason; "" for
     any other finding (``contract.findings.reason_headline``)."""
-    details = regression.details if isinstance(regression.details, dict) else {}
+    details = FindingDetails(regression.details)
     return reason_headline(regression.finding, details.get("reasons"))
 
 
@@ -114,7 +115,7 @@ def board_table(groups: list[BoardGroup]) -> list[dict]:
     """The board's rows, flat, for its CSV and JSON export."""
     from dashboard.results.selectors.common import ref_for  # noqa: PLC0415
 
-    from dashboard.regressions.selectors_commits import commit_ranges_of_rows, commit_summary, culprit_commit_text  # noqa: PLC0415
+    from dashboard.regressions.selectors.commits import commit_ranges_of_rows, commit_summary, culprit_commit_text  # noqa: PLC0415
 
     def ref(build) -> str | None:
         return ref_for(git_sha=build.git_sha, local_label=build.local_label) if build else None

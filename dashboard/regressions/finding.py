@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from contract.explain import error_text
+from contract.facts import FindingDetails
 from contract.metrics import BY_NAME
 from dashboard.regressions.board import BoardRow, board_groups, new_reason
 from dashboard.regressions.models import Regression
@@ -61,9 +62,10 @@ def finding_error(regression: Regression) -> tuple[str, str]:
     error = error_text(result["error"]) if result else ""
     if error and result["status"] != "pass":
         return result["status"], error
-    reasons = (regression.details or {}).get("reasons") if isinstance(regression.details, dict) else None
+    details = FindingDetails(regression.details)
+    reasons = details.get("reasons")
     if regression.finding in STATUS_FINDINGS and reasons:
-        return (regression.details or {}).get("after") or "", str(reasons[0])
+        return details.get("after") or "", str(reasons[0])
     return "", ""
 
 
@@ -74,7 +76,7 @@ _REASON_WORDS = {Regression.Finding.NEW_GRAPH_BREAK: "new graph-break reason",
 def finding_page(regression: Regression) -> FindingPage:
     row = board_groups([regression])[0].rows[0]
     status, error = finding_error(regression)
-    details = regression.details if isinstance(regression.details, dict) else {}
+    details = FindingDetails(regression.details)
     locations = details.get("locations") or []
     reasons = [(str(reason), str(locations[i] or "") if i < len(locations) else "")
                for i, reason in enumerate(details.get("reasons") or []) if str(reason) != error]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.db import models
 
+from contract.facts import FindingDetails
 from dashboard.results.models import Build, Run, Series
 
 
@@ -137,7 +138,7 @@ class Regression(models.Model):
 
     @property
     def message(self) -> str:
-        return self.details.get("message", "")
+        return FindingDetails(self.details).get("message", "")
 
 
 class RegressionStatusChange(models.Model):

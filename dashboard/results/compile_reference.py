@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 
+from contract.facts import COMPILE_PAIRS
 from contract.metrics import REFERENCED
 
 COMPILE_REFERENCE_MAX_LENGTH = 100  # Result.compile_reference
@@ -52,7 +53,7 @@ def compile_reference_key(*, torch, git_sha, python=None, method=None) -> str:
 def compile_reference_of(environment) -> str:
     """The reference of a result's case environment (a run document's ``results[].environment``),
     "" where it has no compile pairs. Ingest and migration 0011's back-fill both use this."""
-    pairs = environment.get("compile_pairs") if isinstance(environment, dict) else None
+    pairs = environment.get(COMPILE_PAIRS) if isinstance(environment, dict) else None
     reference = pairs.get("reference") if isinstance(pairs, dict) else None
     if not isinstance(reference, dict):
         return ""

@@ -18,11 +18,12 @@ from django.db.models import FloatField
 from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
+from contract import facts
 from contract.metrics import HOST_SENSITIVE, HOST_WORK
 
 # Read from a result without loading its environment document.
-HOST_PROBE_MS = Cast(KT("environment__timing__host_probe_ms__median"), FloatField())
-COMPILED_HOST_SHARE = Cast(KT("environment__timing__host_share__compiled"), FloatField())
+HOST_PROBE_MS = Cast(KT(facts.lookup(facts.HOST_PROBE_MEDIAN)), FloatField())
+COMPILED_HOST_SHARE = Cast(KT(facts.lookup(facts.COMPILED_HOST_SHARE)), FloatField())
 
 HOST_BOUND_SHARE = 0.9  # a compiled host share from which the case is host-bound
 # Metrics that follow the host's speed in a host-bound case (contract.metrics ``host_sensitive``).

@@ -45,19 +45,6 @@ def variant_document(build: dict, overrides: Overrides) -> dict:
             "overrides": overrides.as_document()}
 
 
-def variant_get_or_create(*, base, overrides: Overrides):
-    """The variant of ``base`` with ``overrides`` (``base`` itself when there are none)."""
-    from dashboard.results.services import build_get_or_create  # noqa: PLC0415 (services imports this module)
-
-    if not overrides:
-        return base
-    data = {"torch_version": base.torch_version, "git_sha": base.git_sha, "local_label": base.local_label,
-            "label": base.label, "commit_time": base.commit_time.isoformat() if base.commit_time else None,
-            "triton_version": base.triton_version, "cuda_version": base.cuda_version,
-            "python_version": base.python_version, "environment": base.environment}
-    return build_get_or_create(variant_document(data, overrides))
-
-
 def _measured_label(local_label: str) -> tuple[str, bool]:
     """A label less its imported mark, and whether it had one: ``manage.py ingest --imported`` marks
     a variant's label after the overrides (``cu130.max_fusion_size-1.d3c0cc.imported``, base

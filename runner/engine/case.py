@@ -30,7 +30,7 @@ import contextlib
 import functools
 import os
 import time
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 
@@ -48,7 +48,7 @@ from runner.engine.dynamo_stats import (
 from contract.phases import with_first_run
 from runner.engine.compile_records import CompileRecorder
 from runner.engine.cost import Laps
-from runner.engine.failures import CaseFailure, classify
+from runner.engine.failures import CaseFailure, classify, failing_as
 from runner.engine.gpu_lock import DeviceLock
 from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.instances import build_instance, second_instance
@@ -64,17 +64,6 @@ from runner.engine.timing import TimedCallFailed, measure_interleaved
 
 # A call that raises while being timed fails the case as its side's first call would have.
 SIDE_FAILURE_STATUS = {"eager": "eager_error", "compiled": "compile_error"}
-
-
-@contextlib.contextmanager
-def failing_as(status: str, context: str = "") -> Iterator[None]:
-    """Any exception in the block fails the case with ``status`` (or ``oom``)."""
-    try:
-        yield
-    except CaseFailure:
-        raise
-    except Exception as exc:
-        raise CaseFailure(status, exc, context) from exc
 
 
 def timed_first_call(fn: Callable[..., Any], inputs: tuple, spec: CaseSpec) -> tuple[Any, float]:
@@ -362,7 +351,12 @@ def run_case(spec: CaseSpec, out: ResultFile, environment: dict | None = None) -
 
         with failing_as("eager_error"):
             distributed = launch.options(spec) is not None
-        (launch.run if distributed else run_warm if spec.phase == "warm" else run_cold)(spec, record, out)
+        if distributed:
+            launch.run(spec, record, out)
+        elif spec.phase == "warm":
+            run_warm(spec, record, out)
+        else:
+            run_cold(spec, record, out)
     except CaseFailure as failure:
         record.status, record.error, detail = classify(failure)
         if detail is not None:

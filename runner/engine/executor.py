@@ -25,6 +25,7 @@ from runner.engine.cost import case_cost
 from runner.engine.failures import process_excerpt
 from runner.engine.result_file import METRIC_KEYS, ResultFile
 from runner.engine.warm_start import SPAWNED_AT_ENV, STARTED_BY_ENV, WarmStartUnavailable
+from contract.facts import CaseEnvironment
 from contract.modes import EXPORTING_MODES
 from contract.spec import CaseSpec
 
@@ -268,7 +269,7 @@ def _result_from(cold: PhaseOutcome, spec: CaseSpec, workload_name: str, repro: 
         "recompiles": record.get("recompiles") or [],
         "error": cold.error,
         "repro": repro,
-        "environment": dict(record.get("environment") or {"backend": spec.backend, "size": spec.size}),
+        "environment": CaseEnvironment(record.get("environment") or {"backend": spec.backend, "size": spec.size}),
     }
     if record.get("samples"):
         result["samples"] = record["samples"]

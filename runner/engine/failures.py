@@ -1,6 +1,7 @@
 """What went wrong in a case, as a status and an error excerpt for the run document."""
 from __future__ import annotations
 
+import contextlib
 import traceback
 from typing import Iterator
 
@@ -22,7 +23,18 @@ class CaseFailure(Exception):
         super().__init__(f"{status}: {context}{type(cause).__name__}: {cause}")
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+@contextlib.contextmanager
+def failing_as(status: str, context: str = "") -> Iterator[None]:
+    """Any exception in the block fails the case with ``status`` (or ``oom``)."""
+    try:
+        yield
+    except CaseFailure:
+        raise
+    except Exception as exc:
+        raise CaseFailure(status, exc, context) from exc
+
+
+def exception_chain(exc: BaseException) -> Iterator[BaseException]:
     """The exception, what it wraps (``inner_exception`` of BackendCompilerFailed), its causes."""
     seen: set[int] = set()
     pending = [exc]
@@ -40,7 +52,7 @@ def is_out_of_memory(exc: BaseException) -> bool:
     from runner.engine import compat
 
     oom_types = compat.out_of_memory_errors()
-    for link in _chain(exc):
+    for link in exception_chain(exc):
         if isinstance(link, oom_types):
             return True
         if any(marker in str(link).lower() for marker in _OOM_MESSAGES):
@@ -53,7 +65,7 @@ def status_for(phase_status: str, exc: BaseException) -> str:
     guarded on a data-dependent expression (``data_dependent``); else the phase's own status."""
     if is_out_of_memory(exc):
         return "oom"
-    if phase_status == "compile_error" and data_dependent.is_data_dependent(_chain(exc)):
+    if phase_status == "compile_error" and data_dependent.is_data_dependent(exception_chain(exc)):
         return data_dependent.STATUS
     return phase_status
 
@@ -64,7 +76,7 @@ def classify(failure: CaseFailure) -> tuple[str, dict, dict | None]:
     status = status_for(failure.status, failure.cause)
     if status != data_dependent.STATUS:
         return status, error_excerpt(failure.cause, failure.context), None
-    texts = "\n".join(str(link) for link in _chain(failure.cause))
+    texts = "\n".join(str(link) for link in exception_chain(failure.cause))
     detail = data_dependent.describe(texts)
     context = f"{failure.context}{data_dependent.headline(detail)}: "
     return status, error_excerpt(failure.cause, context), detail

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from contract.document import METRIC_NAMES as METRIC_KEYS  # the schema's list
+from contract.facts import CaseEnvironment
 
 
 def finite_json(value: object) -> object:
@@ -35,7 +36,7 @@ class CaseRecord:
     graph_breaks: list = field(default_factory=list)
     recompiles: list = field(default_factory=list)
     error: dict | None = None
-    environment: dict = field(default_factory=dict)
+    environment: CaseEnvironment = field(default_factory=CaseEnvironment)  # declared facts only (contract.facts)
     path_phases: dict = field(default_factory=dict)  # a compile path's seconds per phase (runner.engine.paths)
     compile_phases: dict = field(default_factory=dict)  # "cold"/"warm" -> runner.engine.compile_records
     kernel_profile: dict | None = None  # runner.engine.kernel_profile

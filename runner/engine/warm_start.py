@@ -29,6 +29,7 @@ import threading
 import time
 import traceback
 from pathlib import Path
+from typing import Callable
 
 # What the warm process imports besides torch and the case code: the compiler (dynamo, inductor: no
 # thread, no compile worker starts at import) and the families' libraries, where installed. Their
@@ -69,8 +70,7 @@ def warm_imports() -> dict:
     os.environ[NVML_CHECK_ENV] = "1"
     import torch  # noqa: PLC0415
 
-    import runner.cli  # noqa: F401, PLC0415
-    import runner.engine.case  # noqa: F401, PLC0415 (the case code: torch and our engine)
+    import runner.engine.case  # noqa: F401, PLC0415 (the case code: torch and our engine; the CLI started this process)
 
     names = [n.strip() for n in os.environ.get(IMPORTS_ENV, ",".join(DEFAULT_IMPORTS)).split(",") if n.strip()]
     imported, missing = [], {}
@@ -89,8 +89,9 @@ def warm_imports() -> dict:
     return {"imported": imported, "missing": missing, "imports_s": round(time.monotonic() - started, 3)}
 
 
-def serve(socket_path: Path) -> None:
-    """Import, listen on ``socket_path``, fork a case per request; never returns."""
+def serve(socket_path: Path, *, main: Callable[[list[str]], int | None]) -> None:
+    """Import, listen on ``socket_path``, fork a case per request that runs ``main`` (the CLI's, which
+    started this server) on the request's arguments; never returns."""
     set_process_name(SERVER_NAME)
     facts = warm_imports()
     print(f"warm process {os.getpid()}: {json.dumps(facts)}", flush=True)
@@ -113,7 +114,7 @@ def serve(socket_path: Path) -> None:
             closing = [listener.fileno(), *open_connections]
         pid = os.fork()
         if pid == 0:
-            _run_case_child(request, fds, closing=closing)
+            _run_case_child(request, fds, closing=closing, main=main)
         for fd in fds:
             os.close(fd)
         threading.Thread(target=_answer, args=(connection, pid, facts, open_connections, guard), daemon=True).start()
@@ -144,7 +145,7 @@ def _answer(connection: socket.socket, pid: int, facts: dict, open_connections: 
     connection.close()
 
 
-def _run_case_child(request: dict, fds: list[int], *, closing: list[int]) -> None:
+def _run_case_child(request: dict, fds: list[int], *, closing: list[int], main: Callable[[list[str]], int | None]) -> None:
     """In the forked child: become the case process, run ``python -m runner ARGV``, exit."""
     code = 1
     try:
@@ -167,8 +168,6 @@ def _run_case_child(request: dict, fds: list[int], *, closing: list[int]) -> Non
         if "TORCH_TRACE" in os.environ or "TORCH_LOGS" in os.environ:
             _read_log_settings_again()
         sys.argv = ["python -m runner", *request["argv"]]
-        from runner.cli import main  # noqa: PLC0415
-
         code = main(request["argv"]) or 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1

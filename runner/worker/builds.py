@@ -87,3 +87,20 @@ class LocalBuilds:
 
     def report(self) -> list[dict]:
         return [{"python": b.python, "environment": b.environment, "config_catalog": b.catalog} for b in self.builds]
+
+
+def intake_config():
+    """The worker's own intake settings (PTBENCH_INTAKE_*, or its file), None without them."""
+    from runner.intake.config import IntakeConfig  # noqa: PLC0415 (the intake package only where intake is asked for)
+
+    return IntakeConfig.from_env()
+
+
+def add_taken_in(builds: LocalBuilds, config_) -> None:
+    """The environments taken in before (found on disk) join the builds this worker runs (issue #41)."""
+    from runner.intake.take import taken_in_builds  # noqa: PLC0415
+
+    known = {b.python for b in builds.builds}
+    for python, environment, catalog in taken_in_builds(config_):
+        if python not in known:
+            builds.builds.append(LocalBuild(python=python, environment=environment, catalog=catalog))

@@ -8,26 +8,14 @@ import logging
 import re
 
 from contract.messages import INTAKE, INTAKE_DONE
-from runner.intake.config import IntakeConfig, IntakeConfigError
-from runner.intake.take import intake_run, taken_in_builds
+from runner.intake.config import IntakeConfigError
+from runner.intake.take import intake_run
 from runner.worker.app import app, config
-from runner.worker.builds import LocalBuild
+from runner.worker.builds import LocalBuild, add_taken_in, intake_config  # noqa: F401 (callers read the last two here too)
 from runner.worker.tasks import local_builds, notify
 
 log = logging.getLogger("ptbench.worker.intake")
 _KEPT = re.compile(r"^[0-9A-Za-z.+!_-]{1,100}$")  # a git sha or a version
-
-
-def intake_config() -> IntakeConfig | None:
-    return IntakeConfig.from_env()
-
-
-def add_taken_in(builds, config_: IntakeConfig | None) -> None:
-    """The environments taken in before (found on disk) join the builds this worker runs."""
-    known = {b.python for b in builds.builds}
-    for python, environment, catalog in taken_in_builds(config_):
-        if python not in known:
-            builds.builds.append(LocalBuild(python=python, environment=environment, catalog=catalog))
 
 
 @app.task(name=INTAKE, bind=True, acks_late=True)

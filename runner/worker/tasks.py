@@ -26,7 +26,7 @@ from runner.engine.executor import CaseStopped, EnvironmentProbeFailed, child_en
 from runner.engine.lifetime import device_slot, runtime_dir
 from runner.engine.warm_start import WarmProcess, WarmStarter
 from runner.worker.app import app, config
-from runner.worker.builds import BuildUnavailable, LocalBuilds
+from runner.worker.builds import BuildUnavailable, LocalBuilds, add_taken_in, intake_config
 from runner.worker.config import BuildEntry, ConfigError
 from runner.worker.limits import case_request_class
 from runner.worker.measure import measure_case
@@ -112,8 +112,6 @@ def start_warm_processes(builds: LocalBuilds) -> None:
 def local_builds() -> LocalBuilds:
     if _state["builds"] is None:
         _state["builds"] = LocalBuilds.probe(config.builds + _state["extra"])
-        from runner.worker.intake import add_taken_in, intake_config  # noqa: PLC0415 (it imports this module)
-
         try:
             add_taken_in(_state["builds"], intake_config())  # the builds taken in before (issue #41)
         except ValueError as exc:

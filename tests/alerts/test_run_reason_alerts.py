@@ -12,7 +12,7 @@ from rest_framework.test import APIClient
 from dashboard.api.services import api_token_create
 from dashboard.alerts.models import Delivery, Subscription
 from dashboard.regressions.models import AlertSummary, Regression
-from tests.alerts.test_worker import alerts_worker, wait_for  # noqa: F401 (the worker fixture)
+from tests.fixtures.alerts import wait_for
 from tests.dashboard.page_history import WORKLOADS, sha_for
 from tests.documents import make_document
 from tests.regressions.history import case

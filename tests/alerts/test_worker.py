@@ -4,9 +4,6 @@ the run's alerts, a failing webhook is retried by the worker, and each message a
 from __future__ import annotations
 
 import random
-import subprocess
-import sys
-import time
 
 import pytest
 
@@ -14,41 +11,11 @@ from dashboard.alerts.models import Delivery, Subscription
 from dashboard.alerts.tasks import plan_run, send_delivery
 from dashboard.pipeline.tasks import detect_run
 from tests.dashboard.page_history import ingest_build
+from tests.fixtures.alerts import wait_for
 from tests.regressions.history import case
 
 ROOT = __file__.rsplit("/tests/", 1)[0]
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def alerts_worker(subprocess_env, tmp_path):
-    started = []
-
-    def start(**env):
-        log = open(tmp_path / "worker.log", "w+")
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "dashboard", "worker", "-Q", "analysis,alerts", "-P", "solo",
-             "--without-heartbeat", "--without-gossip", "--without-mingle", "-l", "info"],
-            cwd=ROOT, env={**subprocess_env, "ALERTS_ALLOW_PRIVATE_WEBHOOKS": "1", **env}, stdout=log, stderr=subprocess.STDOUT,
-        )
-        started.append((worker, log))
-        return worker
-
-    yield start
-    for worker, log in started:
-        worker.terminate()
-        worker.wait(timeout=30)
-        log.seek(0)
-        print(log.read()[-4000:])
-
-
-def wait_for(condition, timeout: float = 90.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.2)
-    return condition()
 
 
 def test_the_worker_alerts_once_per_run_and_retries_a_failing_webhook(alerts_worker, smtp_server, slack_server):

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from dashboard.api.services import api_token_create
 from dashboard.results.models import Artifact
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 

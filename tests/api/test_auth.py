@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from dashboard.api.models import ApiToken
 from dashboard.api.services import api_token_create, api_token_revoke
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 
 pytestmark = pytest.mark.django_db
 BUILD = {"torch_version": "2.13.0", "git_sha": "abcdef1234567"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.regressions.models import Bisection
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.bisect.planted import SHAS, measure, no_broker, plant
 
 pytestmark = pytest.mark.django_db

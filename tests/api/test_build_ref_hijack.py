@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from dashboard.api.services import api_token_create
 from dashboard.results.models import Build, Run
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.api.history import planted_history, post
 from tests.dashboard.page_history import ref_for_day, sha_for
 

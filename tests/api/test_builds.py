@@ -6,7 +6,7 @@ import json
 import pytest
 
 from dashboard.results.models import Build
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.dashboard.page_history import ingest_build, ref_for_day, sha_for
 
 pytestmark = pytest.mark.django_db

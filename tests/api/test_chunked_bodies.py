@@ -10,7 +10,7 @@ import json
 import pytest
 
 from dashboard.results.models import Build, Result, Run
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from dashboard.results.models import Build, Machine, Result, Run, Series, Workload
 from dashboard.pipeline.tasks import ingest_run_document
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from dashboard.dispatch import broker, services
 from dashboard.dispatch.models import CaseTask
 from dashboard.results.models import Run
 from dashboard.results.services import build_get_or_create
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from contract.document import InvalidDocument
 from contract.values import MAX_DEPTH, METRIC_BOUNDS
 from dashboard.results.aggregates import mean
 from dashboard.results.models import Build, BuildSummary, Result, Run
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.dashboard.page_history import ingest_build
 from tests.documents import make_document, make_result
 
@@ -154,7 +154,7 @@ def test_the_regressions_page_survives_a_huge_value():
 
 
 def test_the_change_filter_never_raises():
-    from dashboard.web.templatetags.ptbench import change  # noqa: PLC0415
+    from dashboard.web.filters.format import change  # noqa: PLC0415
 
     assert change(int("1" + "0" * 308)) == "+∞"
     assert change(-int("1" + "0" * 308)) == "−∞"

@@ -11,7 +11,7 @@ from django.test import Client
 
 from contract.values import METRIC_BOUNDS
 from dashboard.api import selectors
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.dashboard.page_history import ingest_build, sha_for
 from tests.documents import make_result
 

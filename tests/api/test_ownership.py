@@ -11,7 +11,7 @@ from dashboard.api.services import api_token_create
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.regressions.models import Bisection
 from dashboard.results.models import Result, Run
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.api.test_runs import SHA, register, submit
 from tests.bisect.planted import no_broker, plant
 from tests.documents import make_document, make_result

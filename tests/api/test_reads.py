@@ -8,7 +8,7 @@ import pytest
 from dashboard.regressions.noise import TWO_RUNS_95
 from contract.metrics import BY_NAME as METRIC
 from dashboard.results.models import Result, Series
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.dashboard.page_history import cases, ingest_build, ref_for_day, sha_for
 from tests.documents import make_result
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.results.models import Machine
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.api.history import planted_history, post
 from tests.dashboard.page_history import ref_for_day
 

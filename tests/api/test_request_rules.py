@@ -8,7 +8,7 @@ import json
 import pytest
 
 from dashboard.results.models import Build, Run
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ import pytest
 
 from dashboard.results.models import Run
 from runner.ci import main as ci
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.regressions.history import speedup_history
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from runner.arguments import build_parser
 from runner.ci import build_parser as ci_parser
 from runner.cli import main as runner_main
 from runner.report import build_document
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.documents import make_document, make_result
 
 pytestmark = pytest.mark.django_db

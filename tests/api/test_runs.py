@@ -7,7 +7,7 @@ import uuid
 import pytest
 
 from dashboard.results.models import BuildSummary, Machine, Result, Run
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.documents import make_document, make_result
 
 pytestmark = pytest.mark.django_db

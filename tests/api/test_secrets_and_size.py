@@ -7,7 +7,7 @@ import importlib
 import pytest
 from django.test import Client, override_settings
 
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 
 pytestmark = pytest.mark.django_db
 # Built at run time: the debug page quotes this file's source around the failing frame.

@@ -15,7 +15,7 @@ from contract.variants import Overrides, variant_label
 from dashboard.dispatch.models import CaseTask
 from dashboard.results.models import Build, Result, Run
 from dashboard.results.services import run_ingest
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db

@@ -20,8 +20,8 @@ from runner.arguments import build_parser
 from runner.ci import main as ci
 from runner.cli import main as runner_main
 from runner.run import _requested_names
-from tests.api.conftest import fields
-from tests.dispatch.conftest import QUICK
+from tests.fixtures.api import fields
+from tests.fixtures.workers import QUICK
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db

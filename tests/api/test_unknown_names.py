@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 from tests.api.history import document_for_day, post
 from tests.dashboard.page_history import ref_for_day
 from tests.documents import make_result

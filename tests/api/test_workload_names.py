@@ -10,7 +10,7 @@ import os
 import pytest
 
 from dashboard.results.models import Run
-from tests.api.conftest import fields
+from tests.fixtures.api import fields
 
 pytestmark = pytest.mark.django_db
 SHA = "cf30153c4c131c8164ee7798e5022d810682e2cb"

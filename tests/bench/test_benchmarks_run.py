@@ -33,7 +33,7 @@ RUNS = [
      "results from 2 documents", 60),
     (["noise_estimators.py", *NOISE_PAIR], "cases under target", 60),
     (["suite_report.py", f"{RESULTS}/cpu-torch2.13-tiny-2026-11-22.json"], "speedup  ±95%", 60),
-    (["detection.py", "--series", "20", "--gpu-series", "10", "--otava-series", "2", "--workers", "1"], "false alerts", 120),
+    (["detection_anchors.py", "--series", "20", "--gpu-series", "10", "--otava-series", "2", "--workers", "1"], "false alerts", 120),
     (["ingest_throughput.py", "--runs", "2", "--cases", "5"], "results/s", 120),
     (["real_verdicts.py", "--history", *HISTORY[:2], "--then", HISTORY[2]], "later builds: change", 120),
     (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--repeat", "1", "--budget", "1"], "page / query", 240),
@@ -53,7 +53,7 @@ RUNS = [
     # until the runner made torch's libstdc++ global: bench/results/compile-paths-gpu-2026-11-28)
     (["aoti_load_check.py", "--device", "cpu", "--conditions", "plain", "--out", "{tmp}/check.txt"], "plain: rc 0", 300),
     # a second GPU call's stream: moe_routing's cpp_wrapper case is stored there, unet_diffusion's is not
-    (["gpu_pending.py", f"{RESULTS}/compile-paths-gpu-2026-11-28",
+    (["gpu/gpu_pending.py", f"{RESULTS}/compile-paths-gpu-2026-11-28",
       "--modes cpp_wrapper --dtypes float32 --regimes static --workloads moe_routing,unet_diffusion"],
      "--workloads unet_diffusion", 60),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
@@ -61,6 +61,8 @@ RUNS = [
     (["commit_bisect.py", "--trials", "5", "--out", "{tmp}/commit_bisect.txt"], "bisection over 16 commits", 120),
     # a real bisection over overlay builds through the in-process worker: tests/dispatch/test_commit_bisect_workers.py
     (["commit_bisect_real.py", "--help"], "usage:", 60),
+    # an intake of a cached version through real uv and the probe: tests/dispatch/test_intake_workers.py
+    (["intake.py", "--help"], "usage:", 60),
     # the warm process without the model libraries mlp_loop does not use (27 s -> 14 s to ready on a loaded host)
     (["case_start.py", "--repeats", "1", "--workloads", "mlp_loop", "--imports", "torch._dynamo,torch._inductor.compile_fx"], "warm fork", 180),
     (["detect_large_document.py", "--results", "50"], "longest task s", 180),
@@ -87,7 +89,8 @@ def run_bench(argv: list[str], expected: str, timeout: int, tmp_path: Path) -> N
     # run would; ingest_throughput uses this one's (it creates and drops <name>_bench).
     if argv[0] != "ingest_throughput.py":
         env.pop("DATABASE_URL", None)
-    command = [sys.executable, f"bench/{argv[0]}", *(a.format(tmp=tmp_path) for a in argv[1:])]
+    module = "bench." + argv[0].removesuffix(".py").replace("/", ".")  # as the docs run it: python -m bench.NAME
+    command = [sys.executable, "-m", module, *(a.format(tmp=tmp_path) for a in argv[1:])]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, f"{' '.join(command)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     assert expected in done.stdout, f"{' '.join(command)} printed no table with {expected!r}:\n{done.stdout[-2000:]}"
@@ -107,9 +110,9 @@ def test_distributed_benchmark_runs(argv, expected, timeout, tmp_path):
 
 
 def test_every_benchmark_is_run_here():
-    """A benchmark added to bench/ without a run here fails this (modules imported by others excepted)."""
-    libraries = {"dashboard_history.py", "dashboard_concurrent.py", "detection_baselines.py", "detection_series.py",  # run by others
-                 "first_visit.py"}  # against a live server: tests/dashboard/test_browser_page_weight.py
+    """A benchmark added to bench/ (or a Python driver to bench/gpu/) without a run here fails this;
+    bench/lib/ holds the libraries the scripts import."""
+    elsewhere = {"__init__.py", "first_visit.py"}  # first_visit: against a live server, tests/dashboard/test_browser_page_weight.py
     run = {argv[0] for argv, _, _ in RUNS + SLOW_RUNS}
-    scripts = {p.name for p in (ROOT / "bench").glob("*.py")}
-    assert scripts - libraries - run == set()
+    scripts = {str(p.relative_to(ROOT / "bench")) for folder in ("", "gpu") for p in (ROOT / "bench" / folder).glob("*.py")}
+    assert scripts - elsewhere - run == set()

@@ -65,7 +65,7 @@ def plant_variant(names: str = "ABCDE") -> tuple[Build, Build, object]:
     """A build known to workers of ``cpu``, measured once, and its variant setting
     ``TORCH_PTBENCH_TEST_<X>=1`` for each X of ``names``; returns (base, variant, series)."""
     from contract.variants import Overrides
-    from dashboard.results.variants import variant_get_or_create
+    from dashboard.results.services import variant_get_or_create
 
     run_ingest(document=make_document(git_sha=SHAS[0], results=[make_result("mlp_loop", "static", compiled_latency_ms=2.0)]))
     base = nightly(0)

@@ -12,7 +12,7 @@ from dashboard.regressions.models import Bisection, CommitRange
 from dashboard.regressions.services import commits as commit_services
 from dashboard.regressions.services.bisect import BisectError, bisection_start
 from dashboard.regressions.services.commits import commit_range_listed, commit_range_request
-from tests.api.conftest import fields, secret, writer  # noqa: F401 (fixtures)
+from tests.fixtures.api import fields
 from tests.bisect.planted import SHAS, measure, nightly, no_broker, plant
 
 pytestmark = pytest.mark.django_db

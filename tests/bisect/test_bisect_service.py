@@ -183,7 +183,7 @@ def test_the_sweep_moves_on_a_bisection_whose_message_was_lost(monkeypatch):
 
     from dashboard.dispatch.services import case_finished, case_started
     from dashboard.pipeline import services as pipeline
-    from dashboard.regressions.selectors_bisect import bisections_stalled
+    from dashboard.regressions.selectors.bisect import bisections_stalled
     from tests.bisect.planted import document, latency_of
 
     no_broker(monkeypatch)

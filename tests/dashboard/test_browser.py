@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.pipeline.services import run_ingest_and_detect
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.documents import make_document
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

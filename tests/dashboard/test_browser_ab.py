@@ -7,7 +7,7 @@ import pytest
 
 from contract.variants import Overrides, variant_label
 from dashboard.results.services import run_ingest
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.documents import make_document, make_result
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

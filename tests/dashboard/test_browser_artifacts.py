@@ -13,7 +13,7 @@ from django.template.defaultfilters import filesizeformat
 
 from dashboard.results.artifacts import artifact_store
 from dashboard.results.services import run_ingest
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.test_browser_noise_rule import shot
 from tests.documents import make_document, make_result
 

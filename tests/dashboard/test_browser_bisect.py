@@ -7,7 +7,7 @@ import pytest
 
 from dashboard.regressions.services.bisect import bisection_start
 from tests.bisect.planted import SHAS, measure, no_broker, plant
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.test_browser_noise_rule import shot
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -11,7 +11,7 @@ from django.contrib.auth.models import Permission
 
 from dashboard.regressions.models import Bisection
 from tests.bisect.planted import no_broker, plant
-from tests.dashboard.conftest import open_page, signed_in_admin
+from tests.fixtures.browser import open_page, signed_in_admin
 from tests.dashboard.test_browser_noise_rule import shot
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -4,25 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from dashboard.pipeline.services import run_ingest_and_detect
-from tests.dashboard.conftest import open_page
-from tests.documents import make_document
+from tests.fixtures.browser import open_page
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
-# Ingested newest release first, all within a second: only their dates can put them in order.
-BUILDS = (("cf30153c4c131c8164ee7798e5022d810682e2cb", "2.13.0+cpu"),
-          ("70d99e998b4955e0049d13a98d77ae1b14db1f45", "2.11.0+cu130"),
-          ("7269437d655783a26cba32aa88195b741ff496aa", "2.12.1+cu130"))
 IN_ORDER = ["2.11.0+cu130 · 70d99e9", "2.12.1+cu130 · 7269437", "2.13.0+cpu · cf30153"]
-
-
-@pytest.fixture
-def releases():
-    for sha, version in BUILDS:
-        doc = make_document(git_sha=sha)
-        doc["build"].update(torch_version=version, commit_time=None)
-        run_ingest_and_detect(document=doc)
 
 
 def xs(page, selector: str) -> list[list[str]]:

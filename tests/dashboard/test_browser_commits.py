@@ -10,7 +10,7 @@ from dashboard.regressions.services.bisect import bisection_start
 from dashboard.regressions.services.commits import commit_range_listed, commit_range_request
 from tests.bisect.planted import measure, nightly, no_broker, plant
 from tests.bisect.test_bisect_commits import COMMITS, answer, commit_value
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.test_browser_noise_rule import shot
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

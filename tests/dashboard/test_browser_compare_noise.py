@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ref_for_day
 from tests.dashboard.test_compare_noise import noisy_and_quiet_history
 from tests.documents import make_result

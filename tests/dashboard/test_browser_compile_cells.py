@@ -8,7 +8,7 @@ import os
 import pytest
 
 from dashboard.pipeline.services import run_ingest_and_detect
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.documents import make_document, make_result
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 import pytest
 
 from dashboard.pipeline.services import run_ingest_and_detect
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "results" / "compile-noise"

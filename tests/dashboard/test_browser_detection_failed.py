@@ -7,7 +7,7 @@ import pytest
 
 from dashboard.regressions.services import detection, detection_run
 from dashboard.results.models import Series
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ref_for_day
 from tests.dashboard.test_browser_noise_rule import shot
 from tests.regressions.history import speedup_history

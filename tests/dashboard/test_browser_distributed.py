@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.pipeline.services import run_ingest_and_detect
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.test_browser_noise_rule import shot
 from tests.documents import WORKLOADS, make_document, make_result
 

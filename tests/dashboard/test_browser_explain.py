@@ -14,7 +14,7 @@ import pytest
 from contract.phases import PHASE_NAMES
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.models import Result
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.documents import make_document, make_result
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -171,7 +171,7 @@ H100 = Path(__file__).resolve().parents[2] / "bench" / "results" / "explain"
 
 @pytest.fixture
 def h100() -> dict[str, Result]:
-    """The GPU proof's real H100 documents (bench/explain_gpu.sh; bert_encoder float32): the plain build,
+    """The GPU proof's real H100 documents (bench/gpu/explain_gpu.sh; bert_encoder float32): the plain build,
     inductor.max_fusion_size=1 and inductor.coordinate_descent_tuning=true, imported as the quick start does."""
     out = {}
     for name in ("plain", "fusion1", "cdt"):

@@ -14,7 +14,7 @@ from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.regressions.models import Regression
 from dashboard.regressions.services import detection_run
 from dashboard.results.models import Run
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import sha_for
 from tests.documents import WORKLOADS, make_document, make_result
 

@@ -8,7 +8,7 @@ import pytest
 
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Series
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ingest_build, sha_for
 from tests.documents import make_result
 

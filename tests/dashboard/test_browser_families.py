@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 WIDE = {"width": 1400, "height": 900}

@@ -12,7 +12,7 @@ import pytest
 
 from dashboard.regressions.models import Regression
 from dashboard.regressions.services import detection_run
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ingest_build
 from tests.documents import make_result
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.results.models import Run
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.quickstart_data import quickstart_database
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

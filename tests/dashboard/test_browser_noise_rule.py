@@ -13,7 +13,7 @@ import pytest
 
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.models import Build, Series
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ingest_build, ref_for_day, sha_for
 from tests.dashboard.test_compare_noise import noisy_and_quiet_history
 from tests.documents import make_result

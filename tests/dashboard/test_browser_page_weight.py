@@ -12,8 +12,7 @@ import pytest
 from django.test.testcases import LiveServerThread
 
 from dashboard.results.models import Run
-from tests.dashboard.conftest import open_page
-from tests.dashboard.test_browser_build_order import releases  # noqa: F401 (a fixture: three builds)
+from tests.fixtures.browser import open_page
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -83,7 +82,7 @@ def test_a_first_visit_to_the_home_page_weighs_under_1_5_mb(browser, runserver_l
 
 def test_the_first_visit_benchmark_weighs_the_same_page(runserver_like, builds):
     """bench/first_visit.py (the README's page weight) run as a user runs it, against a live server."""
-    done = subprocess.run([sys.executable, "bench/first_visit.py", runserver_like + "/?range=all"],
+    done = subprocess.run([sys.executable, "-m", "bench.first_visit", runserver_like + "/?range=all"],
                           cwd=ROOT, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     (line,) = [line for line in done.stdout.splitlines() if line.endswith(" responses") and "first visit" in line]

@@ -10,7 +10,7 @@ import pytest
 
 from dashboard.results.models import Result, Run
 from tests.dashboard.page_history import ingest_build, ref_for_day
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.documents import host_environment, make_result
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from dashboard.web.crawl import crawl, format_report
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.quickstart_data import LOCAL_CLASS, local_document, quickstart_database
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

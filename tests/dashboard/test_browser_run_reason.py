@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dashboard.results.models import Run
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.test_browser_noise_rule import shot
 from tests.regressions.history import speedup_history
 

@@ -8,7 +8,7 @@ import pytest
 from dashboard.alerts.services import subscription_create
 from dashboard.results.models import Build, Run
 from dashboard.results.services import run_ingest
-from tests.dashboard.conftest import open_page, signed_in_admin
+from tests.fixtures.browser import open_page, signed_in_admin
 from tests.dashboard.test_browser_noise_rule import shot
 from tests.documents import make_document
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 STORED = Path(__file__).resolve().parents[2] / "bench" / "results" / "families" / "h100-2026-11-28" / "h100-1-hf-static-cost.json"

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from dashboard.results.services import run_ingest
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.test_browser_noise_rule import shot
 from tests.documents import WORKLOADS, make_document, make_result
 

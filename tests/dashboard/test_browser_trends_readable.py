@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ingest_build
 from tests.documents import make_result
 

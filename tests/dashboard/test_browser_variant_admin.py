@@ -9,7 +9,7 @@ import pytest
 from contract.variants import Overrides, variant_label
 from dashboard.results.models import Build
 from dashboard.results.services import run_ingest
-from tests.dashboard.conftest import signed_in_admin
+from tests.fixtures.browser import signed_in_admin
 from tests.dashboard.test_variants import CATALOG
 from tests.documents import make_document
 

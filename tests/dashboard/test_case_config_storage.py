@@ -18,7 +18,7 @@ from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.regressions.models import Regression
 from dashboard.results.models import Build, Config, Result, Series
 from dashboard.results.services import config_get_or_create, series_signature
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ingest_build, ref_for_day, sha_for
 from tests.dashboard.test_browser_noise_rule import shot
 from tests.documents import make_document, make_result

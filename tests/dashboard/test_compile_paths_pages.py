@@ -11,7 +11,7 @@ import pytest
 from dashboard.regressions.models import Regression
 from dashboard.regressions.services import detection_run
 from dashboard.results.models import Result
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ingest_build, ref_for_day
 from tests.documents import make_result
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 # Pages other engineers add to docs/ (#27); until their branches are merged they may be missing, and

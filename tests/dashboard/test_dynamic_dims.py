@@ -12,7 +12,7 @@ from dashboard.results.selectors.dynamic_families import dynamic_blockers, famil
 from contract import document as run_document
 from dashboard.pipeline.services import run_ingest_and_detect
 from tests.documents import make_document, make_result
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.page_history import ingest_build
 from tests.dashboard.test_browser_noise_rule import shot
 from tests.dashboard.test_dynamic import pair, table_rows

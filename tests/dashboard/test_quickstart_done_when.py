@@ -13,7 +13,7 @@ from dashboard.regressions.models import AlertSummary, Regression
 from dashboard.results.models import Run
 from dashboard.results.same_build import same_build
 from runner.ci import main as ci
-from tests.dashboard.conftest import open_page
+from tests.fixtures.browser import open_page
 from tests.dashboard.quickstart_data import LOCAL_CLASS, quickstart_database
 from tests.regressions.test_finding_surfaces import _five_surfaces_agree, _subscribe
 

@@ -14,7 +14,7 @@ from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.host import HOST_BOUND_SHARE, HOST_SPEED_MARK_BELOW
 from dashboard.results.models import Run
 from dashboard.results.selectors.runs import run_results, with_host_speed
-from dashboard.web.templatetags.ptbench import _fixed, result_rows
+from dashboard.web.filters.rows import _fixed, result_rows
 from tests.documents import WORKLOADS, host_environment, make_document, make_result
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from dashboard.regressions.noise import TWO_RUNS_95
 from dashboard.results.services import run_ingest
 from contract.document import InvalidDocument
 from runner.worker.config import ConfigError, parse_builds
-from tests.api.conftest import api, fields, secret, writer  # noqa: F401  (fixtures)
+from tests.fixtures.api import fields
 from tests.documents import make_document, make_result
 
 pytestmark = pytest.mark.django_db

@@ -2,16 +2,13 @@
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
+from bench.lib import detection_series as gen
 from detection import replay_online
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-import detection_series as gen  # noqa: E402
 
 
 @pytest.mark.parametrize("family", gen.FAMILIES)

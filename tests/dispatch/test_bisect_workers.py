@@ -12,8 +12,8 @@ from dashboard.alerts.models import Delivery, Subscription
 from dashboard.regressions.models import Bisection, Regression
 from dashboard.regressions.services.bisect import bisection_start
 from dashboard.results.models import Result, Run
-from dashboard.results.variants import variant_get_or_create
-from tests.dispatch.conftest import wait_for
+from dashboard.results.services import variant_get_or_create
+from tests.fixtures.workers import wait_for
 from tests.dispatch.test_workers import finished, reported_build, request
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -21,7 +21,7 @@ WORKLOAD = "tests.dispatch.workloads:EnvSlowed"
 
 
 def ended(bisection_id):
-    from dashboard.regressions.selectors_bisect import bisection_busy
+    from dashboard.regressions.selectors.bisect import bisection_busy
 
     bisection = Bisection.objects.get(pk=bisection_id)
     return None if bisection_busy(bisection=bisection) else bisection

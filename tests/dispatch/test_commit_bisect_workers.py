@@ -13,7 +13,7 @@ from dashboard.regressions.models import Bisection, CommitRange, Regression
 from dashboard.regressions.services.commits import overlay_build_get_or_create
 from dashboard.results.models import Result, Run
 from runner.commits.mirror import BUILD_REF, Mirror
-from tests.dispatch.conftest import QUICK, wait_for
+from tests.fixtures.workers import QUICK, wait_for
 from tests.dispatch.test_bisect_workers import ended
 from tests.dispatch.test_workers import finished, reported_build, request
 from tests.runner.torch_mirror import git, harmless, mirror_from_installed, planted

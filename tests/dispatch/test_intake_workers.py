@@ -15,7 +15,7 @@ import torch
 from dashboard.dispatch.models import BuildEnvironment, Intake
 from dashboard.pipeline.intake import intake_request
 from dashboard.results.models import Build, Result, Run
-from tests.dispatch.conftest import QUICK, wait_for
+from tests.fixtures.workers import QUICK, wait_for
 from tests.dispatch.test_workers import finished
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True),

@@ -10,9 +10,9 @@ from dashboard.dispatch.models import BuildEnvironment
 from dashboard.dispatch.services import build_probe_request, run_request
 from dashboard.results.models import Build, Result, Run
 from dashboard.results.selectors.common import build_ref
-from dashboard.results.variants import variant_get_or_create
-from tests.api.conftest import fields, secret, writer  # noqa: F401  (fixtures)
-from tests.dispatch.conftest import QUICK, wait_for
+from dashboard.results.services import variant_get_or_create
+from tests.fixtures.api import fields
+from tests.fixtures.workers import QUICK, wait_for
 from tests.dispatch.test_workers import finished, reported_build
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

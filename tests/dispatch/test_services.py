@@ -20,8 +20,8 @@ from dashboard.dispatch.services.cases import stale_after
 from dashboard.results.models import Build, Result, Run
 from dashboard.results.selectors.common import build_ref
 from dashboard.results.services import build_get_or_create
-from tests.api.conftest import api, fields, secret, writer  # noqa: F401  (fixtures)
-from tests.dispatch.conftest import QUICK, SLOW
+from tests.fixtures.api import fields
+from tests.fixtures.workers import QUICK, SLOW
 from tests.documents import make_document, make_result
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]

@@ -11,8 +11,8 @@ from contract.settings_policy import RECORDED
 from contract.variants import Overrides
 from dashboard.dispatch.models import CaseTask
 from dashboard.results.models import Result, Run
-from dashboard.results.variants import variant_get_or_create
-from tests.dispatch.conftest import QUICK, wait_for
+from dashboard.results.services import variant_get_or_create
+from tests.fixtures.workers import QUICK, wait_for
 from tests.dispatch.test_workers import finished, reported_build, request
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

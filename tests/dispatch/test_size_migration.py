@@ -16,7 +16,7 @@ from dashboard.dispatch import services
 from dashboard.dispatch.models import CaseTask
 from dashboard.results.models import Result, Run
 from dashboard.results.services import build_get_or_create, run_ingest
-from tests.dispatch.conftest import QUICK
+from tests.fixtures.workers import QUICK
 from tests.documents import make_document
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -12,7 +12,7 @@ import pytest
 from dashboard.api.services import api_token_create
 from dashboard.results.artifacts import artifact_path
 from dashboard.results.models import Artifact, Result
-from tests.dispatch.conftest import QUICK, wait_for
+from tests.fixtures.workers import QUICK, wait_for
 from tests.dispatch.test_workers import finished, reported_build, request
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ import pytest
 from dashboard.dispatch.models import BuildEnvironment, CaseTask
 from dashboard.dispatch.services import run_request
 from dashboard.results.models import Result, Run
-from tests.dispatch.conftest import QUICK, SLOW, wait_for
+from tests.fixtures.workers import QUICK, SLOW, wait_for
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

@@ -24,9 +24,8 @@ from dashboard.pipeline.services import detection_sweep
 from dashboard.pipeline.tasks import ingest_run_document
 from dashboard.regressions.selectors import runs_detection_pending
 from dashboard.results.models import Run
-from tests.dispatch.conftest import ROOT, Worker, wait_for
+from tests.fixtures.workers import ROOT, Worker, wait_for
 from tests.documents import make_document
-from tests.faults.conftest import redis_server  # noqa: F401 (fixture)
 
 pytestmark = [pytest.mark.services, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

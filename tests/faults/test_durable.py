@@ -18,8 +18,7 @@ from dashboard.regressions.selectors import build_verdict, run_detection_pending
 from dashboard.pipeline.services import detection_sweep
 from dashboard.results.models import Build, Run
 from dashboard.pipeline.tasks import ingest_run_document
-from tests.api.conftest import secret, writer  # noqa: F401 (fixtures)
-from tests.dispatch.conftest import QUICK, ROOT, wait_for
+from tests.fixtures.workers import QUICK, ROOT, wait_for
 from tests.documents import make_document
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

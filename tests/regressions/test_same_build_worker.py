@@ -13,12 +13,10 @@ import pytest
 from contract.variants import Overrides, variant_label
 from dashboard.regressions.models import AlertSummary, Regression, Remeasurement
 from dashboard.results.models import BuildSummary, Run
-from tests.api.conftest import secret, writer  # noqa: F401 (fixtures)
 from tests.dashboard.page_history import sha_for
 from tests.dashboard.test_commands import manage
-from tests.dispatch.conftest import wait_for
+from tests.fixtures.workers import wait_for
 from tests.documents import WORKLOADS, make_document
-from tests.faults.conftest import dashboard_worker  # noqa: F401 (fixture)
 from tests.regressions.history import case
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -10,7 +10,7 @@ import uuid
 
 from runner.engine.executor import REPO_ROOT
 from runner.engine.lifetime import MARK_ENV, processes_with_env
-from tests.dispatch.conftest import wait_for
+from tests.fixtures.workers import wait_for
 
 RUN_ENV = "PTBENCH_TEST_RUN"
 FAULTS = "tests.runner.fault_workloads"

@@ -13,8 +13,8 @@ import pytest
 
 from runner.engine import lifetime
 from runner.engine.executor import REPO_ROOT
-from tests.conftest import SESSION_ENV, leftover_case_processes
-from tests.dispatch.conftest import wait_for
+from tests.fixtures.processes import SESSION_ENV, leftover_case_processes
+from tests.fixtures.workers import wait_for
 from tests.runner.case_processes import (
     FAULTS,
     SLEEPER,

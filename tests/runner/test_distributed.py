@@ -16,7 +16,7 @@ from runner.engine.distributed.launch import death, wait_ranks
 from runner.engine.distributed.measure import breaks_per_collective, collective_of
 from runner.engine.distributed.wrap import blocks_of, plain_name
 from runner.engine.executor import CaseExecutor
-from tests.dispatch.conftest import wait_for
+from tests.fixtures.workers import wait_for
 from tests.runner.case_processes import case_processes, left_after, start_runner
 from workloads import names
 from workloads.registry import UnknownWorkload, get_workload

@@ -10,7 +10,7 @@ import pytest
 @pytest.mark.parametrize("old, new", [
     ("runner.document", "contract.document"), ("runner.queues", "contract.queues"),
     ("runner.worker.messages", "contract.messages"), ("runner.engine.plan", "contract.planning"),
-    ("runner.engine.spec", "contract.spec"),
+    ("runner.engine.spec", "contract.spec"), ("dashboard.detection", "detection"),
 ])
 def test_a_moved_module_has_one_name(old, new):
     assert importlib.util.find_spec(old) is None

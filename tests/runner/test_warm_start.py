@@ -19,7 +19,7 @@ from runner.engine.executor import REPO_ROOT, CaseExecutor, child_environment
 from runner.engine.lifetime import is_running
 from runner.engine.warm_start import COMPILER_IMPORTS, IMPORTS_ENV, WarmProcess, WarmStarter, WarmStartUnavailable
 from tests.runner.case_processes import FAULTS, RUN_ENV, case_processes, left_after, sleeper_started
-from tests.dispatch.conftest import wait_for
+from tests.fixtures.workers import wait_for
 
 TINY = TimingBudget(budget_s=0.05, target_block_s=0.002, warmup_s=0.01, min_pairs=3)
 

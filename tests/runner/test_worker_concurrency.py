@@ -11,7 +11,7 @@ import pytest
 from dashboard.dispatch.models import CaseTask
 from dashboard.results.models import Result, Run
 from runner.engine.warm_start import COMPILER_IMPORTS
-from tests.dispatch.conftest import start_workers, queue_name, wait_for  # noqa: F401 (fixtures)
+from tests.fixtures.workers import wait_for
 from tests.dispatch.test_workers import finished, reported_build, request
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from runner.engine.lifetime import is_running
-from tests.dispatch.conftest import queue_name, start_workers, wait_for  # noqa: F401 (fixtures)
+from tests.fixtures.workers import wait_for
 from tests.dispatch.test_workers import reported_build, request
 from tests.runner.case_processes import FAULTS, RUN_ENV, case_processes
 

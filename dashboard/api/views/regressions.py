@@ -1,8 +1,7 @@
-"""Regressions and the verdict: thin views over ``dashboard.regressions`` (its selectors and
-triage service), imported when first used."""
+"""Regressions and the verdict: thin views over ``dashboard.regressions`` (its selectors, triage and
+bisection services)."""
 from __future__ import annotations
 
-from django.apps import apps
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
@@ -21,25 +20,19 @@ from dashboard.api.serializers import (
 from dashboard.api.filters import RegressionFilter, resolve_build
 from dashboard.api.views.common import READ_ERRORS, WRITE_ERRORS, ApiListView, ApiView, body, paged, query
 from dashboard.api.views.compare import machine_class_for
+from dashboard.regressions import selectors
+from dashboard.regressions.selectors import bisect as selectors_bisect
+from dashboard.regressions.selectors.commits import verdict_culprits
+from dashboard.regressions.services import bisect
+from dashboard.regressions.services.triage import regression_triage
 from dashboard.results.selectors.common import build_ref
 
-APP = "dashboard.regressions"
-
-def _regressions():
-    """The regressions app's selectors and services (503 while it is not installed)."""
-    if not apps.is_installed(APP):
-        raise FieldError(None, "regression detection is not installed on this server", 503)
-    from dashboard.regressions import selectors  # noqa: PLC0415
-    from dashboard.regressions.services.triage import regression_triage  # noqa: PLC0415
-
-    return selectors, regression_triage
 
 class RegressionListView(ApiListView):
     filterset_class = RegressionFilter
     serializer_class = RegressionSerializer
 
     def get_queryset(self):
-        selectors, _ = _regressions()
         return selectors.regression_list()
 
     @extend_schema(operation_id="regressions_list", filters=True, summary="List detected regressions (and improvements), newest first",
@@ -58,14 +51,12 @@ class RegressionDetailView(ApiView):
                    parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
                    responses={200: RegressionSerializer, **READ_ERRORS}, tags=["regressions"])
     def get(self, request, regression_id: int):
-        selectors, _ = _regressions()
         return Response(RegressionSerializer(_one(selectors, regression_id), context={"request": request}).data)
 
     @extend_schema(operation_id="regressions_triage", summary="Triage one regression (token)",
                    parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
                    request=TriageSerializer, responses={200: RegressionSerializer, **WRITE_ERRORS}, tags=["regressions"])
     def patch(self, request, regression_id: int):
-        selectors, regression_triage = _regressions()
         data = body(request, TriageSerializer).validated_data
         _one(selectors, regression_id)
         regression_triage(regression_ids=[regression_id], status=data["status"], user=actor(request), note=data["note"])
@@ -76,7 +67,6 @@ class RegressionTriageView(ApiView):
                    description="All or nothing: an unknown id changes none of them.",
                    request=BulkTriageSerializer, responses={200: TriageOutcomeSerializer, **WRITE_ERRORS}, tags=["regressions"])
     def post(self, request):
-        _, regression_triage = _regressions()
         data = body(request, BulkTriageSerializer).validated_data
         updated = regression_triage(regression_ids=data["regression_ids"], status=data["status"], user=actor(request), note=data["note"])
         return Response({"updated": updated})
@@ -99,7 +89,6 @@ class VerdictView(ApiView):
         responses={200: VerdictSerializer, 409: VerdictSerializer, **READ_ERRORS}, tags=["verdict"],
     )
     def get(self, request):
-        selectors, _ = _regressions()
         q = query(request, VerdictQuerySerializer)
         build = resolve_build("build", q["build"])
         baseline = resolve_build("baseline", q.get("baseline"))
@@ -110,28 +99,12 @@ class VerdictView(ApiView):
             "baseline": build_ref(verdict.baseline) if verdict.baseline else None, "machine_class": verdict.machine_class,
             "regressions": VerdictSerializer().fields["regressions"].to_representation(verdict.regressions),
             "notes": VerdictSerializer().fields["notes"].to_representation(verdict.notes),
-            "culprits": _culprits([r.get("id") for r in verdict.regressions]),
+            "culprits": verdict_culprits([r.get("id") for r in verdict.regressions]),
         }
         gating = q["fail_on_regression"] or q["fail_on_suspect"]
         failed = (verdict.verdict == "regressed" and q["fail_on_regression"]) or (
             verdict.verdict == "suspect" and q["fail_on_suspect"]) or (verdict.verdict in ("pending", "not_compared", "error") and gating)
         return Response(data, status=409 if failed else 200)
-
-
-def _culprits(regression_ids) -> list[dict]:
-    """The culprit commits of the verdict's regressions (issue #41, docs/builds.md)."""
-    from dashboard.regressions.selectors_commits import verdict_culprits  # noqa: PLC0415 (optional app)
-
-    return verdict_culprits(regression_ids)
-
-
-def _bisect():
-    if not apps.is_installed(APP):
-        raise FieldError(None, "regression detection is not installed on this server", 503)
-    from dashboard.regressions import selectors_bisect  # noqa: PLC0415
-    from dashboard.regressions.services import bisect  # noqa: PLC0415
-
-    return selectors_bisect, bisect
 
 
 class RegressionBisectView(ApiView):
@@ -141,8 +114,7 @@ class RegressionBisectView(ApiView):
                    parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
                    responses={200: BisectionSerializer, **READ_ERRORS}, tags=["regressions"])
     def get(self, request, regression_id: int):
-        selectors_bisect, _ = _bisect()
-        _one(_regressions()[0], regression_id)
+        _one(selectors, regression_id)
         found = selectors_bisect.bisection_latest(regression_id=regression_id)
         if found is None:
             raise FieldError("regression_id", f"regression {regression_id} was never bisected", 404)
@@ -156,9 +128,8 @@ class RegressionBisectView(ApiView):
                    parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
                    request=BisectRequestSerializer, responses={201: BisectionSerializer, **WRITE_ERRORS}, tags=["regressions"])
     def post(self, request, regression_id: int):
-        selectors_bisect, bisect = _bisect()
         data = body(request, BisectRequestSerializer).validated_data
-        regression = _one(_regressions()[0], regression_id)
+        regression = _one(selectors, regression_id)
         try:
             bisection = bisect.bisection_start(regression=regression, requested_by=actor(request), **data)
         except bisect.BisectError as exc:
@@ -169,8 +140,7 @@ class RegressionBisectView(ApiView):
                    parameters=[OpenApiParameter("regression_id", int, OpenApiParameter.PATH)],
                    request=None, responses={200: BisectionSerializer, **WRITE_ERRORS}, tags=["regressions"])
     def delete(self, request, regression_id: int):
-        selectors_bisect, bisect = _bisect()
-        _one(_regressions()[0], regression_id)
+        _one(selectors, regression_id)
         found = selectors_bisect.bisection_latest(regression_id=regression_id)
         if found is None or found.status != found.Status.RUNNING:
             raise FieldError("regression_id", f"regression {regression_id} has no running bisection", 409)

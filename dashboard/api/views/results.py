@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from dashboard.api import selectors
 from dashboard.api.exceptions import FieldError
 from dashboard.api.filters import ResultFilter
-from dashboard.api.result_serializers import ResultDetailSerializer, ResultSerializer
+from dashboard.api.serializers.results import ResultDetailSerializer, ResultSerializer
 from dashboard.api.views.common import READ_ERRORS, ApiListView, ApiView, paged
 from dashboard.results.models import Result
 

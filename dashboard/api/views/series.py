@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import math
 
-from django.apps import apps
 from drf_spectacular.utils import extend_schema
 
 from contract.findings import ratio_interval
@@ -17,6 +16,7 @@ from dashboard.api.serializers import (
 from dashboard.api.filters import SeriesFilter
 from dashboard.api.views.common import READ_ERRORS, ApiListView, ApiView, paged, query
 from dashboard.results.models import Series
+from dashboard.regressions.noise import series_noise_get
 from dashboard.results.selectors.common import METRICS_BY_NAME, range_since
 from dashboard.results.selectors.workloads import series_history
 
@@ -63,10 +63,6 @@ class SeriesPointsView(ApiView):
 
 
 def _noise(series, metric: str):
-    if not apps.is_installed("dashboard.regressions"):
-        return None
-    from dashboard.regressions.noise import series_noise_get  # noqa: PLC0415 (optional app)
-
     return series_noise_get(series=series, metric=metric)
 
 

@@ -34,6 +34,7 @@ from dashboard.regressions.history import TRACKED_METRICS, series_points
 from dashboard.regressions.models import Bisection, BisectionRun, Regression
 from dashboard.regressions.services.commits import commit_chain, commit_culprit, commit_range_of, commit_range_request
 from dashboard.regressions.services.bisect_overrides import override_chain, partner_search_ended, partner_search_new
+from dashboard.regressions.signals import culprit_pair_found
 from dashboard.results.models import Build, Run, Series
 from dashboard.results.selectors.common import build_ref
 from dashboard.results.variants import base_of
@@ -301,6 +302,4 @@ def _found(bisection: Bisection) -> None:
     if bisection.regression_id and bisection.kind == Bisection.Kind.BUILDS:
         Regression.objects.filter(pk=bisection.regression_id).update(culprit_build=bad, culprit_range=commits)
         if commits:  # the commits between the culprit pair, bisected next where the class bisects automatically
-            from dashboard.regressions.services.bisect_auto import culprit_pair_follow  # noqa: PLC0415 (it imports this)
-
-            transaction.on_commit(lambda: culprit_pair_follow(bisection_id=bisection.id))
+            transaction.on_commit(lambda: culprit_pair_found.send(sender=Bisection, bisection_id=bisection.id))

@@ -10,6 +10,7 @@ from django.conf import settings
 from dashboard.regressions.models import Bisection, Regression
 from dashboard.results.models import Build
 from dashboard.regressions.services.bisect import BisectError, bisection_start
+from dashboard.regressions.services.commits import commit_range_request
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +45,6 @@ def commit_ranges_request_auto(*, regression_ids: list[int]) -> list[int]:
     """Ask a worker to list the commits of each new regression of a class that wants them
     (``COMMIT_RANGE_CLASSES``, or one that bisects automatically) whose builds are two commits;
     returns the ranges' ids. Once listed, ``commit_bisections_start_auto`` bisects them."""
-    from dashboard.regressions.services.commits import commit_range_request  # noqa: PLC0415
-
     ranges = []
     rows = (Regression.objects.filter(pk__in=regression_ids, last_good_build__isnull=False)
             .select_related("series", "first_bad_build", "last_good_build").order_by("id"))
@@ -93,8 +92,6 @@ def culprit_pair_follow(*, bisection_id: int) -> list[int]:
     """After a bisection over builds named two builds of different commits (their culprit pair), of
     a class that bisects automatically: the commits between them listed by a worker (asked now),
     then bisected (now, when listed already; else when the list arrives)."""
-    from dashboard.regressions.services.commits import commit_range_request  # noqa: PLC0415
-
     bisection = Bisection.objects.select_related("series").get(pk=bisection_id)
     if not auto_bisect_class(bisection.series.machine_class) or bisection.status != Bisection.Status.DONE:
         return []
@@ -102,3 +99,13 @@ def culprit_pair_follow(*, bisection_id: int) -> list[int]:
     if good.overrides or bad.overrides:
         return []
     return commit_bisections_start_auto(commit_range=commit_range_request(good=good, bad=bad, machine_class=bisection.series.machine_class))
+
+
+def on_commit_range_stored(sender, *, commit_range, **kwargs) -> None:
+    """``signals.commit_range_stored``: a range this process listed is bisected over its commits."""
+    commit_bisections_start_auto(commit_range=commit_range)
+
+
+def on_culprit_pair_found(sender, *, bisection_id: int, **kwargs) -> None:
+    """``signals.culprit_pair_found``: the commits between a bisection's culprit pair, followed."""
+    culprit_pair_follow(bisection_id=bisection_id)

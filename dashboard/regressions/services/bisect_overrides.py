@@ -10,7 +10,8 @@ from __future__ import annotations
 from contract.variants import Overrides
 from dashboard.regressions.models import Bisection
 from dashboard.results.models import Build
-from dashboard.results.variants import overrides_stored, variant_get_or_create
+from dashboard.results.variants import overrides_stored
+from dashboard.results.services import variant_get_or_create
 
 
 def override_chain(*, base: Build, variant: Build) -> tuple[list[Build], list[list]]:

@@ -17,6 +17,7 @@ from django.utils import timezone
 from contract.commits import SHA, SOURCE_LABEL, commit_record_problem, overlay_label
 from contract.messages import COMMIT_RANGE
 from dashboard.regressions.models import CommitRange
+from dashboard.regressions.signals import commit_range_stored
 from dashboard.results.models import Build
 from dashboard.results.services import build_get_or_create
 
@@ -70,11 +71,9 @@ def _send(row: CommitRange, *, good_sha: str, bad_sha: str) -> None:
 
 
 def _listed_and_bisected(range_id: int, answer: dict) -> None:
-    from dashboard.regressions.services.bisect_auto import commit_bisections_start_auto  # noqa: PLC0415
-
     row = commit_range_listed(range_id=range_id, answer=answer)
     if row is not None:
-        commit_bisections_start_auto(commit_range=row)
+        commit_range_stored.send(sender=CommitRange, commit_range=row)  # bisected over its commits (bisect_auto)
 
 
 def answer_problem(answer) -> str | None:

@@ -24,6 +24,13 @@ from dashboard.regressions.services.detection import DetectionOutcome, detection
 from dashboard.results.models import Result, Run, Series
 
 
+def detection_run(*, run_id) -> DetectionOutcome:
+    """The whole detection of a run, now, as a fresh pass (``detection_step``, chunk
+    after chunk, each committed): commands, tests and benchmarks. The worker's task runs it in
+    bounded steps instead."""
+    return detection_step(run_id=run_id, budget_s=None, restart=True)
+
+
 def detection_step(*, run_id, budget_s: float | None, restart: bool = False, pass_started: str | None = None) -> DetectionOutcome:
     """Chunks of the run's detection until it is done or ``budget_s`` has passed (None: until done).
     ``restart``: a fresh pass whatever stands; ``pass_started``: the pass a continuation carries on.

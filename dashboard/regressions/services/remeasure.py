@@ -35,7 +35,7 @@ MIN_RUNS = 2  # per build: the original run and at least one re-run
 def remeasurement_request(*, series, metric: str, points: list[Point], suspect, host: dict | None = None,
                           extra: dict | None = None) -> Remeasurement | None:
     """Re-measure the newest build against the last good one. ``host``: set when the change is held
-    back because the host was slowed (``detection.host_slowed``); kept with the suspect for the page.
+    back because the host was slowed (``detection_noisy.host_slowed``); kept with the suspect for the page.
     ``extra``: kept with the suspect too (the short-history rule's floor and noise source)."""
     if suspect.last_good is None or same_build_ids(points[-1].build_id, points[suspect.last_good].build_id):
         return None  # nothing to re-measure against: no last good build, or it is this build stored twice

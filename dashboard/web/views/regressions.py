@@ -11,14 +11,14 @@ from django.http import Http404, HttpResponseForbidden, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from dashboard.regressions.selectors_commits import regression_commits
+from dashboard.regressions.selectors.commits import regression_commits
 from dashboard.regressions.board import board_groups, board_order, board_table, remeasurements_shown
 from dashboard.regressions.finding import finding_page
 from dashboard.regressions.forms import BisectForm, TriageForm
 from dashboard.regressions.models import Regression
 from contract import colour_reasons
 from dashboard.regressions.selectors import detection_failures_recent, regression_list, remeasurement_list_pending
-from dashboard.regressions.selectors_bisect import bisection_busy, bisection_latest, bisection_view
+from dashboard.regressions.selectors.bisect import bisection_busy, bisection_latest, bisection_view
 from dashboard.regressions.services import regression_triage
 from dashboard.regressions.services.bisect import BisectError, bisection_cancel, bisection_start
 from dashboard.results.selectors.builds import machine_class_list

@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from runner.engine import lifetime
+from runner.engine.failures import CaseFailure, error_excerpt, exception_chain, failing_as, status_for
 
 COLLECTIVE_TIMEOUT_ENV = "PTBENCH_COLLECTIVE_TIMEOUT_S"
 DEFAULT_COLLECTIVE_TIMEOUT_S = 300.0  # a collective waiting this long fails the case as a timeout
@@ -36,9 +37,7 @@ def collective_timeout_s() -> float:
 
 def is_collective_timeout(exc: BaseException) -> bool:
     """A collective that waited past the process group's timeout (gloo: "Timed out waiting ...")."""
-    from runner.engine.failures import _chain
-
-    return any(_TIMED_OUT.search(str(link)) for link in _chain(exc))
+    return any(_TIMED_OUT.search(str(link)) for link in exception_chain(exc))
 
 
 class Rank:
@@ -68,7 +67,6 @@ class Rank:
     # -- the sides ------------------------------------------------------------------------------
 
     def load(self):
-        from runner.engine.case import failing_as
         from workloads.registry import get_workload
 
         with failing_as("eager_error"):
@@ -97,7 +95,6 @@ class Rank:
 
     def compiled_side(self, inputs: tuple):
         from runner.engine import compat
-        from runner.engine.case import failing_as
         from runner.engine.prepare import mark_dynamic_dims, marked_dims
 
         with failing_as("compile_error"):
@@ -117,7 +114,6 @@ class Rank:
     # -- the phases -----------------------------------------------------------------------------
 
     def run_cold(self) -> None:
-        from runner.engine.case import failing_as
         from runner.engine.dynamo_stats import breaks_from_counters, cache_counters, read_compile_counters
         from runner.engine.distributed.wrap import full_gradients
         from runner.engine.prepare import clone_inputs
@@ -174,7 +170,6 @@ class Rank:
     def time_and_measure(self, eager, eager_model, inputs, compiled, model, pristine, eager_before, compiled_before) -> None:
         import functools
 
-        from runner.engine.case import failing_as
         from runner.engine.distributed.measure import measure_pairs, plan_timing, resident_bytes
         from runner.engine.memory import footprint
         from runner.engine.stats import bootstrap_speedup, median
@@ -202,7 +197,6 @@ class Rank:
             self.record.metrics[f"{side}_peak_memory_bytes"] = max(known) if known else None
 
     def recompiles(self, compiled, instance) -> None:
-        from runner.engine.case import failing_as
         from runner.engine.dynamo_stats import RecompileWatcher
         from runner.engine.prepare import mark_dynamic_dims, marked_dims
 
@@ -216,7 +210,6 @@ class Rank:
         self.write("recompiles")
 
     def run_warm(self) -> None:
-        from runner.engine.case import failing_as
         from runner.engine.dynamo_stats import cache_counters
 
         self.load()
@@ -284,8 +277,6 @@ def _init(spec, *, rank: int, world: int, store: Path) -> None:
 def run(spec, *, rank: int, world: int, store: Path, result: Path, errors: Path) -> int:
     """Run this rank; 0, or 1 after writing its error file."""
     import torch.distributed as dist
-
-    from runner.engine.failures import CaseFailure, error_excerpt, status_for
 
     worker = Rank(spec, rank=rank, world=world, result=result)
     try:

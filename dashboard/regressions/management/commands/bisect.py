@@ -3,7 +3,7 @@ running bisection, ``--show`` prints its latest. Bad input exits 2 naming the op
 from django.core.management.base import BaseCommand, CommandError
 
 from dashboard.regressions.models import Regression
-from dashboard.regressions.selectors_bisect import bisection_latest, bisection_view
+from dashboard.regressions.selectors.bisect import bisection_latest, bisection_view
 from dashboard.regressions.services.bisect import BisectError, bisection_cancel, bisection_start
 
 _OPTION = {"last_good_build": "REGRESSION_ID", "first_bad_build": "REGRESSION_ID", "metric": "REGRESSION_ID",
