@@ -106,7 +106,8 @@ def test_distributed_benchmark_runs(argv, expected, timeout, tmp_path):
 def test_every_benchmark_is_run_here():
     """A benchmark added to bench/ without a run here fails this (modules imported by others excepted)."""
     libraries = {"dashboard_history.py", "dashboard_concurrent.py", "detection_baselines.py", "detection_series.py",  # run by others
-                 "first_visit.py"}  # against a live server: tests/dashboard/test_browser_page_weight.py
+                 "first_visit.py",  # against a live server: tests/dashboard/test_browser_page_weight.py
+                 "slow_clients.py"}  # its servers and slow clients: tests/dispatch/test_slow_clients.py
     run = {argv[0] for argv, _, _ in RUNS + SLOW_RUNS}
     scripts = {p.name for p in (ROOT / "bench").glob("*.py")}
     assert scripts - libraries - run == set()
