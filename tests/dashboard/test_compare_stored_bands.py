@@ -6,9 +6,11 @@ in its window) is computed again, never served; the pipeline stores the new buil
 ingest, so the next compare computes nothing."""
 from __future__ import annotations
 
+import io
 import random
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from dashboard.regressions import noise
 from dashboard.regressions.colour_reasons import comparison_reasons
@@ -151,7 +153,11 @@ def test_every_build_gets_its_set_and_a_late_run_drops_the_stale_ones_after_it(m
     document = ingest_build(3, [make_result("resnet_train", regime, speedup=3.0, compile_time_cold_s=20.0) for regime in REGIMES])
     outcome = noise_bands_refresh(run_id=document["run"]["id"])
     assert outcome["computed"] == [builds[2].id] and sorted(outcome["dropped"]) == sorted(b.id for b in builds[3:])
-    assert noise_bands_fill(budget_s=60) == {"computed": 3, "missing": 0}
+    out = io.StringIO()
+    call_command("noise_bands_fill", stdout=out)  # what the sweep does, at once
+    assert out.getvalue() == "3 build(s) given their noise bands; 0 still without\n"
+    with pytest.raises(CommandError, match="--budget-s"):
+        call_command("noise_bands_fill", "--budget-s", "0")
 
     expected = full_compare(base=builds[4], head=builds[5])
     monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
