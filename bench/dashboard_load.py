@@ -326,7 +326,8 @@ def concurrent_table(history: History, args, generation_s: float | None) -> str:
     body = concurrent_report(pages, clients=args.concurrent, per_client=args.per_client, workers=args.workers, percentile=percentile,
                              invalidate=pages_invalidate)
     first = ("# the same database, then:" if args.both else
-             f"# python bench/dashboard_load.py --results {args.results} --concurrent {args.concurrent}")
+             f"# python bench/dashboard_load.py --results {args.results} --concurrent {args.concurrent} --per-client {args.per_client}"
+             + (" --reuse" if args.reuse else ""))
     return (first + "\n"
             f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {args.results:,} synthetic results "
             f"({loaded(generation_s)})\n" + body)
