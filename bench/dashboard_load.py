@@ -320,12 +320,25 @@ def concurrent_table(history: History, args, generation_s: float | None) -> str:
 
     names = workload_sample(history, random.Random(history.seed))
     pages = [("overview /", ["/"]), ("workload /workloads/<name>/ (10)", [f"/workloads/{n}/" for n in names])]
-    body = concurrent_report(pages, clients=args.concurrent, per_client=args.per_client, workers=args.workers, percentile=percentile)
+    body = concurrent_report(pages, clients=args.concurrent, per_client=args.per_client, workers=args.workers, percentile=percentile,
+                             invalidate=pages_invalidate)
     first = ("# the same database, then:" if args.both else
-             f"# python -m bench.dashboard_load --results {args.results} --concurrent {args.concurrent}")
+             f"# python -m bench.dashboard_load --results {args.results} --concurrent {args.concurrent} --per-client {args.per_client}"
+             + (" --reuse" if args.reuse else ""))
     return (first + "\n"
             f"# {dt.date.today()} · {platform.node() or 'host'} · {os.cpu_count()} CPUs · {args.results:,} synthetic results "
             f"({loaded(generation_s)})\n" + body)
+
+
+def pages_invalidate() -> None:
+    """Every cached page stale in every server process, as an ingest makes them: the newest run's
+    ``ingested_at`` moved to now changes the pages' data fingerprint (``results.page_cache``)."""
+    from django.utils import timezone
+
+    from dashboard.results.models import Run
+
+    newest = Run.objects.order_by("-ingested_at").values_list("id", flat=True).first()
+    Run.objects.filter(pk=newest).update(ingested_at=timezone.now())
 
 
 def report(rows: list[dict], args, history: History, generation_s: float | None) -> str:

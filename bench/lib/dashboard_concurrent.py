@@ -1,6 +1,8 @@
 """``dashboard_load.py --concurrent N``: N clients at once against a real server (gunicorn, as
 docker-compose serves the dashboard), each page's client-side latency as p50 / p95, with the page
-cache off (PTBENCH_PAGE_CACHE_SECONDS=0) and on."""
+cache off (PTBENCH_PAGE_CACHE_SECONDS=0), cold and on. Cold: the cache on, and the data's fingerprint
+changed (``invalidate``: as an ingest changes it) before each round of N requests at once, so every
+round arrives as the first requests after an ingest do."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -52,13 +54,16 @@ def _hammer(urls: list[str], *, clients: int, per_client: int) -> list[float]:
         return list(pool.map(_get, jobs))
 
 
-def concurrent_report(pages: list[tuple[str, list[str]]], *, clients: int, per_client: int, workers: int, percentile) -> str:
-    """pages: (name, paths). Returns the table; prints each line as it is measured."""
+def concurrent_report(pages: list[tuple[str, list[str]]], *, clients: int, per_client: int, workers: int, percentile,
+                      invalidate=None) -> str:
+    """pages: (name, paths). Returns the table; prints each line as it is measured. ``invalidate``
+    (given: a 'cold' row per page): makes every cached page stale, as an ingest does."""
     lines = [f"# {clients} concurrent clients x {per_client} requests per page, gunicorn --workers {workers} on "
              f"{os.cpu_count()} CPUs; client-side latency (HTTP over loopback), after one warm-up request per path",
              f"{'page':<34}{'page cache':>11}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'req/s':>8}"]
     print("\n".join(lines), flush=True)
-    for cache_seconds in (0, 60):
+    modes = [("off", 0), *([("cold", 60)] if invalidate else []), ("on", 60)]
+    for mode, cache_seconds in modes:
         server, base = _serve(cache_seconds=cache_seconds, workers=workers)
         try:
             for name, paths in pages:
@@ -66,9 +71,15 @@ def concurrent_report(pages: list[tuple[str, list[str]]], *, clients: int, per_c
                 for url in urls:
                     _get(url)
                 started = time.perf_counter()
-                times = _hammer(urls, clients=clients, per_client=per_client)
+                if mode == "cold":  # each round: N requests at once, the first after the data changed
+                    times = []
+                    for _ in range(per_client):
+                        invalidate()
+                        times += _hammer(urls, clients=clients, per_client=1)
+                else:
+                    times = _hammer(urls, clients=clients, per_client=per_client)
                 rate = len(times) / (time.perf_counter() - started)
-                line = (f"{name:<34}{'on' if cache_seconds else 'off':>11}{percentile(times, 0.5):>9.0f}"
+                line = (f"{name:<34}{mode:>11}{percentile(times, 0.5):>9.0f}"
                         f"{percentile(times, 0.95):>9.0f}{max(times):>9.0f}{rate:>8.1f}")
                 print(line, flush=True)
                 lines.append(line)

@@ -9,6 +9,7 @@ from dashboard.durable import DB_RETRY, send_logged
 from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
 from dashboard.regressions.services import home_cells_refresh, noise_bands_refresh
 from dashboard.regressions.services.detection_pass import detection_step
+from dashboard.regressions.services.noise_bands import noise_bands_fill
 from dashboard.regressions.services.bisect import bisection_advance
 from dashboard.regressions.services.bisect_auto import (
     bisections_start_auto,
@@ -64,6 +65,13 @@ def noise_bands(run_id: str) -> dict:
     outcome = noise_bands_refresh(run_id=run_id)
     outcome["home_cells"] = home_cells_refresh(run_id=run_id)
     return outcome
+
+
+@shared_task(name="regressions.noise_bands_sweep", queue="analysis")
+def noise_bands_sweep() -> dict:
+    """Beat: the noise bands of builds that have none stored, for NOISE_BANDS_SWEEP_BUDGET_S at most
+    (``noise_bands_fill``), so a compare against any base reads stored bands."""
+    return noise_bands_fill(budget_s=settings.NOISE_BANDS_SWEEP_BUDGET_S)
 
 
 @shared_task(name="regressions.sweep", queue="analysis")

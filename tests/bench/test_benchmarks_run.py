@@ -112,7 +112,8 @@ def test_distributed_benchmark_runs(argv, expected, timeout, tmp_path):
 def test_every_benchmark_is_run_here():
     """A benchmark added to bench/ (or a Python driver to bench/gpu/) without a run here fails this;
     bench/lib/ holds the libraries the scripts import."""
-    elsewhere = {"__init__.py", "first_visit.py"}  # first_visit: against a live server, tests/dashboard/test_browser_page_weight.py
+    elsewhere = {"__init__.py", "first_visit.py",  # first_visit: against a live server, tests/dashboard/test_browser_page_weight.py
+                 "slow_clients.py"}  # its servers and slow clients: tests/dispatch/test_slow_clients.py
     run = {argv[0] for argv, _, _ in RUNS + SLOW_RUNS}
     scripts = {str(p.relative_to(ROOT / "bench")) for folder in ("", "gpu") for p in (ROOT / "bench" / folder).glob("*.py")}
     assert scripts - elsewhere - run == set()

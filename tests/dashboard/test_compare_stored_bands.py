@@ -6,15 +6,18 @@ in its window) is computed again, never served; the pipeline stores the new buil
 ingest, so the next compare computes nothing."""
 from __future__ import annotations
 
+import io
 import random
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from dashboard.regressions import noise
 from dashboard.regressions.colour_reasons import comparison_reasons
 from dashboard.regressions.compare import builds_compare_judged
 from dashboard.regressions.history import class_series_points
 from dashboard.regressions.models import NoiseBandSet
+from dashboard.regressions.services.noise_bands import noise_bands_fill, noise_bands_refresh
 from dashboard.results.models import Build, BuildSummary
 from dashboard.results.selectors.common import METRICS
 from dashboard.results.selectors.compare import builds_compare, compare_rows_select, compare_summary
@@ -137,3 +140,25 @@ def test_the_pipeline_stores_the_new_builds_bands_so_the_next_compare_computes_n
     with django_capture_on_commit_callbacks(execute=True):
         ingest_build(8, [make_result(w["name"], regime, speedup=1.3) for w in WORKLOADS for regime in REGIMES])
     assert client.get("/compare/?filter=regressed").status_code == 200  # the next build against the new one
+
+
+def test_every_build_gets_its_set_and_a_late_run_drops_the_stale_ones_after_it(monkeypatch):
+    """Issue #46 item 13: a compare against any base reads stored bands (one whose base had none
+    took 7.8-8.0 s at 1,000,000 results). The beat sweep stores every build's set; a re-run of an
+    older build drops the sets after it that it changed, and the next sweep stores them again."""
+    builds = wobbly_history(builds=6)
+    assert noise_bands_fill(budget_s=60) == {"computed": 6, "missing": 0}
+    assert sorted(NoiseBandSet.objects.values_list("upto", flat=True)) == sorted(b.id for b in builds)
+
+    document = ingest_build(3, [make_result("resnet_train", regime, speedup=3.0, compile_time_cold_s=20.0) for regime in REGIMES])
+    outcome = noise_bands_refresh(run_id=document["run"]["id"])
+    assert outcome["computed"] == [builds[2].id] and sorted(outcome["dropped"]) == sorted(b.id for b in builds[3:])
+    out = io.StringIO()
+    call_command("noise_bands_fill", stdout=out)  # what the sweep does, at once
+    assert out.getvalue() == "3 build(s) given their noise bands; 0 still without\n"
+    with pytest.raises(CommandError, match="--budget-s"):
+        call_command("noise_bands_fill", "--budget-s", "0")
+
+    expected = full_compare(base=builds[4], head=builds[5])
+    monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
+    assert judgments(builds_compare_judged(base=builds[4], head=builds[5], machine_class="cpu")) == judgments(expected)

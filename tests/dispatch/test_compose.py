@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import re
+import runpy
 import shlex
 import subprocess
 import sys
@@ -22,6 +23,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 RUNNER_APP = "runner.worker.app"
+GUNICORN_CONF = "deploy/gunicorn.conf.py"
 # Compose's interpolation: $$ is a literal $ (the container's shell sees it); ${VAR}, ${VAR:-default},
 # ${VAR-default}, ${VAR:?message}, ${VAR?message}.
 VARIABLE = re.compile(r"\$(?:\$|\{(\w+)(?:(:?[-?])([^}]*))?\})")
@@ -182,10 +184,30 @@ def test_the_web_and_worker_limits_fit_the_largest_document():
     from contract.document import load_schema
 
     (argv,) = [a for a in commands(services()["web"]) if a[0] == "gunicorn"]
-    assert "--timeout" in argv and int(argv[argv.index("--timeout") + 1]) >= 120
+    assert "--timeout" not in argv and option(argv, "-c", "--config") == GUNICORN_CONF
+    assert runpy.run_path(str(ROOT / GUNICORN_CONF))["timeout"] >= 120
     assert load_schema()["properties"]["results"]["maxItems"] == 10_000
     visibility = int(environment(services()["worker"])["PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT"])
     assert visibility > settings.CELERY_TASK_TIME_LIMIT and visibility == settings.PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT
+
+
+def test_clients_reach_gunicorn_only_through_the_buffering_proxy():
+    """Issue #46 item 8: compose published 3 sync gunicorn workers, which four slow clients held for
+    25 s. Now only nginx is published, with deploy/nginx.conf (tests/dispatch/test_slow_clients.py runs
+    it), which takes bodies up to the document limit and waits for gunicorn longer than its timeout."""
+    from django.conf import settings
+
+    found = services()
+    assert "ports" not in found["web"], "gunicorn is published: slow clients reach its workers directly"
+    proxy = found["proxy"]
+    assert proxy["image"].startswith("nginx:") and proxy["ports"] == ["8000:8000"] and "web" in proxy["depends_on"]
+    assert proxy["volumes"] == ["./deploy/nginx.conf:/etc/nginx/conf.d/default.conf:ro"]
+    server = (ROOT / "deploy" / "nginx.conf").read_text()
+    assert "server web:8000;" in server and "listen 8000;" in server
+    body_mib = int(re.search(r"client_max_body_size (\d+)m;", server).group(1))
+    assert settings.INGEST_MAX_DOCUMENT_BYTES < body_mib * 2**20 and settings.ARTIFACT_MAX_BYTES < body_mib * 2**20
+    read_s = int(re.search(r"proxy_read_timeout (\d+)s;", server).group(1))
+    assert read_s > runpy.run_path(str(ROOT / GUNICORN_CONF))["timeout"]
 
 
 def test_celery_subcommands_and_the_beat_scheduler_exist():

@@ -118,7 +118,7 @@ def test_a_killed_dashboard_workers_ingest_is_taken_up_again_within_the_dashboar
     wait_for(lambda: Run.objects.filter(id=document["run"]["id"]).exists(), timeout=90, what="the lost ingest")
 
 
-def test_beat_installs_the_detection_sweep():
+def test_beat_installs_the_detection_and_noise_bands_sweeps():
     from django_celery_beat.models import PeriodicTask
     from django_celery_beat.schedulers import DatabaseScheduler
 
@@ -127,3 +127,5 @@ def test_beat_installs_the_detection_sweep():
     DatabaseScheduler(app=app)
     task = PeriodicTask.objects.get(task="regressions.sweep")
     assert (task.interval.every, task.interval.period, task.queue) == (120, "seconds", "analysis") and task.enabled
+    bands = PeriodicTask.objects.get(task="regressions.noise_bands_sweep")  # every build's noise bands (#46 item 13)
+    assert (bands.interval.every, bands.interval.period, bands.queue) == (300, "seconds", "analysis") and bands.enabled

@@ -5,20 +5,24 @@ class over one window of builds (``regressions.noise.band_window``) are computed
 
 Filled after each ingest (the pipeline's ``regressions.noise_bands`` task: the new build's window,
 which the next build is compared against, and the one before, which the new build is compared
-against) and by the first compare that finds none (a base never ingested through the pipeline, or
-a head inside the base's window). The stored bands are the full computation's, to the bit (float64
+against; the sets of later builds whose window holds the build and changed are dropped), by a beat
+sweep that fills every build's set still missing, newest first (``noise_bands_fill``: builds stored
+before, a bulk import, the sets dropped), and by the first compare that finds none (a head inside the
+base's window, or a base the sweep has not reached yet). The stored bands are the full computation's, to the bit (float64
 bytes): a compare judges every change exactly as it would without them.
 """
 from __future__ import annotations
 
 import logging
+import time
 
 import numpy as np
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 
 from dashboard.regressions.models import NoiseBandSet
-from dashboard.regressions.noise import BandWindow, band_window, window_noise_bands
-from dashboard.results.models import Build, Run
+from dashboard.regressions.noise import PRIOR_BUILDS, BandWindow, band_window, window_noise_bands
+from dashboard.results.models import Build, BuildSummary, Run
 from dashboard.results.selectors.builds import build_summary_get, build_summary_previous
 from dashboard.results.selectors.common import METRICS
 from dashboard.results.selectors.compare import NoiseBands
@@ -58,7 +62,39 @@ def noise_bands_refresh(*, run_id) -> dict:
         return {"computed": []}
     previous = build_summary_previous(summary=summary)
     bases = [build] + ([previous.build] if previous else [])
-    return {"computed": [base.id for base in bases if noise_bands_store(machine_class=machine_class, base=base)]}
+    computed = [base.id for base in bases if noise_bands_store(machine_class=machine_class, base=base)]
+    return {"computed": computed, "dropped": noise_bands_drop_stale_after(machine_class=machine_class, build=build)}
+
+
+def noise_bands_drop_stale_after(*, machine_class: str, build: Build) -> list[int]:
+    """The stored sets of the ``PRIOR_BUILDS`` builds after ``build`` whose window holds it and whose
+    inputs changed (a re-run of it, or it ingested late): deleted (a stale set is never served, and
+    computing up to 30 of them would outlast the task), so ``noise_bands_fill`` computes them again
+    on its next sweep, before any compare has to. Returns the ids of their bases."""
+    later = list(BuildSummary.objects.filter(machine_class=machine_class, ordered_at__gte=build.ordered_at)
+                 .exclude(build_id=build.id).order_by("ordered_at", "build_id")
+                 .values_list("build_id", flat=True)[:PRIOR_BUILDS])
+    sets = NoiseBandSet.objects.filter(machine_class=machine_class, upto_id__in=later, without__isnull=True).select_related("upto")
+    stale = [row.upto_id for row in sets
+             if band_window(machine_class=machine_class, upto=row.upto, without_build=None, metrics=METRICS).inputs != row.inputs]
+    NoiseBandSet.objects.filter(machine_class=machine_class, upto_id__in=stale).delete()
+    return stale
+
+
+def noise_bands_fill(*, budget_s: float, now=time.monotonic) -> dict:
+    """Beat (``regressions.noise_bands_sweep``): the bands of every build that can be a base and has
+    none stored (builds stored before the pipeline kept them, a bulk import, sets dropped stale),
+    newest first, until ``budget_s`` has passed: a compare against any base then reads one row
+    instead of computing its window (7.8-8.0 s at 1,000,000 results). Returns the counts."""
+    started = now()
+    stored = NoiseBandSet.objects.filter(machine_class=OuterRef("machine_class"), upto_id=OuterRef("build_id"), without__isnull=True)
+    missing = (BuildSummary.objects.filter(~Exists(stored)).select_related("build").order_by("-ordered_at", "-build_id"))
+    computed = 0
+    for summary in missing.iterator(chunk_size=100):
+        if now() - started > budget_s:
+            break
+        computed += noise_bands_store(machine_class=summary.machine_class, base=summary.build)
+    return {"computed": computed, "missing": missing.count()}
 
 
 def noise_bands_store(*, machine_class: str, base: Build) -> bool:

@@ -55,10 +55,12 @@
     spec.charts.forEach(function (chart, c) {
       var axis = c === 0 ? "" : String(c + 1);
       spec.series.forEach(function (s, i) {
-        var l = look(i), lone = s.x.length === 1;  // one build: a marker large enough to find
+        var l = look(i), lone = s.i.length === 1;  // one build: a marker large enough to find
+        // Each point names its build by index: its tick, ref and hover are sent once per page.
         traces.push({
           type: "scatter", mode: "lines+markers", name: s.name, legendgroup: s.name, showlegend: c === 0,
-          x: s.x, y: chart.y[i], customdata: s.refs, text: s.hover, xaxis: "x" + axis, yaxis: "y" + axis,
+          x: s.i.map(function (b) { return spec.builds[b]; }), y: chart.y[i], customdata: s.i.map(function (b) { return spec.refs[b]; }),
+          text: s.i.map(function (b, k) { return spec.hovers[b] + " · over " + s.cases[k] + " cases"; }), xaxis: "x" + axis, yaxis: "y" + axis,
           marker: { size: lone ? 9 : 6, color: l.color, symbol: l.symbol }, line: { width: 1.4, color: l.color, dash: l.dash },
           hovertemplate: "%{y" + (chart.percent ? ":.1%" : ":.4g") + "}<br>%{text}<extra>%{fullData.name}</extra>"
         });
