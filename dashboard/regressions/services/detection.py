@@ -28,6 +28,7 @@ from detection import (
     detect,
     dynamic_gap,
     early_check,
+    noise_bar,
     young_change_passes,
 )
 from dashboard.regressions.explain import finding_cause
@@ -303,7 +304,8 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)
     if too_noisy(noise.sd):  # a series too noisy to track raises nothing (docs/noise-and-findings.md)
         return
-    found = early_check(values, direction=ALARM_METRICS[metric], sd=noise.sd, floor=BY_NAME[metric].floor, min_before=None)
+    found = early_check(values, direction=ALARM_METRICS[metric], sd=noise.sd, floor=BY_NAME[metric].floor, min_before=None,
+                        k=noise_bar(noise))  # 3 sd, or a Student-t bar for a noise estimated from few runs
     if found is None:
         return
     # A young series (one or two builds before the change) borrows the class's noise: only a change far

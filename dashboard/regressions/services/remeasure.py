@@ -23,7 +23,7 @@ from dashboard.dispatch.services import run_request
 from dashboard.results.models import Result
 from dashboard.results.same_build import same_build_ids
 from contract.metrics import BY_NAME
-from detection import K_NOISE, confirm_with_remeasurement, is_worse, young_change_passes
+from detection import confirm_with_remeasurement, is_worse, noise_bar, young_change_passes
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
@@ -93,7 +93,8 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
                                        before: int = 8) -> Remeasurement:
     """Decide a pending re-measurement that no worker can run on the series' next build (``points``
     in build order, up to the newest): worse than the median of the ``before`` builds up to the
-    baseline by ``K_NOISE`` x the run-to-run noise (and the suspect's floor, if it had one) confirms
+    baseline by ``noise_bar`` (``K_NOISE``, or a Student-t bar for a noise from few runs) x the
+    run-to-run noise (and the suspect's floor, if it had one) confirms
     it as a regression first bad at the suspect build, raised at the next one; otherwise it is
     rejected. Nothing happens before a next build with a value exists, where a worker can run it, or
     while the next build of a host-sensitive metric ran on a slowed host too."""
@@ -128,7 +129,8 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
         sd = max(noise.sd, request.suspect.get("noise") or 0.0)
         floor = request.suspect.get("floor") or 0.0
         value = nxt.values[metric]
-        bad = is_worse(value, baseline, direction=direction, sd=sd, floor=floor)
+        k = noise_bar(noise)  # K_NOISE, or a Student-t bar for a noise the series estimated from few runs
+        bad = is_worse(value, baseline, direction=direction, sd=sd, floor=floor, k=k)
         # A young series (one or two builds up to the baseline): a second bad build is no repeated run;
         # only a change far outside the class's noise is confirmed (detection.young_change_passes).
         earlier = sum(1 for p in comparable_points(points[: ids.index(request.baseline_build_id) + 1], metric, reference=reference)
@@ -138,7 +140,7 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
         rel = value / baseline - 1.0
         request.decision = {"decided_by": "next_build", "next_build_id": nxt.build_id, "before": baseline,
                             "after": value, "relative_change": rel, "noise": sd, "noise_source": noise.source,
-                            "k": K_NOISE, "floor": floor,
+                            "k": k, "floor": floor,
                             "decision": "young_series" if young else "regression" if bad else "no_change"}
         request.decided_at = timezone.now()
         bad = bad and not young
@@ -155,7 +157,7 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
                     "before_value": baseline, "after_value": value, "summary": summary,
                     "details": {"message": f"{metric} {baseline:.4g} -> {suspect.get('after', value):.4g} and "
                                 f"{value:.4g} ({rel:+.1%}) on the next build: no worker could re-measure it, a "
-                                f"second bad build confirms it (past {K_NOISE:g} x noise {sd:.2%})",
+                                f"second bad build confirms it (past {k:.3g} x noise {sd:.2%})",
                                 "confirmed_by": "next_build", "noise": sd, "noise_source": noise.source},
                 },
             )
