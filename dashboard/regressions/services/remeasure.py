@@ -26,6 +26,7 @@ from contract.metrics import BY_NAME
 from detection import confirm_with_remeasurement, is_worse, noise_bar, young_change_passes
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
+from dashboard.regressions.two_build import RULE as TWO_BUILD, alert_note, confirmed_by, two_build_decision
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
 
 log = logging.getLogger(__name__)
@@ -107,6 +108,8 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
         ids = [p.build_id for p in points]
         if request.build_id not in ids or request.baseline_build_id not in ids:
             return request
+        if (request.suspect or {}).get("rule") == TWO_BUILD:
+            return _two_build_decide(request, points, summary=summary, decided_by="next_build")
         metric, direction = request.metric, TRACKED_METRICS[request.metric]
         later = [p for p in points[ids.index(request.build_id) + 1:] if p.values.get(metric)]
         if not later:
@@ -180,6 +183,11 @@ def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
                 return _undecided_reference_changed(request, build_id=changed[0].build_id, reference=reference,
                                                     other=changed[0].reference(request.metric))
         new_runs, old_runs = _runs(new, request.metric), _runs(old, request.metric)
+        if (request.suspect or {}).get("rule") == TWO_BUILD:  # the rule that raised it decides, on the build's runs
+            if len(new_runs) < MIN_RUNS:
+                return request
+            return _two_build_decide(request, list(points.values()), decided_by="remeasurement",
+                                     summary=request.build.alert_summaries.filter(machine_class=request.series.machine_class).first())
         if len(new_runs) < MIN_RUNS or len(old_runs) < MIN_RUNS:
             return request
         ordered = list(points.values())
@@ -213,6 +221,38 @@ def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
             )
         request.save()
         return request
+
+
+def _two_build_decide(request: Remeasurement, points: list[Point], *, summary, decided_by: str) -> Remeasurement:
+    """A suspect of the two-build confirmation (``two_build.two_build_decision``) decided on the
+    series' points up to the newest (``points``): confirmed where its alert starts at the suspect
+    build (the finding stored, or found where detection stored it), rejected where a later build or
+    the re-runs cleared it; otherwise still pending (the next build decides)."""
+    ids = [p.build_id for p in points]
+    metric = request.metric
+    state, alert = two_build_decision(points, metric, TRACKED_METRICS[metric], build_index=ids.index(request.build_id))
+    if state == "pending":
+        return request
+    request.decided_at = timezone.now()
+    request.decision = {"decided_by": decided_by, "rule": TWO_BUILD, "decision": "regression" if alert else "no_change",
+                        **({"before": alert.before, "after": alert.after, "relative_change": alert.relative_change,
+                            "z": alert.z, "noise": alert.noise, "raised_build_id": ids[alert.raised_at]} if alert else {})}
+    request.status = Remeasurement.Status.CONFIRMED if alert else Remeasurement.Status.REJECTED
+    if alert is not None:
+        runs = sum(len(p.run_values.get(metric) or [1]) for p in points[alert.first_bad : alert.raised_at + 1])
+        request.regression, _ = Regression.objects.get_or_create(
+            series=request.series, metric=metric, finding=Regression.Finding.CHANGE_POINT, first_bad_build_id=request.build_id,
+            defaults={
+                "kind": Regression.Kind.REGRESSION, "last_good_build_id": request.baseline_build_id,
+                "raised_build_id": ids[alert.raised_at], "magnitude": alert.magnitude, "confidence": alert.confidence,
+                "before_value": alert.before, "after_value": alert.after, "summary": summary,
+                "details": {"message": f"{metric} {alert.before:.4g} -> {alert.after:.4g} ({alert.relative_change:+.1%}), "
+                            f"{abs(alert.z):.1f} noise standard errors over {runs} runs{alert_note(alert)}",
+                            "rule": TWO_BUILD, "confirmed_by": confirmed_by(alert), "z": alert.z, "noise": alert.noise},
+            },
+        )
+    request.save()
+    return request
 
 
 def _undecided_reference_changed(request: Remeasurement, *, build_id: int, reference: str | None, other: str | None
