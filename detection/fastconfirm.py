@@ -30,7 +30,11 @@ current regime (restarted at each alert's first bad build):
    needs a re-measured build (two runs); ``s = t - 1`` is the two-build confirmation.
 
 Pure numpy; no Django. ``fast_alerts(values, direction=..., remeasure=...)`` returns the alerts as
-``ChangePoint`` (state 'alert') in the order they were raised, and how many builds were re-measured.
+``ChangePoint`` (state 'alert') in the order they were raised, and how many builds were re-measured
+(the benchmark's form: one run per build, re-runs drawn on demand). ``fast_replay(runs, ...)`` takes
+every stored run of each build (the dashboard's form: ``dashboard/regressions/two_build.py``) and
+also returns the builds that were suspects with nobody to re-run them, which the dashboard queues for
+re-measurement. Measured: bench/results/recall-benchmark-2026-11-28.txt (docs/detection.md).
 """
 from __future__ import annotations
 
