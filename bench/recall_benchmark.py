@@ -10,7 +10,10 @@ where a suspect build (1.75 robust sd off) is run again once, as the product's r
 the re-run is an independent draw of the same shape at the same build (another evening on the
 class's machines; for outlier bursts the busy evening does not repeat); ``combined``, the alerts of
 ``re-measured`` and ``engine`` together (one alert per change: within 2 builds of one already
-raised is the same). ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost).
+raised is the same): what the dashboard's detection runs since the rule was wired in
+(dashboard/regressions/two_build.py; the floor rule beside them acts only on short histories and is
+not modelled here). ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost).
+Figures with their commands: bench/results/recall-benchmark-2026-11-28.txt (docs/detection.md).
 The two-build confirmation was tuned with ``--tune`` (bench/lib/detection_series.py's shapes: Gaussian,
 t3, AR(1), two-state, single outliers; seeds 11 and 12) and is reported on the shapes below with
 seed 4242.

@@ -175,7 +175,8 @@ DETAILS: tuple[Detail, ...] = (
     Detail("noise_source", (*_DETECTION, _REMEASURE), "where that noise came from"),
     Detail("z", (*_DETECTION, _REMEASURE), "the change in noise standard errors"),
     Detail("delay", _DETECTION, "builds between the change and its finding"),
-    Detail("rule", _DETECTION, "the rule that found it (short_history, variant)"),
+    Detail("rule", _DETECTION, "the rule that found it (short_history, variant, two-build: regressions.two_build)",
+           ("dashboard.regressions.two_build",)),
     Detail("variant_of", _DETECTION, "a variant's finding: its base build's id"),
     Detail("host_slowed", _DETECTION, "the host's slowdown past the change (results.host)"),
     Detail("phases", _DETECTION, "a compile total's phases before and after, largest change first"),
@@ -185,7 +186,7 @@ DETAILS: tuple[Detail, ...] = (
     Detail("previous_gap", (_DETERMINISTIC,), "... at the build before"),
     Detail("threshold", (_DETERMINISTIC,), "the gap a finding needs"),
     Detail("counts", (_DETERMINISTIC,), "the counts a count finding compared"),
-    Detail("confirmed_by", (_REMEASURE,), "what confirmed a suspect (the next build, a re-measurement)"),
+    Detail("confirmed_by", (*_DETECTION, _REMEASURE), "what confirmed a suspect (the next build, a re-measurement)"),
 )
 DETAILS_BY_NAME: dict[str, Detail] = {d.name: d for d in DETAILS}
 

@@ -86,9 +86,10 @@ strongest non-passing split did not help measurably. Perfherder's t-test, the HU
 """
 from .api import detect, replay_online
 from .confirm import Confirmation, confirm_with_remeasurement
+from .fastconfirm import FastConfig, FastReplay, fast_alerts, fast_replay
 from .deterministic import Finding, compare_cases, dynamic_gap, new_breaks, new_recompiles
 from .replicates import (
-    K_NOISE, EarlyChange, NoiseEstimate, class_prior, early_check, is_worse, noise_estimate,
+    K_NOISE, EarlyChange, NoiseEstimate, class_prior, early_check, is_worse, noise_bar, noise_estimate, t_bar,
     K_YOUNG,
     MIN_SERIES_DOF,
     PRIOR_MIN_RESIDUALS,
@@ -102,9 +103,10 @@ from .noise import between_build_noise, noise_summary, speedup_replicates, withi
 from .types import HIGHER_IS_BETTER, LOWER_IS_BETTER, ChangePoint, DetectorConfig
 
 __all__ = [
-    "K_NOISE", "EarlyChange", "NoiseEstimate", "class_prior", "early_check", "is_worse",
+    "K_NOISE", "EarlyChange", "NoiseEstimate", "class_prior", "early_check", "is_worse", "noise_bar", "t_bar",
     "noise_estimate", "series_noise", "PRIOR_MIN_RESIDUALS", "MIN_SERIES_DOF",
     "K_YOUNG", "YOUNG_BUILDS", "YOUNG_MIN_FACTOR", "young_bar", "young_change_passes",
+    "FastConfig", "FastReplay", "fast_alerts", "fast_replay",
     "ChangePoint", "Confirmation", "DetectorConfig", "Finding", "HIGHER_IS_BETTER", "LOWER_IS_BETTER",
     "between_build_noise", "compare_cases", "confirm_with_remeasurement", "detect",
     "dynamic_gap", "new_breaks", "new_recompiles", "noise_summary", "replay_online", "speedup_replicates", "within_run_se", "within_run_ses",

@@ -30,7 +30,11 @@ current regime (restarted at each alert's first bad build):
    needs a re-measured build (two runs); ``s = t - 1`` is the two-build confirmation.
 
 Pure numpy; no Django. ``fast_alerts(values, direction=..., remeasure=...)`` returns the alerts as
-``ChangePoint`` (state 'alert') in the order they were raised, and how many builds were re-measured.
+``ChangePoint`` (state 'alert') in the order they were raised, and how many builds were re-measured
+(the benchmark's form: one run per build, re-runs drawn on demand). ``fast_replay(runs, ...)`` takes
+every stored run of each build (the dashboard's form: ``dashboard/regressions/two_build.py``) and
+also returns the builds that were suspects with nobody to re-run them, which the dashboard queues for
+re-measurement. Measured: bench/results/recall-benchmark-2026-11-28.txt (docs/detection.md).
 """
 from __future__ import annotations
 
@@ -58,6 +62,7 @@ class FastConfig:
     bar: float = 3.6
     max_rho: float = 0.8
     small_n: float = 4.0
+    min_scale: float = 0.002  # a series that never moved (memory, to the byte) is taken to move by 0.2 %
 
 
 def _lag1(resid: np.ndarray, max_rho: float) -> float:
@@ -69,11 +74,24 @@ def _lag1(resid: np.ndarray, max_rho: float) -> float:
     return float(np.clip(np.sum(e[1:] * e[:-1]) / energy, 0.0, max_rho)) if energy > 0 else 0.0
 
 
-def _scale(resid: np.ndarray, small_n: float) -> float:
-    a = np.abs(resid)
-    core = MAD_TO_SD * float(np.median(a))
-    tail = max(float(np.quantile(a, 0.9)) / 1.6449, float(np.quantile(a, 0.95)) / 1.96) if a.size >= 10 else core
-    return max(core, tail, 1e-12) * (1.0 + small_n / a.size)
+def _quantiles(sorted_a: np.ndarray, qs: tuple[float, ...]) -> list[float]:
+    """``np.quantile(a, q)`` (linear) of an already sorted array, for each ``q``, without re-sorting."""
+    last = sorted_a.size - 1
+    out = []
+    for q in qs:
+        pos = last * q
+        lo = int(pos)
+        hi = min(lo + 1, last)
+        out.append(float(sorted_a[lo] + (sorted_a[hi] - sorted_a[lo]) * (pos - lo)))
+    return out
+
+
+def _scale(resid: np.ndarray, small_n: float, min_scale: float) -> float:
+    a = np.sort(np.abs(resid))
+    median, q90, q95 = _quantiles(a, (0.5, 0.9, 0.95))
+    core = MAD_TO_SD * median
+    tail = max(q90 / 1.6449, q95 / 1.96) if a.size >= 10 else core
+    return max(core, tail, min_scale) * (1.0 + small_n / a.size)
 
 
 def fast_alerts(
@@ -88,44 +106,81 @@ def fast_alerts(
     ``values``: one run per build (positive numbers; None/NaN are skipped). ``remeasure(i)``: a new
     run of build ``i`` (the product's re-measurement of a suspect), or None: two builds decide.
     """
+    runs = [[] if v is None else [v] for v in values]
+    replay = fast_replay(runs, direction=direction, remeasure=remeasure, config=config)
+    return replay.alerts, replay.remeasured
+
+
+@dataclass(frozen=True)
+class FastReplay:
+    """What ``fast_replay`` found: the alerts in the order raised, the builds re-measured through
+    ``remeasure``, and the builds (indices) that were suspects with one run and nobody to re-run them
+    (``remeasure`` None): the product queues a re-measurement of such a build when it is the newest."""
+
+    alerts: list[ChangePoint]
+    remeasured: int
+    suspects: list[int]
+    noise: float | None  # the newest build's baseline scale (relative sd), None before ``min_before`` builds
+    level: float | None = None  # the newest build's baseline level (the metric's units), None likewise
+
+
+def fast_replay(
+    runs,
+    *,
+    direction: str,
+    remeasure: Callable[[int], float] | None = None,
+    config: FastConfig = FastConfig(),
+) -> FastReplay:
+    """The two-build confirmation replayed build by build over ``runs``: per build, the values of its
+    runs as stored (the nightly run, then any re-measurement of it; an empty list or None: no value).
+    A build with two or more runs is judged on all of them from its own build on (a re-measurement
+    joins its build's point before the next build comes)."""
     sign = direction_sign(direction)
-    raw = np.asarray([math.nan if v is None else float(v) for v in values], dtype=float)
-    index = np.flatnonzero(np.isfinite(raw) & (raw > 0))
-    runs: list[list[float]] = [[sign * math.log(raw[i])] for i in index]
+    cleaned = [[float(x) for x in (build or []) if x is not None and math.isfinite(float(x)) and float(x) > 0] for build in runs]
+    index = [i for i, build in enumerate(cleaned) if build]
+    logs: list[list[float]] = [[sign * math.log(x) for x in cleaned[i]] for i in index]
     cfg = config
     alerts: list[ChangePoint] = []
+    suspects: list[int] = []
     remeasured = 0
     c = 0  # first build of the current regime (positions into ``index``)
     levels = np.empty(len(index))
+    stats: dict[tuple[int, int], tuple[float, float, float, int]] = {}  # (regime start, s): the baseline before s
+    noise = newest_level = None
     for t in range(len(index)):
-        levels[t] = runs[t][0]
+        levels[t] = float(np.mean(logs[t]))
         hit = None
         for s in (t, t - 1):
             if s - c < cfg.min_before:
                 continue
-            base = levels[max(c, s - cfg.window) : s]
-            level = float(np.median(base))
-            scale = _scale(base - level, cfg.small_n)
-            if s == t and len(runs[t]) == 1 and remeasure is not None and abs(runs[t][0] - level) >= cfg.suspect_z * scale:
-                new = remeasure(int(index[t]))
+            if (c, s) not in stats:
+                base = levels[max(c, s - cfg.window) : s]
+                level = float(np.median(base))
+                stats[(c, s)] = (level, _scale(base - level, cfg.small_n, cfg.min_scale),
+                                 _lag1(base - level, cfg.max_rho), base.size)
+            level, scale, rho, n = stats[(c, s)]
+            if s == t:
+                noise, newest_level = scale, math.exp(sign * level)
+            if s == t and len(logs[t]) == 1 and abs(logs[t][0] - level) >= cfg.suspect_z * scale:
+                new = remeasure(int(index[t])) if remeasure is not None else None
                 if new is not None and math.isfinite(new) and new > 0:
-                    runs[t].append(sign * math.log(new))
-                    levels[t] = float(np.mean(runs[t]))
+                    logs[t].append(sign * math.log(new))
+                    levels[t] = float(np.mean(logs[t]))
                     remeasured += 1
-            if s == t and len(runs[t]) < 2:
+                elif remeasure is None:
+                    suspects.append(int(index[t]))  # the product queues its re-measurement
+            if s == t and len(logs[t]) < 2:
                 continue
-            devs = [np.asarray(runs[i]) - level for i in range(s, t + 1)]
-            build_dev = np.array([d.mean() for d in devs])
+            build_dev = levels[s : t + 1] - level
             direction_of = math.copysign(1.0, build_dev[-1])
             if np.any(direction_of * build_dev < cfg.point_min * scale):
                 continue
-            every = np.concatenate(devs)
+            every = np.concatenate([np.asarray(logs[i]) for i in range(s, t + 1)]) - level
             if np.any(direction_of * every < cfg.run_min * scale):
                 continue
             every = np.clip(every, -cfg.clip * scale, cfg.clip * scale)  # one wild run counts as large, not huge
             # consecutive builds of an autocorrelated series share part of their noise (a re-run does not)
-            rho = _lag1(base - level, cfg.max_rho)
-            z = float(every.mean()) / (scale * math.sqrt((1.0 + rho * (t - s)) / every.size + MEDIAN_VAR / base.size))
+            z = float(every.mean()) / (scale * math.sqrt((1.0 + rho * (t - s)) / every.size + MEDIAN_VAR / n))
             if abs(z) >= cfg.bar:
                 hit = (s, z, level, float(np.median(levels[s : t + 1])), scale)
                 break
@@ -140,4 +195,5 @@ def fast_alerts(
             before=before_v, after=after_v, z=z, confidence=confidence(z, 2), state="alert", noise=scale,
         ))
         c = s
-    return alerts, remeasured
+        noise = newest_level = None
+    return FastReplay(alerts=alerts, remeasured=remeasured, suspects=suspects, noise=noise, level=newest_level)

@@ -1,7 +1,8 @@
 """The verdict against a named baseline: the two builds' cases compared directly, case by case.
 
 Deterministic findings come from ``compare_cases``; a noisy metric counts as regressed when the
-combined runs of both builds say so (``confirm_with_remeasurement``, with the run-to-run noise model
+combined runs of both builds say so (``confirm_with_remeasurement`` past ``noise_bar``: 3 sd for a
+prior, a Student-t bar for a noise the series estimated from few runs; with the run-to-run noise model
 of each series and metric over the ``NOISE_BUILDS`` builds up to the baseline: its own replicates,
 else the machine class's prior, else the metric's default, ``dashboard.regressions.noise``; compile
 time and memory have no within-run noise, so two runs of one build pass) and the change is at least
@@ -18,7 +19,7 @@ import statistics
 
 from contract.findings import BLOCK_TIMED_METRICS, REASON_METRICS, finding_numbers, reason_headline, too_noisy
 from contract.metrics import BY_NAME
-from detection import compare_cases, confirm_with_remeasurement, noise_estimate, young_bar, young_change_passes
+from detection import compare_cases, confirm_with_remeasurement, noise_bar, noise_estimate, young_bar, young_change_passes
 from dashboard.regressions.history import ALARM_METRICS, TRACKED_METRICS, build_points, host_slowdown, machine_moved
 from dashboard.regressions.noise import class_priors, stated_sd
 from dashboard.results.compile_reference import NOT_COMPARABLE, REFERENCED_METRICS, reference_changed
@@ -81,7 +82,9 @@ def verdict_against_noted(*, build: Build, baseline: Build, machine_class: str, 
                 continue  # too noisy to track: never a finding (docs/noise-and-findings.md)
             # the history gives the noise only: joined to the old side, it would stand in for a
             # baseline that is itself a changed build (two runs of one variant build then differ)
-            decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd)
+            # a noise its series estimated from few runs is judged with a Student-t bar (detection.noise_bar)
+            decision = confirm_with_remeasurement(old_runs, new_runs, direction, between_run_sigma=model.sd,
+                                                  confirm_z=noise_bar(model))
             if decision.decision == "regression" and -decision.magnitude >= MIN_CHANGE:
                 message = (f"{metric} {decision.before:.4g} -> {decision.after:.4g} ({decision.relative_change:+.1%}, "
                            f"z {decision.z:.1f}; run-to-run noise {model.sd:.2%} from the {model.source})")

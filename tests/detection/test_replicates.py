@@ -2,8 +2,10 @@
 import math
 import random
 
+import pytest
+
 from contract.metrics import BY_NAME
-from detection import early_check, noise_estimate, series_noise
+from detection import NoiseEstimate, confirm_with_remeasurement, early_check, noise_bar, noise_estimate, series_noise, t_bar
 
 LOWER, HIGHER = "lower_is_better", "higher_is_better"
 
@@ -125,3 +127,33 @@ def test_a_young_series_is_regressed_only_far_outside_the_class_noise():
     assert young_change_passes(2.46, 1.82, earlier=1, sd=0.025, measured=True)  # repeated runs measured it
     assert young_change_passes(1.0, 1.16, earlier=2, sd=0.015, min_factor=1.1)  # a steadier metric's factor
     assert young_bar(0.01) == math.log(1.5) and young_bar(0.2) == 5 * 0.2
+
+
+# timm:resnet50 bf16 speedup, six runs of one unchanged build on an H200 (bench/results/families/
+# history-h200-2026-11-28, hist-base-1..6): the sixth's compiled latency moved (5.96 ms against 5.62-5.75).
+RESNET50 = [2.3414, 2.3698, 2.3233, 2.3495, 2.3624, 2.2255]
+
+
+def test_a_noise_from_five_runs_gets_a_student_t_bar_so_an_unchanged_sixth_run_passes():
+    model = noise_estimate(RESNET50[:5], default=BY_NAME["speedup"].noise_default)
+    assert (model.source, model.dof) == ("series", 4) and 0.01 < model.sd < 0.015
+    assert noise_bar(model) == pytest.approx(t_bar(6)) and 4.8 < noise_bar(model) < 5.0  # 3 sd at 4 + 2 dof
+    assert noise_bar(noise_estimate([1.0, 1.01], default=0.02, prior=0.004)) == 3.0  # a prior: 3 sd
+    assert t_bar(1e6) == pytest.approx(3.0, abs=1e-3)
+    same = confirm_with_remeasurement([RESNET50[4]], [RESNET50[5]], HIGHER, between_run_sigma=model.sd, confirm_z=noise_bar(model))
+    assert same.z < -3.0 and same.decision != "regression"  # 3 sd on this estimate: 'regressed' (what it was)
+    # the -31 % conv-net change of the fusion history, on the same noise: still a regression
+    step = confirm_with_remeasurement([RESNET50[4]], [RESNET50[4] * 0.69], HIGHER, between_run_sigma=model.sd,
+                                      confirm_z=noise_bar(model))
+    assert step.decision == "regression"
+
+
+def test_the_floor_rule_takes_the_same_bar_the_unchanged_sixth_run_and_a_next_one_pass():
+    model = NoiseEstimate(0.0136, "series", 4)  # as detection estimated it there (shrunk toward the class prior)
+    values = RESNET50 + [2.2277]  # the next build measured at 2.228 (hist-fusion-2)
+    floor = BY_NAME["speedup"].floor
+    assert early_check(values, direction=HIGHER, sd=model.sd, floor=floor, min_before=None) is not None  # 3 sd
+    assert early_check(values, direction=HIGHER, sd=model.sd, floor=floor, min_before=None, k=noise_bar(model)) is None
+    stepped = RESNET50[:5] + [v * 0.69 for v in values[5:]]  # -31 %: still regressed on two builds
+    found = early_check(stepped, direction=HIGHER, sd=model.sd, floor=floor, min_before=None, k=noise_bar(model))
+    assert found is not None and found.state == "regressed" and found.first_bad == 5

@@ -13,6 +13,7 @@ from detection import (
     ChangePoint,
     detect,
     early_check,
+    noise_bar,
     young_change_passes,
 )
 from dashboard.regressions.history import (
@@ -24,6 +25,7 @@ from dashboard.regressions.history import (
 )
 from dashboard.regressions.models import AlertSummary, Regression
 from dashboard.regressions.noise import point_noise, stated_sd
+from dashboard.regressions.two_build import RULE, SAME_CHANGE, alert_note, confirmed_by, two_build_changes
 from dashboard.regressions.services.remeasure import (
     remeasurement_request,
 )
@@ -47,10 +49,17 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
         samples = [_pooled(p.samples.get(metric)) for p in scoped]
         found = detect(values, direction=direction, samples=samples if any(samples) else None) \
             if sum(v is not None for v in values) >= 3 else []
+        # The two-build confirmation beside the engine (docs/detection.md): its alerts the engine has not
+        # raised, and the newest build re-measured where it alone is off (its suspect).
+        fast, fast_suspect = two_build_changes(scoped, metric, direction, found)
         # The floor rule where the change-point detector said nothing of the newest builds.
         if not any(cp.raised_at == len(points) - 1 or cp.first_bad >= len(points) - FLOOR_RULE_WINDOW for cp in found):
             _short_history(series=series, metric=metric, points=points, summary=summary, outcome=outcome,
                            prior=priors.get(metric))
+        fast = [cp for cp in fast if not _stored_near(series, metric, points, cp.first_bad)]  # the floor rule's, say
+        found = found + fast + ([fast_suspect] if fast_suspect is not None and not any(
+            cp.state == "suspect" and cp.raised_at == fast_suspect.raised_at for cp in found) else [])
+        rules = {id(cp): RULE for cp in fast + [fast_suspect] if cp is not None}
         for cp in found:
             if too_noisy(cp.noise):  # not tracked: no finding, no re-measurement (docs/noise-and-findings.md)
                 continue
@@ -62,7 +71,8 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                 past_host, host = host, None  # past anything the slower host explains: a regression as it stands
             if cp.state == "suspect" or host is not None:
                 if cp.raised_at == len(points) - 1 and cp.kind == "regression" and cp.first_bad > 0:
-                    request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host)
+                    request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host,
+                                                    extra={"rule": rules[id(cp)]} if id(cp) in rules else None)
                     if request is not None:
                         outcome.remeasurements.append(request.id)
                 continue
@@ -72,14 +82,24 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                 last_good=points[cp.last_good].build_id if cp.last_good is not None else None,
                 raised=points[cp.raised_at].build_id, summary=summary, outcome=outcome,
                 magnitude=cp.magnitude, confidence=cp.confidence, before_value=cp.before, after_value=cp.after,
-                details={"message": _change_message(metric, cp) + _past_host_note(past_host), "z": cp.z, "noise": cp.noise,
+                details={"message": _change_message(metric, cp) + (alert_note(cp) if id(cp) in rules else "")
+                         + _past_host_note(past_host), "z": cp.z, "noise": cp.noise,
                          "delay": cp.delay, **({"host_slowed": past_host} if past_host else {}),
+                         **({"rule": rules[id(cp)], "confirmed_by": confirmed_by(cp)} if id(cp) in rules else {}),
                          **_phase_details(points, metric, last_good=cp.last_good, first_bad=cp.first_bad, raised=cp.raised_at)},
             )
 
 
 FLOOR_RULE_BAD_BUILDS = 2  # the newest builds a change of the floor rule may span before it is regressed
 FLOOR_RULE_WINDOW = 10  # builds: the floor rule's baseline, and how far back a detector finding covers it
+
+
+def _stored_near(series: Series, metric: str, points: list[Point], first_bad: int) -> bool:
+    """Whether a change-point finding of the series' metric is stored with its first bad build within
+    ``SAME_CHANGE`` builds of ``points[first_bad]`` (another rule's finding of one change)."""
+    near = [p.build_id for p in points[max(first_bad - SAME_CHANGE, 0) : first_bad + SAME_CHANGE + 1]]
+    return Regression.objects.filter(series=series, metric=metric, finding=Regression.Finding.CHANGE_POINT,
+                                     first_bad_build_id__in=near).exclude(first_bad_build_id=points[first_bad].build_id).exists()
 
 
 def _short_history(*, series, metric: str, points: list[Point], summary, outcome, prior: float | None) -> None:
@@ -94,7 +114,8 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
     noise = point_noise(points[:-FLOOR_RULE_BAD_BUILDS], metric, prior=prior)
     if too_noisy(noise.sd):  # a series too noisy to track raises nothing (docs/noise-and-findings.md)
         return
-    found = early_check(values, direction=ALARM_METRICS[metric], sd=noise.sd, floor=BY_NAME[metric].floor, min_before=None)
+    found = early_check(values, direction=ALARM_METRICS[metric], sd=noise.sd, floor=BY_NAME[metric].floor, min_before=None,
+                        k=noise_bar(noise))  # 3 sd, or a Student-t bar for a noise estimated from few runs
     if found is None:
         return
     # A young series (one or two builds before the change) borrows the class's noise: only a change far

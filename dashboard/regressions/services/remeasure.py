@@ -23,9 +23,10 @@ from dashboard.dispatch.services import run_request
 from dashboard.results.models import Result
 from dashboard.results.same_build import same_build_ids
 from contract.metrics import BY_NAME
-from detection import K_NOISE, confirm_with_remeasurement, is_worse, young_change_passes
+from detection import confirm_with_remeasurement, is_worse, noise_bar, young_change_passes
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
+from dashboard.regressions.two_build import RULE as TWO_BUILD, alert_note, confirmed_by, two_build_decision
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,8 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
                                        before: int = 8) -> Remeasurement:
     """Decide a pending re-measurement that no worker can run on the series' next build (``points``
     in build order, up to the newest): worse than the median of the ``before`` builds up to the
-    baseline by ``K_NOISE`` x the run-to-run noise (and the suspect's floor, if it had one) confirms
+    baseline by ``noise_bar`` (``K_NOISE``, or a Student-t bar for a noise from few runs) x the
+    run-to-run noise (and the suspect's floor, if it had one) confirms
     it as a regression first bad at the suspect build, raised at the next one; otherwise it is
     rejected. Nothing happens before a next build with a value exists, where a worker can run it, or
     while the next build of a host-sensitive metric ran on a slowed host too."""
@@ -106,6 +108,8 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
         ids = [p.build_id for p in points]
         if request.build_id not in ids or request.baseline_build_id not in ids:
             return request
+        if (request.suspect or {}).get("rule") == TWO_BUILD:
+            return _two_build_decide(request, points, summary=summary, decided_by="next_build")
         metric, direction = request.metric, TRACKED_METRICS[request.metric]
         later = [p for p in points[ids.index(request.build_id) + 1:] if p.values.get(metric)]
         if not later:
@@ -128,7 +132,8 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
         sd = max(noise.sd, request.suspect.get("noise") or 0.0)
         floor = request.suspect.get("floor") or 0.0
         value = nxt.values[metric]
-        bad = is_worse(value, baseline, direction=direction, sd=sd, floor=floor)
+        k = noise_bar(noise)  # K_NOISE, or a Student-t bar for a noise the series estimated from few runs
+        bad = is_worse(value, baseline, direction=direction, sd=sd, floor=floor, k=k)
         # A young series (one or two builds up to the baseline): a second bad build is no repeated run;
         # only a change far outside the class's noise is confirmed (detection.young_change_passes).
         earlier = sum(1 for p in comparable_points(points[: ids.index(request.baseline_build_id) + 1], metric, reference=reference)
@@ -138,7 +143,7 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
         rel = value / baseline - 1.0
         request.decision = {"decided_by": "next_build", "next_build_id": nxt.build_id, "before": baseline,
                             "after": value, "relative_change": rel, "noise": sd, "noise_source": noise.source,
-                            "k": K_NOISE, "floor": floor,
+                            "k": k, "floor": floor,
                             "decision": "young_series" if young else "regression" if bad else "no_change"}
         request.decided_at = timezone.now()
         bad = bad and not young
@@ -155,7 +160,7 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
                     "before_value": baseline, "after_value": value, "summary": summary,
                     "details": {"message": f"{metric} {baseline:.4g} -> {suspect.get('after', value):.4g} and "
                                 f"{value:.4g} ({rel:+.1%}) on the next build: no worker could re-measure it, a "
-                                f"second bad build confirms it (past {K_NOISE:g} x noise {sd:.2%})",
+                                f"second bad build confirms it (past {k:.3g} x noise {sd:.2%})",
                                 "confirmed_by": "next_build", "noise": sd, "noise_source": noise.source},
                 },
             )
@@ -178,6 +183,11 @@ def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
                 return _undecided_reference_changed(request, build_id=changed[0].build_id, reference=reference,
                                                     other=changed[0].reference(request.metric))
         new_runs, old_runs = _runs(new, request.metric), _runs(old, request.metric)
+        if (request.suspect or {}).get("rule") == TWO_BUILD:  # the rule that raised it decides, on the build's runs
+            if len(new_runs) < MIN_RUNS:
+                return request
+            return _two_build_decide(request, list(points.values()), decided_by="remeasurement",
+                                     summary=request.build.alert_summaries.filter(machine_class=request.series.machine_class).first())
         if len(new_runs) < MIN_RUNS or len(old_runs) < MIN_RUNS:
             return request
         ordered = list(points.values())
@@ -211,6 +221,38 @@ def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
             )
         request.save()
         return request
+
+
+def _two_build_decide(request: Remeasurement, points: list[Point], *, summary, decided_by: str) -> Remeasurement:
+    """A suspect of the two-build confirmation (``two_build.two_build_decision``) decided on the
+    series' points up to the newest (``points``): confirmed where its alert starts at the suspect
+    build (the finding stored, or found where detection stored it), rejected where a later build or
+    the re-runs cleared it; otherwise still pending (the next build decides)."""
+    ids = [p.build_id for p in points]
+    metric = request.metric
+    state, alert = two_build_decision(points, metric, TRACKED_METRICS[metric], build_index=ids.index(request.build_id))
+    if state == "pending":
+        return request
+    request.decided_at = timezone.now()
+    request.decision = {"decided_by": decided_by, "rule": TWO_BUILD, "decision": "regression" if alert else "no_change",
+                        **({"before": alert.before, "after": alert.after, "relative_change": alert.relative_change,
+                            "z": alert.z, "noise": alert.noise, "raised_build_id": ids[alert.raised_at]} if alert else {})}
+    request.status = Remeasurement.Status.CONFIRMED if alert else Remeasurement.Status.REJECTED
+    if alert is not None:
+        runs = sum(len(p.run_values.get(metric) or [1]) for p in points[alert.first_bad : alert.raised_at + 1])
+        request.regression, _ = Regression.objects.get_or_create(
+            series=request.series, metric=metric, finding=Regression.Finding.CHANGE_POINT, first_bad_build_id=request.build_id,
+            defaults={
+                "kind": Regression.Kind.REGRESSION, "last_good_build_id": request.baseline_build_id,
+                "raised_build_id": ids[alert.raised_at], "magnitude": alert.magnitude, "confidence": alert.confidence,
+                "before_value": alert.before, "after_value": alert.after, "summary": summary,
+                "details": {"message": f"{metric} {alert.before:.4g} -> {alert.after:.4g} ({alert.relative_change:+.1%}), "
+                            f"{abs(alert.z):.1f} noise standard errors over {runs} runs{alert_note(alert)}",
+                            "rule": TWO_BUILD, "confirmed_by": confirmed_by(alert), "z": alert.z, "noise": alert.noise},
+            },
+        )
+    request.save()
+    return request
 
 
 def _undecided_reference_changed(request: Remeasurement, *, build_id: int, reference: str | None, other: str | None
