@@ -180,6 +180,11 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"  # sch
 # (database 2 of the broker's server) when the broker is Redis, so every web process shares them.
 LOGIN_THROTTLE_FAILURES = env.int("LOGIN_THROTTLE_FAILURES", default=5)
 LOGIN_THROTTLE_WINDOW_S = env.int("LOGIN_THROTTLE_WINDOW_S", default=300)
+# The proxies (addresses or networks, e.g. "127.0.0.1,10.0.0.0/8") in front of the web server whose
+# X-Forwarded-For is believed: behind one, the sign-in throttle counts the client address it
+# forwarded, not the proxy's own (every client would share its count). Empty: REMOTE_ADDR, the
+# header ignored (a client could otherwise pick a fresh address for every try).
+PTBENCH_TRUSTED_PROXIES = env.list("PTBENCH_TRUSTED_PROXIES", default=[])
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
