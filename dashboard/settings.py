@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "dashboard.web.middleware.SitePagesMiddleware",  # 404 and 403 as pages of the site, DEBUG on or off
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.csp.ContentSecurityPolicyMiddleware",  # every HTML page: scripts from the site only
 ]
 
 ROOT_URLCONF = "dashboard.urls"
@@ -313,6 +314,12 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# Content-Security-Policy of every HTML page (dashboard/csp.py): scripts from the site's own files
+# only; set to replace it, empty to send none.
+PTBENCH_CSP = env.str("PTBENCH_CSP", default=(
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"))
 
 # The debug page and error e-mails mask the passwords of URLs (broker, result backend) too.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "dashboard.debug.UrlPasswordFilter"
