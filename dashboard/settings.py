@@ -244,6 +244,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_DOCUMENT_BYTES
 # larger than ARTIFACT_MAX_BYTES is refused with 413. ``manage.py prune_artifacts`` keeps the store bounded.
 ARTIFACT_ROOT = Path(env.str("ARTIFACT_ROOT", default=str(DATA_DIR / "artifacts")))
 ARTIFACT_MAX_BYTES = env.int("ARTIFACT_MAX_BYTES", default=16 * 1024 * 1024)
+# An upload that decompresses past this many bytes, or past this many times its own size (beyond
+# 1 MiB), is refused as a gzip bomb (413); the pages tell people to decompress what they download.
+ARTIFACT_MAX_EXPANDED_BYTES = env.int("ARTIFACT_MAX_EXPANDED_BYTES", default=512 * 1024 * 1024)
+ARTIFACT_MAX_RATIO = env.float("ARTIFACT_MAX_RATIO", default=200.0)
+# Uploads that no result references (a worker uploads, then sends the document that references
+# it): at most this many bytes of them within ARTIFACT_ORPHAN_HOURS (429 past it), and prune_artifacts
+# deletes those older than that.
+ARTIFACT_UNREFERENCED_MAX_BYTES = env.int("ARTIFACT_UNREFERENCED_MAX_BYTES", default=1024 * 1024 * 1024)
+ARTIFACT_ORPHAN_HOURS = env.float("ARTIFACT_ORPHAN_HOURS", default=24.0)
 
 # --- REST API (/api/v1/, dashboard.api) ------------------------------------------------------------
 # Reads are open unless API_READS_REQUIRE_TOKEN is set; writes always need a token (admin: API tokens).
