@@ -262,6 +262,11 @@ API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=1000)
 # Request bodies other than run documents (which INGEST_MAX_DOCUMENT_BYTES limits) are refused with
 # 413 past this size.
 API_MAX_REQUEST_BYTES = env.int("API_MAX_REQUEST_BYTES", default=1024 * 1024)
+# Quotas per write token (dashboard/api/quotas.py, docs/api-limits.md): writes per minute, cases
+# queued or running of the runs it requested, bisections running at once; past one: 429 naming it.
+API_TOKEN_WRITES_PER_MINUTE = env.int("API_TOKEN_WRITES_PER_MINUTE", default=120)
+API_TOKEN_MAX_OPEN_CASES = env.int("API_TOKEN_MAX_OPEN_CASES", default=4000)
+API_TOKEN_MAX_BISECTIONS = env.int("API_TOKEN_MAX_BISECTIONS", default=4)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["dashboard.api.auth.ApiTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.auth.ReadOpenWriteToken"],
