@@ -19,6 +19,8 @@ class ContentSecurityPolicyMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         policy = settings.PTBENCH_CSP
-        if policy and response.get("Content-Type", "").startswith("text/html") and "Content-Security-Policy" not in response:
+        debug_page = settings.DEBUG and response.status_code >= 500  # Django's technical page runs inline script
+        if (policy and not debug_page and response.get("Content-Type", "").startswith("text/html")
+                and "Content-Security-Policy" not in response):
             response["Content-Security-Policy"] = policy
         return response
