@@ -23,7 +23,7 @@ from pathlib import Path
 from contract.artifacts import path_error
 from contract.phases import cost_problems, phase_problems
 from contract.queues import machine_class_problem
-from contract.values import field_path, metric_problem, sample_problems, value_problems
+from contract.values import ECHO_CHARS, clipped, field_path, metric_problem, sample_problems, value_problems
 from contract.variants import Overrides
 
 SCHEMA_VERSION = 2
@@ -199,17 +199,24 @@ def _schema_error(error) -> DocumentError:
         missing = error.message.split("'")[1] if "'" in error.message else ""
         return DocumentError(field_path(path + [missing]), "this field is required")
     if error.validator == "additionalProperties":
-        return DocumentError(field_path(path), error.message)
+        return DocumentError(field_path(path), clipped(error.message, 4 * ECHO_CHARS))
     if error.validator == "enum":
         allowed = ", ".join(repr(v) for v in error.validator_value)
-        return DocumentError(field_path(path), f"{error.instance!r} is not one of {allowed}")
+        return DocumentError(field_path(path), f"{clipped(repr(error.instance))} is not one of {allowed}")
     if error.validator == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else expected
         return DocumentError(field_path(path), f"expected {expected}, got {type(error.instance).__name__} {_short(error.instance)}")
     if error.validator == "format" and error.cause is not None:
-        return DocumentError(field_path(path), f"{error.instance!r} is not a valid {error.validator_value}: {error.cause}")
-    return DocumentError(field_path(path), error.message)
+        return DocumentError(field_path(path), f"{clipped(repr(error.instance))} is not a valid {error.validator_value}: {error.cause}")
+    if error.validator in ("maxItems", "minItems") and isinstance(error.instance, list):
+        bound = "at most" if error.validator == "maxItems" else "at least"
+        return DocumentError(field_path(path), f"{len(error.instance)} items; {bound} {error.validator_value}")
+    # jsonschema's own messages start with the value's repr: quote at most ECHO_CHARS of it.
+    message, quoted = error.message, repr(error.instance)
+    if message.startswith(quoted) and len(quoted) > ECHO_CHARS:
+        message = clipped(quoted) + message[len(quoted):]
+    return DocumentError(field_path(path), clipped(message, 4 * ECHO_CHARS))
 
 
 def _short(value: object) -> str:

@@ -51,6 +51,17 @@ def printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8") if _SURROGATE.search(text) else text
 
 
+ECHO_CHARS = 200  # the most of a bad input that an error message quotes (docs/api-limits.md)
+
+
+def clipped(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text`` as an error quotes it: at most ``limit`` characters, saying how many were left out
+    (a 400 echoed a 2.5 MB document's whole workloads array, 4.9 MB of it, issue #46)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... ({len(text) - limit} more characters left out)"
+
+
 def text_problem(text: str) -> str | None:
     """Why a string cannot be stored, or None."""
     if "\x00" in text:

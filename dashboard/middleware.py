@@ -7,7 +7,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.urls import reverse
 
-from dashboard.throttle import client_ip, login_retry_after
+from dashboard.throttle import client_ip, login_attempt
 
 DATABASE_DOWN = (OperationalError, InterfaceError)
 RETRY_AFTER_S = 30
@@ -49,15 +49,16 @@ class GuardMiddleware:
 
 
 class LoginThrottleMiddleware:
-    """A sign-in (POST to the admin's login page) from an address or for a user name that failed
-    too often lately: 429 with ``Retry-After`` (``dashboard.throttle``), the password not checked."""
+    """A sign-in (POST to the admin's login page) is counted before its password is checked; one
+    past the limit for its address or user name is 429 with ``Retry-After`` (``dashboard.throttle``),
+    the password not checked."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
         if request.method == "POST" and request.path == reverse("admin:login"):
-            wait = login_retry_after(ip=client_ip(request), username=request.POST.get("username", ""))
+            wait = login_attempt(ip=client_ip(request), username=request.POST.get("username", ""))
             if wait is not None:
                 return error(request, 429, "username", f"too many failed sign-ins; try again in {wait} s",
                              headers={"Retry-After": str(wait)})

@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "dashboard.web.middleware.SitePagesMiddleware",  # 404 and 403 as pages of the site, DEBUG on or off
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "dashboard.csp.ContentSecurityPolicyMiddleware",  # every HTML page: scripts from the site only
 ]
 
 ROOT_URLCONF = "dashboard.urls"
@@ -180,6 +181,11 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"  # sch
 # (database 2 of the broker's server) when the broker is Redis, so every web process shares them.
 LOGIN_THROTTLE_FAILURES = env.int("LOGIN_THROTTLE_FAILURES", default=5)
 LOGIN_THROTTLE_WINDOW_S = env.int("LOGIN_THROTTLE_WINDOW_S", default=300)
+# The proxies (addresses or networks, e.g. "127.0.0.1,10.0.0.0/8") in front of the web server whose
+# X-Forwarded-For is believed: behind one, the sign-in throttle counts the client address it
+# forwarded, not the proxy's own (every client would share its count). Empty: REMOTE_ADDR, the
+# header ignored (a client could otherwise pick a fresh address for every try).
+PTBENCH_TRUSTED_PROXIES = env.list("PTBENCH_TRUSTED_PROXIES", default=[])
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -244,6 +250,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_DOCUMENT_BYTES
 # larger than ARTIFACT_MAX_BYTES is refused with 413. ``manage.py prune_artifacts`` keeps the store bounded.
 ARTIFACT_ROOT = Path(env.str("ARTIFACT_ROOT", default=str(DATA_DIR / "artifacts")))
 ARTIFACT_MAX_BYTES = env.int("ARTIFACT_MAX_BYTES", default=16 * 1024 * 1024)
+# An upload that decompresses past this many bytes, or past this many times its own size (beyond
+# 1 MiB), is refused as a gzip bomb (413); the pages tell people to decompress what they download.
+ARTIFACT_MAX_EXPANDED_BYTES = env.int("ARTIFACT_MAX_EXPANDED_BYTES", default=512 * 1024 * 1024)
+ARTIFACT_MAX_RATIO = env.float("ARTIFACT_MAX_RATIO", default=200.0)
+# Uploads that no result references (a worker uploads, then sends the document that references
+# it): at most this many bytes of them within ARTIFACT_ORPHAN_HOURS (429 past it), and prune_artifacts
+# deletes those older than that.
+ARTIFACT_UNREFERENCED_MAX_BYTES = env.int("ARTIFACT_UNREFERENCED_MAX_BYTES", default=1024 * 1024 * 1024)
+ARTIFACT_ORPHAN_HOURS = env.float("ARTIFACT_ORPHAN_HOURS", default=24.0)
 
 # --- REST API (/api/v1/, dashboard.api) ------------------------------------------------------------
 # Reads are open unless API_READS_REQUIRE_TOKEN is set; writes always need a token (admin: API tokens).
@@ -253,6 +268,11 @@ API_MAX_PAGE_SIZE = env.int("API_MAX_PAGE_SIZE", default=1000)
 # Request bodies other than run documents (which INGEST_MAX_DOCUMENT_BYTES limits) are refused with
 # 413 past this size.
 API_MAX_REQUEST_BYTES = env.int("API_MAX_REQUEST_BYTES", default=1024 * 1024)
+# Quotas per write token (dashboard/api/quotas.py, docs/api-limits.md): writes per minute, cases
+# queued or running of the runs it requested, bisections running at once; past one: 429 naming it.
+API_TOKEN_WRITES_PER_MINUTE = env.int("API_TOKEN_WRITES_PER_MINUTE", default=120)
+API_TOKEN_MAX_OPEN_CASES = env.int("API_TOKEN_MAX_OPEN_CASES", default=4000)
+API_TOKEN_MAX_BISECTIONS = env.int("API_TOKEN_MAX_BISECTIONS", default=4)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["dashboard.api.auth.ApiTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["dashboard.api.auth.ReadOpenWriteToken"],
@@ -314,6 +334,12 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
+
+# Content-Security-Policy of every HTML page (dashboard/csp.py): scripts from the site's own files
+# only; set to replace it, empty to send none.
+PTBENCH_CSP = env.str("PTBENCH_CSP", default=(
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"))
 
 # The debug page and error e-mails mask the passwords of URLs (broker, result backend) too.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "dashboard.debug.UrlPasswordFilter"

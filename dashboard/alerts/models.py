@@ -21,26 +21,41 @@ from dashboard.regressions.history import TRACKED_METRICS
 from dashboard.dispatch.models import Intake
 from dashboard.regressions.models import Bisection, Regression
 from dashboard.results.models import Run
+from contract.vocabulary import MACHINE_CLASS, MACHINE_CLASS_HELP, SIZES
 
 # What Regression.metric holds: the noisy metrics detection tracks, then the deterministic ones.
 ALERT_METRICS = [*TRACKED_METRICS, "status", "graph_breaks", "recompiles", "dynamic_gap"]
-_SLUG = re.compile(r"^[-a-zA-Z0-9_.]+$")
+
+
+MAX_FILTER_ITEMS = 200  # names in one filter list (a 2.5 MB workloads list was stored, issue #46)
+
+
+def _reads_as_a_number(item: str) -> bool:
+    try:
+        float(item)
+    except ValueError:
+        return False
+    return True
 
 
 def _string_list(value, *, what: str, pattern: re.Pattern | None = None, allowed: list[str] | None = None) -> None:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValidationError(f"a list of {what}")
+    if len(value) > MAX_FILTER_ITEMS:
+        raise ValidationError(f"{len(value)} {what}; at most {MAX_FILTER_ITEMS}")
     for item in value:
         if len(item) > 200:
             raise ValidationError(f"{item[:40]!r}...: longer than 200 characters")
-        if pattern is not None and not pattern.match(item):
-            raise ValidationError(f"{item!r} is not a {what[:-1]} (letters, digits, - _ .)")
+        if _reads_as_a_number(item):  # NaN, inf, 1e308 were stored as filters that match nothing
+            raise ValidationError(f"{item!r} reads as a number, not one of the {what}")
+        if pattern is not None and not pattern.fullmatch(item):
+            raise ValidationError(f"{item!r} is not a machine class ({MACHINE_CLASS_HELP})")
         if allowed is not None and item not in allowed:
             raise ValidationError(f"{item!r} is not one of {', '.join(allowed)}")
 
 
 def validate_machine_classes(value) -> None:
-    _string_list(value, what="machine classes", pattern=_SLUG)
+    _string_list(value, what="machine classes", pattern=MACHINE_CLASS)
 
 
 def validate_workloads(value) -> None:
@@ -48,7 +63,7 @@ def validate_workloads(value) -> None:
 
 
 def validate_sizes(value) -> None:
-    _string_list(value, what="sizes", pattern=_SLUG)
+    _string_list(value, what="sizes", allowed=list(SIZES))
 
 
 validate_suites = validate_sizes  # the name alerts/0001 refers to (the field was ``suites`` before #34)

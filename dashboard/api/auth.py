@@ -12,6 +12,7 @@ from django.conf import settings
 from rest_framework import authentication, exceptions, permissions
 
 from dashboard.api.models import ApiToken
+from dashboard.api.quotas import writes_count
 from dashboard.api.services import api_token_touch, token_hash
 
 HEADER = "Authorization"
@@ -74,6 +75,7 @@ class ReadOpenWriteToken(permissions.BasePermission):
             raise exceptions.NotAuthenticated(f"writes need a token: {HOW}")
         if not user.token.can_write:
             raise exceptions.PermissionDenied(f"token {user.token.prefix}… ({user.token.name}) is read-only")
+        writes_count(token=user.token)  # 429 past API_TOKEN_WRITES_PER_MINUTE (issue #46)
         return True
 
 

@@ -22,7 +22,7 @@ from dashboard.api.services import Conflict
 from dashboard.middleware import DATABASE_DOWN, DATABASE_DOWN_MESSAGE, RETRY_AFTER_S
 from dashboard.results.selectors.common import Ambiguous, NotFound
 from contract.document import InvalidDocument
-from contract.values import printable
+from contract.values import ECHO_CHARS, clipped, printable
 
 log = logging.getLogger(__name__)
 
@@ -65,10 +65,17 @@ def flatten(detail, prefix: str = "") -> list[dict]:
     return [{"field": prefix or None, "message": str(detail)}]
 
 
+MAX_ERRORS = 100  # errors listed in one answer; the rest counted in one more (docs/api-limits.md)
+
+
 def error_response(status_code: int, errors: list[dict], headers: dict | None = None) -> Response:
     errors = errors or [{"field": None, "message": "error"}]
-    # A field or message quoting bad input (an env name with a lone surrogate) must still encode.
-    errors = [{"field": printable(e["field"]) if e["field"] else e["field"], "message": printable(e["message"])} for e in errors]
+    if len(errors) > MAX_ERRORS:
+        errors = errors[:MAX_ERRORS] + [{"field": None, "message": f"{len(errors) - MAX_ERRORS} more errors left out"}]
+    # A field or message quoting bad input (an env name with a lone surrogate) must still encode, and
+    # quotes at most so much of it (a 2.5 MB body was echoed whole, issue #46).
+    errors = [{"field": printable(clipped(e["field"])) if e["field"] else e["field"],
+               "message": printable(clipped(e["message"], 4 * ECHO_CHARS))} for e in errors]
     return Response({"status": status_code, "detail": errors[0]["message"], "errors": errors}, status=status_code, headers=headers)
 
 

@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from dashboard.api.models import ApiToken, RunOwner
+from dashboard.api.quotas import open_cases_check, token_lock
 from dashboard.dispatch.services import BaseNotProbed, run_cancel_open, variant_overrides_validate
 from dashboard.dispatch.services import run_request as dispatch_run_request
 from dashboard.dispatch.services.planning import matrix_resolve, run_plan
@@ -176,6 +177,8 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
         build = variant_get_or_create(base=build, overrides=overrides)
     try:
         with transaction.atomic():
+            if token is not None:
+                token_lock(token)  # this token's requests one at a time: the quota below does not race
             run = dispatch_run_request(
                 build=build, machine_class=machine_class, size=size, suite=suite, requested_by=requested_by, workloads=workloads,
                 modes=modes, regimes=regimes, dtypes=dtypes, timeout_s=timeout_s, hostname=hostname or UNASSIGNED_HOST, notes=notes,
@@ -183,6 +186,7 @@ def run_request(*, build: Build, machine_class: str, size: str, requested_by: st
             )
             if token is not None:
                 RunOwner.objects.create(run=run, token=token)
+                open_cases_check(token=token)  # past API_TOKEN_MAX_OPEN_CASES: 429, nothing created or sent
         return run, True
     except IntegrityError:
         if (run := earlier()) is None:  # not a concurrent request with the same key

@@ -1,6 +1,8 @@
 """The dashboard's side of the message contract with the runner workers (``contract.messages``)."""
 from __future__ import annotations
 
+import json
+
 import redis
 from django.conf import settings
 from kombu import Queue
@@ -37,8 +39,34 @@ def run_cancelled_flag_set(*, run_id: str) -> None:
 
 
 def tasks_revoke(*, task_ids: list[str]) -> None:
-    """Drop queued cases that workers have not taken yet (best effort: the flag above is the rule)."""
+    """Tell the workers to drop these tasks should one reach them (a message a worker already holds)."""
     if task_ids and not settings.CELERY_TASK_ALWAYS_EAGER:
         from dashboard.celery import app
 
         app.control.revoke(task_ids)
+
+
+# kombu's Redis transport keeps a queue as one list per priority step: the queue's own name for
+# priority 0, then the name, this separator and the step (kombu.transport.redis PRIORITY_STEPS).
+PRIORITY_SEPARATOR, PRIORITY_STEPS = "\x06\x16", (3, 6, 9)
+
+
+def queued_cases_remove(*, machine_class: str, task_ids: list[str]) -> int:
+    """Take these tasks' messages off the machine class's queue in Redis, so that they never run
+    (issue #46: a cancelled run's messages stayed queued, each taken and skipped by a worker later);
+    returns how many were removed. A message a worker took meanwhile is not in the list: the revoke
+    and the cancel flag stop it there."""
+    wanted = set(task_ids)
+    if not wanted or not settings.CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+        return 0
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL, socket_timeout=5)
+    removed = 0
+    for name in [machine_class] + [f"{machine_class}{PRIORITY_SEPARATOR}{step}" for step in PRIORITY_STEPS]:
+        for raw in client.lrange(name, 0, -1):
+            try:
+                task_id = json.loads(raw)["headers"]["id"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if task_id in wanted:
+                removed += client.lrem(name, 1, raw)
+    return removed

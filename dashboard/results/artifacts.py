@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import tempfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Iterable
@@ -22,10 +23,11 @@ from django.utils import timezone
 
 from contract.artifacts import SHA256, name_error, path_error, sha256_error
 from contract.document import DocumentError, InvalidDocument
-from dashboard.results.models import Artifact
+from dashboard.results.models import Artifact, Result
 from dashboard.results.page_cache import pages_version_bump
 
 CHUNK = 1024 * 1024
+RATIO_FLOOR_BYTES = 1024 * 1024  # the ratio bound applies past this much expanded (a tiny file may compress 1000x)
 
 
 class ArtifactRefused(ValueError):
@@ -88,6 +90,31 @@ def artifact_delete(*, artifacts: Iterable[Artifact]) -> int:
     return freed
 
 
+def gzip_problem(raw: bytes, *, max_expanded: int, max_ratio: float) -> str | None:
+    """Why ``raw`` (a gzip file) must not be stored, or None: it does not decompress, or it expands
+    past ``max_expanded`` bytes or ``max_ratio`` times its size (a gzip bomb: 16 MiB can hold 16 GiB
+    of zeros, and the pages tell people to decompress what they download). Decompressed in bounded
+    steps, never whole; every member of a multi-member file counts."""
+    limit = min(max_expanded, max(RATIO_FLOOR_BYTES, int(max_ratio * len(raw))))
+    expanded, data = 0, raw
+    try:
+        while data:
+            inflater = zlib.decompressobj(wbits=31)
+            chunk = inflater.decompress(data, CHUNK)
+            while chunk:
+                expanded += len(chunk)
+                if expanded > limit:
+                    return (f"expands past {limit} bytes (ARTIFACT_MAX_EXPANDED_BYTES {max_expanded}, "
+                            f"ARTIFACT_MAX_RATIO {max_ratio:g} x its {len(raw)} bytes): refused as a gzip bomb")
+                chunk = inflater.decompress(inflater.unconsumed_tail, CHUNK)
+            if not inflater.eof:
+                return "not a complete gzip file (it ends before its end)"
+            data = inflater.unused_data.lstrip(b"\0")  # another member, or the padding some writers add
+    except zlib.error as exc:
+        return f"not a readable gzip file ({exc})"
+    return None
+
+
 @dataclass(frozen=True)
 class PruneOutcome:
     deleted: int
@@ -96,24 +123,53 @@ class PruneOutcome:
     kept_bytes: int
 
 
+def unreferenced_bytes(*, hours: float, now: dt.datetime | None = None) -> int:
+    """Bytes of the artifacts stored within the last ``hours`` that no result references (uploads
+    whose run document has not come, or never will: older ones ``prune_artifacts`` deletes)."""
+    since = (now or timezone.now()) - dt.timedelta(hours=hours)
+    recent = dict(Artifact.objects.filter(stored_at__gte=since).values_list("pk", "size_bytes"))
+    referenced = artifacts_referenced(recent)
+    return sum(size for sha, size in recent.items() if sha not in referenced)
+
+
+def artifacts_referenced(sha256s: Iterable[str], *, batch: int = 500) -> set[str]:
+    """Those of ``sha256s`` that some result references (``Result.artifact["sha256"]``)."""
+    wanted, found = list(sha256s), set()
+    for start in range(0, len(wanted), batch):
+        found.update(Result.objects.filter(artifact__sha256__in=wanted[start:start + batch])
+                     .values_list("artifact__sha256", flat=True).distinct())
+    return found
+
+
 def artifact_prune(*, older_than_days: float | None = None, max_total_bytes: int | None = None,
-                   now: dt.datetime | None = None) -> PruneOutcome:
-    """Delete the artifacts stored more than ``older_than_days`` ago, then the oldest until the rest
-    total at most ``max_total_bytes``."""
+                   orphans_older_than_hours: float | None = None, now: dt.datetime | None = None) -> PruneOutcome:
+    """Delete the artifacts stored more than ``older_than_days`` ago, and those no result references
+    stored more than ``orphans_older_than_hours`` ago; then, until the rest total at most
+    ``max_total_bytes``: the unreferenced ones (oldest first) before any a result references (oldest
+    first). A referenced trace is never deleted for room while junk remains (issue #46: the newest
+    junk was kept and a referenced trace deleted)."""
     now = now or timezone.now()
+    everything = list(Artifact.objects.order_by("stored_at", "pk"))
+    referenced = artifacts_referenced([a.pk for a in everything])
     doomed: list[Artifact] = []
-    if older_than_days is not None:
-        doomed += Artifact.objects.filter(stored_at__lt=now - dt.timedelta(days=older_than_days)).order_by("stored_at")
-    rest = list(Artifact.objects.exclude(pk__in=[a.pk for a in doomed]).order_by("-stored_at", "-pk"))
+    for artifact in everything:
+        too_old = older_than_days is not None and artifact.stored_at < now - dt.timedelta(days=older_than_days)
+        orphan_expired = (orphans_older_than_hours is not None and artifact.pk not in referenced
+                          and artifact.stored_at < now - dt.timedelta(hours=orphans_older_than_hours))
+        if too_old or orphan_expired:
+            doomed.append(artifact)
+    gone = {a.pk for a in doomed}
+    rest = [a for a in everything if a.pk not in gone]
     if max_total_bytes is not None:
-        total, keep = 0, []
-        for artifact in rest:  # newest first: keep while they fit
-            if total + artifact.size_bytes > max_total_bytes:
-                doomed.append(artifact)
-                continue
-            total += artifact.size_bytes
-            keep.append(artifact)
-        rest = keep
+        total = sum(a.size_bytes for a in rest)
+        # Junk first, then the referenced; each oldest first.
+        for artifact in sorted(rest, key=lambda a: (a.pk in referenced, a.stored_at, a.pk)):
+            if total <= max_total_bytes:
+                break
+            doomed.append(artifact)
+            total -= artifact.size_bytes
+        gone = {a.pk for a in doomed}
+        rest = [a for a in rest if a.pk not in gone]
     freed = artifact_delete(artifacts=doomed)
     return PruneOutcome(deleted=len(doomed), freed_bytes=freed, kept=len(rest), kept_bytes=sum(a.size_bytes for a in rest))
 

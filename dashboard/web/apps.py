@@ -6,9 +6,8 @@ class WebConfig(AppConfig):
     label = "web"
 
     def ready(self) -> None:
-        from django.contrib.auth.signals import user_logged_in, user_login_failed  # noqa: PLC0415 (apps are loaded now)
+        from django.contrib.auth.signals import user_logged_in  # noqa: PLC0415 (apps are loaded now)
 
-        from dashboard.throttle import on_logged_in, on_login_failed  # noqa: PLC0415
+        from dashboard.throttle import on_logged_in  # noqa: PLC0415
 
-        user_login_failed.connect(on_login_failed, dispatch_uid="dashboard.throttle.failed")
         user_logged_in.connect(on_logged_in, dispatch_uid="dashboard.throttle.cleared")

@@ -30,7 +30,12 @@ app.conf.update(
     worker_concurrency=config.cases_at_once,
     task_reject_on_worker_lost=True,
     worker_prefetch_multiplier=1,
-    worker_cancel_long_running_tasks_on_connection_loss=True,
+    # A case goes on running while Redis is away (a restart, a failover): cancelling it on connection
+    # loss killed it and its message vanished until the stale-case sweep (2 h 10 min by default),
+    # issue #46 item 7. Its result is handed on (notify retries until Redis answers) and its message
+    # acknowledged on the reconnected channel; should that ack be lost, the case comes back after
+    # the visibility timeout and the dashboard stores nothing twice.
+    worker_cancel_long_running_tasks_on_connection_loss=False,
     task_ignore_result=True,
     task_serializer="json",
     accept_content=["json"],

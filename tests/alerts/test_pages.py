@@ -66,6 +66,20 @@ def test_a_nul_in_a_list_field_is_400_naming_it(staff, field):
     assert not Subscription.objects.exists()
 
 
+@pytest.mark.parametrize("field, value", [
+    ("sizes", "1e308"), ("sizes", "huge"), ("machine_classes", "NaN"), ("machine_classes", "nan"), ("machine_classes", "inf"),
+    ("workloads", "1e308"), ("min_magnitude", "NaN"), ("min_magnitude", "inf"), ("min_magnitude", "1e308"),
+    ("workloads", ",".join(f"w{i}" for i in range(201))),
+])
+def test_a_filter_out_of_range_is_400_naming_it(staff, field, value):
+    """Issue #46 item 11: subscription filters stored sizes=1e308 and machine_classes=NaN (filters that
+    match nothing, silently), and a workloads list of any length."""
+    response = staff.post("/alerts/", {"name": "x", "channel": "email", "target": "a@bench.test", "severity": "slowdown",
+                                       "enabled": "on", field: value})
+    assert response.status_code == 400 and f'data-field="{field}"' in response.content.decode()
+    assert not Subscription.objects.exists()
+
+
 def test_the_test_button_sends_through_the_subscription(staff, slack_server):
     server = slack_server()
     subscription = Subscription.objects.create(name="team slack", channel="slack", target=server.url)

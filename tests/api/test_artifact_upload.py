@@ -92,3 +92,30 @@ def test_a_download_of_no_stored_file_is_404(client, store):
     assert client.get("/artifacts/..%2F..%2Fetc%2Fpasswd/").status_code == 404
     Artifact.objects.create(pk=SHA, name="gone.gz", size_bytes=1)  # a row whose file went away
     assert client.get(f"/artifacts/{SHA}/").status_code == 404
+
+
+def test_a_gzip_bomb_is_refused_naming_it(writer, store, settings):
+    """Issue #46 item 10: a gzip bomb was stored and the page said to gunzip it. Past
+    ARTIFACT_MAX_EXPANDED_BYTES, or ARTIFACT_MAX_RATIO times its size, it is a 413 naming the body."""
+    bomb = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9, mtime=0)  # 64 MiB in about 64 KiB
+    response = put(writer, sha=hashlib.sha256(bomb).hexdigest(), body=bomb)
+    assert response.status_code == 413 and fields(response) == ["body"] and "gzip bomb" in response.json()["detail"]
+    settings.ARTIFACT_MAX_EXPANDED_BYTES = 1000
+    big = gzip.compress(bytes(range(256)) * 8, mtime=0)  # 2 KiB, within the ratio, past the bound
+    response = put(writer, sha=hashlib.sha256(big).hexdigest(), body=big)
+    assert response.status_code == 413 and "ARTIFACT_MAX_EXPANDED_BYTES 1000" in response.json()["detail"]
+    cut = BODY[:-6]
+    response = put(writer, sha=hashlib.sha256(cut).hexdigest(), body=cut)
+    assert response.status_code == 400 and fields(response) == ["body"] and "gzip" in response.json()["detail"]
+    assert files(store) == [] and not Artifact.objects.exists()
+
+
+def test_uploads_no_result_references_are_bounded(writer, settings):
+    """Issue #46 item 10: uploads no result references were kept without quota."""
+    others = [gzip.compress(f"trace {i}".encode(), mtime=0) for i in range(3)]
+    settings.ARTIFACT_UNREFERENCED_MAX_BYTES = len(BODY) + len(others[0]) + 1
+    assert put(writer).status_code == 201
+    assert put(writer, sha=hashlib.sha256(others[0]).hexdigest(), body=others[0]).status_code == 201
+    refused = put(writer, sha=hashlib.sha256(others[1]).hexdigest(), body=others[1])
+    assert refused.status_code == 429 and fields(refused) == ["body"] and "ARTIFACT_UNREFERENCED_MAX_BYTES" in refused.json()["detail"]
+    assert put(writer).status_code == 200  # the same bytes again store nothing: not refused

@@ -174,3 +174,24 @@ def test_date_filters_clamp_at_the_edges_of_time(api, param, value):
     # Before all time: since keeps every build, until keeps none; after all time the reverse.
     expected = 1 if (param == "since") == early else 0
     assert response.json()["count"] == expected
+
+
+def test_a_400_quotes_at_most_a_few_hundred_characters_of_a_huge_input(writer):
+    """Issue #46 item 11: a 2.5 MB document's 20,000-entry workloads array (past its 1,000) was answered
+    with a 4.9 MB 400 echoing the whole array; 10,000 bad results are answered with every error."""
+    document = make_document()
+    document["workloads"] = [dict(document["workloads"][0], name=f"w{i:07d}") for i in range(20000)]
+    response = post(writer, "/api/v1/runs/submit/", document)
+    assert response.status_code == 400 and fields(response) == ["workloads"]
+    assert response.json()["detail"] == "20000 items; at most 1000" and len(response.content) < 1000
+    document = make_document()
+    document["workloads"][0]["description"] = "x" * 500_000  # jsonschema's message starts with the value
+    response = post(writer, "/api/v1/runs/submit/", document)
+    assert response.status_code == 400 and fields(response) == ["workloads[0].description"]
+    assert "more characters left out" in response.json()["detail"] and len(response.content) < 2000
+    document = make_document()
+    document["results"] = [dict(make_result(), config=dict(make_result()["config"], dtype="bogus")) for _ in range(5000)]
+    response = post(writer, "/api/v1/runs/submit/", document)
+    errors = response.json()["errors"]
+    assert response.status_code == 400 and len(errors) == 101 and errors[-1]["message"].endswith("more errors left out")
+    assert nothing_stored()

@@ -35,7 +35,8 @@ def left() -> list[str]:
     return sorted(Artifact.objects.values_list("name", flat=True))
 
 
-def test_prune_by_age_then_by_total_size(capsys):
+def test_prune_by_age_then_by_total_size(capsys, settings):
+    settings.ARTIFACT_ORPHAN_HOURS = 1e6  # by age and size alone: no result references these
     shas = {days: stored(days, 1000) for days in (40, 20, 10, 2, 1)}
     call_command("prune_artifacts", "--older-than-days", "30")
     assert left() == ["1.gz", "10.gz", "2.gz", "20.gz"]
@@ -63,3 +64,24 @@ def test_the_admin_lists_artifacts_read_only(admin_client):
     assert admin_client.get(f"/admin/results/artifact/{sha}/delete/").status_code == 403
     assert admin_client.get("/admin/results/artifact/add/").status_code == 403
     assert artifact_path(sha).exists()
+
+
+def test_room_is_made_from_junk_first_and_expired_junk_goes(capsys):
+    """Issue #46 item 10: --max-total-bytes deleted a referenced trace and kept newer junk (uploads no
+    result references). Junk goes first, oldest first; junk past ARTIFACT_ORPHAN_HOURS goes anyway."""
+    from dashboard.results.services import run_ingest
+    from tests.documents import make_document, make_result
+
+    referenced = {days: stored(days, 1000) for days in (5, 4)}
+    junk = [stored(days, 1000) for days in (0.01, 0.02)]
+    results = [make_result("mlp_loop", regime) for regime in ("static", "backed")]
+    for result, (days, sha) in zip(results, referenced.items()):
+        result["artifact"] = {"kind": "torch_trace", "name": f"{days}.gz", "sha256": sha, "size_bytes": 1000}
+    run_ingest(document=make_document(results=results))
+    call_command("prune_artifacts", "--max-total-bytes", "2500")
+    assert left() == ["4.gz", "5.gz"] and not any(artifact_path(sha).exists() for sha in junk)  # newer than either trace
+    call_command("prune_artifacts", "--max-total-bytes", "1500")
+    assert left() == ["4.gz"]  # then the oldest referenced
+    old_junk = stored(30 / 24, 1000)
+    call_command("prune_artifacts", "--older-than-days", "100")
+    assert left() == ["4.gz"] and not artifact_path(old_junk).exists()

@@ -51,3 +51,47 @@ def test_a_success_clears_the_count():
     assert sign_in(client, "right-password-1").status_code == 302
     client.logout()
     assert [sign_in(client, f"wrong-{i}").status_code for i in range(4)] == [200] * 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_wrong_passwords_check_at_most_the_limit():
+    """#46 item 11: the check and the count were two steps: 15 concurrent wrong passwords had 7 checked
+    (limit 5). Each try is now counted in one atomic step before its password is checked."""
+    import threading
+
+    from django.db import connection
+
+    barrier, answers = threading.Barrier(15), []
+
+    def one(i: int) -> None:
+        client = Client(REMOTE_ADDR="203.0.113.99")
+        barrier.wait()
+        try:
+            answers.append(sign_in(client, f"wrong-{i}").status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(15)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answers) == [200] * 5 + [429] * 10, (len(answers), sorted(answers))
+
+
+def test_the_forwarded_address_counts_only_behind_a_trusted_proxy(settings):
+    """Behind a TLS proxy every client came from the proxy's address: five failures locked everyone
+    out. With the proxy named in PTBENCH_TRUSTED_PROXIES the address it forwarded is counted; a client
+    that sends X-Forwarded-For itself, not through a trusted proxy, is counted by its own address."""
+    settings.PTBENCH_TRUSTED_PROXIES = ["127.0.0.0/8"]
+    behind = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.5")
+    assert [sign_in(behind, f"wrong-{i}").status_code for i in range(5)] == [200] * 5
+    assert sign_in(behind, "wrong-again").status_code == 429
+    # Another client through the same proxy signs in; a forged header before the proxy's is ignored.
+    other = Client(REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR="203.0.113.5, 198.51.100.9")
+    assert sign_in(other, "right-password-1").status_code == 302
+    # Not through a trusted proxy: the header is the client's own word, and its address is counted.
+    direct = Client(REMOTE_ADDR="192.0.2.10")
+    for i in range(5):
+        direct.post("/admin/login/", {"username": "root", "password": f"w{i}"}, HTTP_X_FORWARDED_FOR=f"10.9.9.{i}")
+    assert sign_in(direct, "right-password-1").status_code == 429

@@ -4,6 +4,8 @@ measurement engine has its own tests."""
 from __future__ import annotations
 
 import pytest
+import redis
+from django.conf import settings
 
 from dashboard.dispatch.models import BuildEnvironment, CaseTask
 from dashboard.dispatch.services import run_request
@@ -113,11 +115,16 @@ def test_cancel_stops_the_running_case_and_drops_the_queued_ones(start_workers, 
     run = request(build, queue_name, [SLOW, QUICK], regimes=["static", "backed"])
     wait_for(lambda: CaseTask.objects.filter(run=run, state="running").exists(), timeout=90, what="a case to start")
 
+    queue = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    assert queue.llen(queue_name) == 2  # the other two cases wait in Redis
+
     run_cancel(run_id=run.id, cancelled_by="test")
 
     run.refresh_from_db()
     assert run.status == Run.Status.CANCELLED
     assert set(CaseTask.objects.filter(run=run).values_list("state", flat=True)) == {"cancelled"}
+    # Issue #46 item 6: their messages are gone from Redis (they stayed, each taken and skipped later).
+    assert queue.llen(queue_name) == 0
     # The worker sees the flag within seconds, kills the case, and takes nothing more of the run.
     wait_for(lambda: "'outcome': 'cancelled'" in worker.log_path.read_text(), timeout=60, what="the worker to stop the case")
     assert Result.objects.filter(run=run).count() == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 
+from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
@@ -13,7 +14,7 @@ from rest_framework.response import Response
 from contract.artifacts import CONTENT_TYPE, name_error, sha256_error
 from dashboard.api.exceptions import FieldError
 from dashboard.api.views.common import WRITE_ERRORS, ApiView
-from dashboard.results.artifacts import ArtifactRefused, artifact_store
+from dashboard.results.artifacts import ArtifactRefused, artifact_store, artifacts_stored, gzip_problem, unreferenced_bytes
 
 ACCEPTED_TYPES = (CONTENT_TYPE, "application/octet-stream")
 GZIP_MAGIC = b"\x1f\x8b"
@@ -55,6 +56,14 @@ class ArtifactUploadView(ApiView):
         raw = request.body
         if not raw.startswith(GZIP_MAGIC):
             raise FieldError("body", "not a gzip file (artifacts are stored compressed)")
+        if problem := gzip_problem(raw, max_expanded=settings.ARTIFACT_MAX_EXPANDED_BYTES, max_ratio=settings.ARTIFACT_MAX_RATIO):
+            raise FieldError("body", problem, 413 if "bomb" in problem else 400)
+        if not artifacts_stored(sha256s=[sha256]):
+            waiting = unreferenced_bytes(hours=settings.ARTIFACT_ORPHAN_HOURS)
+            if waiting + len(raw) > settings.ARTIFACT_UNREFERENCED_MAX_BYTES:
+                raise FieldError("body", f"{waiting} bytes of artifacts that no result references yet were uploaded in the last "
+                                 f"{settings.ARTIFACT_ORPHAN_HOURS:g} h; ARTIFACT_UNREFERENCED_MAX_BYTES is "
+                                 f"{settings.ARTIFACT_UNREFERENCED_MAX_BYTES}: send the run documents that reference them first", 429)
         try:
             artifact, created = artifact_store(source=io.BytesIO(raw), sha256=sha256, name=name)
         except ArtifactRefused as exc:

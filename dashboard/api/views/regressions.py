@@ -2,11 +2,13 @@
 bisection services)."""
 from __future__ import annotations
 
+from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
-from dashboard.api.auth import actor
+from dashboard.api.auth import actor, token_of
 from dashboard.api.exceptions import FieldError
+from dashboard.api.quotas import bisections_check, token_lock
 from dashboard.api.serializers import (
     BisectionSerializer,
     BisectRequestSerializer,
@@ -131,7 +133,10 @@ class RegressionBisectView(ApiView):
         data = body(request, BisectRequestSerializer).validated_data
         regression = _one(selectors, regression_id)
         try:
-            bisection = bisect.bisection_start(regression=regression, requested_by=actor(request), **data)
+            with transaction.atomic():
+                token_lock(token_of(request))
+                bisections_check(requested_by=actor(request))  # 429 past API_TOKEN_MAX_BISECTIONS (issue #46)
+                bisection = bisect.bisection_start(regression=regression, requested_by=actor(request), **data)
         except bisect.BisectError as exc:
             raise FieldError(exc.field, exc.message, 409 if exc.field == "status" else 400) from None
         return Response(selectors_bisect.bisection_data(bisection=bisection), status=201)

@@ -145,12 +145,16 @@ def run_enqueue_cases(*, run_id: uuid.UUID) -> int:
 
 def run_cases_cancel(*, run: Run) -> int:
     """Cancel the open cases of a run being cancelled (the caller's transaction): queued ones are
-    dropped, running ones are stopped by their workers within seconds (the Redis flag)."""
+    taken off the queue in Redis, running ones are stopped by their workers within seconds (the Redis flag)."""
     open_cases = CaseTask.objects.select_for_update().filter(run=run, state__in=CaseTask.OPEN_STATES)
     task_ids = [t for t in open_cases.values_list("task_id", flat=True) if t]
     count = open_cases.update(state=CaseTask.State.CANCELLED, finished_at=timezone.now())
     run_id = str(run.id)
     send_after_commit(lambda: broker.run_cancelled_flag_set(run_id=run_id), what=f"the cancel flag of run {run_id}")
+    machine_class = run.machine.machine_class
+    # Its queued messages are taken off the queue (they never run), and a worker holding one drops it.
+    send_after_commit(lambda: broker.queued_cases_remove(machine_class=machine_class, task_ids=task_ids),
+                      what=f"the queued cases of run {run_id}")
     send_after_commit(lambda: broker.tasks_revoke(task_ids=task_ids), what=f"revokes of run {run_id}")
     return count
 
