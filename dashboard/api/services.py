@@ -151,12 +151,14 @@ def _build_differences(build: Build, data: dict) -> list[tuple[str, str]]:
 
 
 # --- runs ------------------------------------------------------------------------------------------
-def run_request(*, build: Build, machine_class: str, size: str, requested_by: str, suite: str | None = None,
+def api_run_request(*, build: Build, machine_class: str, size: str, requested_by: str, suite: str | None = None,
                 cases_expected: int | None = None,
                 hostname: str = "", notes: str = "", dispatch: bool = True, workloads=None, modes=None, regimes=None,
                 dtypes=None, timeout_s: float | None = None, overrides=None, idempotency_key: str = "",
                 reason: str = "requested", dims=None, token: ApiToken | None = None) -> tuple[Run, bool]:
-    """A pending run of ``build`` on a machine of ``machine_class``; its cases go to the runner
+    """The API's run request (one token's: idempotency, ownership, quotas) around the dispatch app's
+    ``run_request``, which every other requester calls directly.
+    A pending run of ``build`` on a machine of ``machine_class``; its cases go to the runner
     workers of the class (``dashboard.dispatch``), or, with ``dispatch=False``, it waits for an
     outside runner to submit its document; with ``overrides`` (``contract.variants.Overrides``),
     a run of ``build``'s variant. Raises ``MatrixError`` naming the bad field.

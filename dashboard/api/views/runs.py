@@ -65,7 +65,7 @@ class RunListView(ApiListView):
         data = body(request, RunRequestSerializer).validated_data
         build = resolve_build("build", data.pop("build"))
         try:
-            run, created = services.run_request(build=build, requested_by=actor(request), idempotency_key=key, token=token_of(request),
+            run, created = services.api_run_request(build=build, requested_by=actor(request), idempotency_key=key, token=token_of(request),
                                                 **data)
         except MatrixError as exc:
             raise FieldError(exc.field, exc.message) from None
