@@ -12,7 +12,11 @@ class's machines; for outlier bursts the busy evening does not repeat); ``combin
 ``re-measured`` and ``engine`` together (one alert per change: within 2 builds of one already
 raised is the same): what the dashboard's detection runs since the rule was wired in
 (dashboard/regressions/two_build.py; the floor rule beside them acts only on short histories and is
-not modelled here). ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost).
+not modelled here); ``gated``, the same union where each of the engine's alerts is held until the
+newest build it was raised on is run again (the same re-run draw as the rule's) and stands only if
+that re-run is off the alert's way by ``--gate-min`` (default: the rule's ``run_min``, 1) x the
+engine's noise sd from the alert's before level: an evening's outlier burst does not repeat on the
+re-run. ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost; a build counts once).
 Figures with their commands: bench/results/recall-benchmark-2026-11-28.txt (docs/detection.md).
 The two-build confirmation was tuned with ``--tune`` (bench/lib/detection_series.py's shapes: Gaussian,
 t3, AR(1), two-state, single outliers; seeds 11 and 12) and is reported on the shapes below with
