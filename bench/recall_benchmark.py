@@ -15,8 +15,9 @@ raised is the same): what the dashboard's detection runs since the rule was wire
 not modelled here); ``gated``, the same union where each of the engine's alerts is held until the
 newest build it was raised on is run again (the same re-run draw as the rule's) and stands only if
 that re-run is off the alert's way by ``--gate-min`` (default: the rule's ``run_min``, 1) x the
-engine's noise sd from the alert's before level: an evening's outlier burst does not repeat on the
-re-run. ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost; a build counts once).
+engine's noise sd from the alert's before level and by ``--gate-nearer`` (0.5) of the alert's shift
+(nearer its after level than its before one: a 1-sd bar alone passes 16 % of normal re-runs): an
+evening's outlier burst does not repeat on the re-run. ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost; a build counts once).
 Figures with their commands: bench/results/recall-benchmark-2026-11-28.txt (docs/detection.md).
 The two-build confirmation was tuned with ``--tune`` (bench/lib/detection_series.py's shapes: Gaussian,
 t3, AR(1), two-state, single outliers; seeds 11 and 12) and is reported on the shapes below with
@@ -61,6 +62,7 @@ BUILDS = 150
 MARGIN = 2  # builds between the planted step and the alert's first bad build
 RULES = ("engine", "two-build", "re-measured", "combined", "gated")
 GATE_MIN = FastConfig().run_min  # a re-run must be this many of the engine's noise sd off the same way
+GATE_NEARER = 0.5  # ... and this fraction of the alert's shift: nearer its after level than its before one
 SHAPES = ("heavy_tail", "bimodal", "drift", "heteroscedastic", "outlier_bursts", "quantised")
 
 
@@ -141,13 +143,14 @@ def gate_deviation(cp, rerun: float) -> float:
     return math.copysign(1.0, cp.z) * math.log(rerun / cp.before) / cp.noise
 
 
-def _gated(engine_devs: list[tuple[int, int, float]], gate_min: float) -> list[tuple[int, int]]:
-    """The engine's alerts that their newest build's re-run confirms (``gate_min`` sd off the same way)."""
-    return [(b, r) for b, r, dev in engine_devs if dev >= gate_min]
+def _gated(engine_devs: list[tuple[int, int, float, float]], gate_min: float, nearer: float = 0.0) -> list[tuple[int, int]]:
+    """The engine's alerts that their newest build's re-run confirms: ``gate_min`` sd off the same way
+    and, with ``nearer`` 0.5, nearer the alert's after level than its before level (``shift`` sd off)."""
+    return [(b, r) for b, r, dev, shift in engine_devs if dev >= max(gate_min, nearer * shift)]
 
 
 def _judge(args):
-    shape, step_sd, values, rerun, start, rules, gate_min = args
+    shape, step_sd, values, rerun, start, rules, gate_min, gate_nearer = args
     out = {}
     rerun_builds: set[int] = set()  # builds re-measured (once each: the rule's suspects and the gate's)
 
@@ -170,8 +173,9 @@ def _judge(args):
     devs = []
     if "gated" in rules:
         # every engine alert is raised at the newest build of its time: that build is run again
-        devs = [(cp.first_bad, cp.raised_at, gate_deviation(cp, remeasure(cp.raised_at))) for cp in cps]
-        out["gated"] = _merge(out["re-measured"], _gated(devs, gate_min))
+        devs = [(cp.first_bad, cp.raised_at, gate_deviation(cp, remeasure(cp.raised_at)),
+                 abs(math.log(cp.after / cp.before)) / cp.noise if cp.noise and cp.before and cp.after else 0.0) for cp in cps]
+        out["gated"] = _merge(out["re-measured"], _gated(devs, gate_min, gate_nearer))
         remeasured["gated"] = len(rerun_builds)
     return shape, step_sd, start, {rule: out[rule] for rule in rules}, remeasured, devs
 
@@ -207,7 +211,8 @@ def _table(rule: str, shapes, judged) -> tuple[list[str], dict]:
     return lines, total
 
 
-def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool = False, gate_min: float = GATE_MIN) -> str:
+def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool = False, gate_min: float = GATE_MIN,
+        gate_nearer: float = GATE_NEARER) -> str:
     shapes = tuple(TUNE_SHAPES) if tune else SHAPES
     units = unit_sds(seed + 1)
     rng = np.random.default_rng(seed)
@@ -217,7 +222,7 @@ def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool
         for step_sd in (0.0, 1.5, 3.0):
             for _ in range(series):
                 values, rerun, start = make_series(shape, step_sd, units.get(shape, 1.0), rng, rerun_rng)
-                jobs.append((shape, step_sd, values, rerun, start, rules, gate_min))
+                jobs.append((shape, step_sd, values, rerun, start, rules, gate_min, gate_nearer))
     began = time.time()
     with ProcessPoolExecutor(max_workers=workers) as pool:
         judged = list(pool.map(_judge, jobs, chunksize=20))
@@ -241,13 +246,16 @@ def main(argv=None) -> int:
                         help="comma-separated: engine, two-build, re-measured, combined, gated")
     parser.add_argument("--gate-min", type=float, default=GATE_MIN,
                         help="gated: how many engine noise sd the re-run of an engine alert's newest build must be off the same way")
+    parser.add_argument("--gate-nearer", type=float, default=GATE_NEARER,
+                        help="gated: and this fraction of the alert's shift (0.5: nearer its after level than its before one; 0: off)")
     parser.add_argument("--tune", action="store_true", help="the tuning shapes (bench/lib/detection_series.py) instead of the evaluation ones")
     args = parser.parse_args(argv)
     rules = tuple(r.strip() for r in args.rules.split(",") if r.strip())
     unknown = [r for r in rules if r not in RULES]
     if not rules or unknown:
         parser.error(f"--rules: unknown {', '.join(unknown) or '(none)'}; choose from {', '.join(RULES)}")
-    print(run(args.series, args.seed, args.workers, rules, tune=args.tune, gate_min=args.gate_min))
+    print(run(args.series, args.seed, args.workers, rules, tune=args.tune, gate_min=args.gate_min,
+              gate_nearer=args.gate_nearer))
     return 0
 
 
