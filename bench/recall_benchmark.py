@@ -242,7 +242,7 @@ def main(argv=None) -> int:
     parser.add_argument("--series", type=int, default=300, help="series per shape and kind (noise, 1.5 sd, 3 sd)")
     parser.add_argument("--seed", type=int, default=4242)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--rules", default="engine,two-build,re-measured,combined",
+    parser.add_argument("--rules", default="engine,two-build,re-measured,combined,gated",
                         help="comma-separated: engine, two-build, re-measured, combined, gated")
     parser.add_argument("--gate-min", type=float, default=GATE_MIN,
                         help="gated: how many engine noise sd the re-run of an engine alert's newest build must be off the same way")
