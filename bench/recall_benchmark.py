@@ -12,7 +12,12 @@ class's machines; for outlier bursts the busy evening does not repeat); ``combin
 ``re-measured`` and ``engine`` together (one alert per change: within 2 builds of one already
 raised is the same): what the dashboard's detection runs since the rule was wired in
 (dashboard/regressions/two_build.py; the floor rule beside them acts only on short histories and is
-not modelled here). ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost).
+not modelled here); ``gated``, the same union where each of the engine's alerts is held until the
+newest build it was raised on is run again (the same re-run draw as the rule's) and stands only if
+that re-run is off the alert's way by ``--gate-min`` (default: the rule's ``run_min``, 1) x the
+engine's noise sd from the alert's before level and by ``--gate-nearer`` (0.5) of the alert's shift
+(nearer its after level than its before one: a 1-sd bar alone passes 16 % of normal re-runs): an
+evening's outlier burst does not repeat on the re-run. ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost; a build counts once).
 Figures with their commands: bench/results/recall-benchmark-2026-11-28.txt (docs/detection.md).
 The two-build confirmation was tuned with ``--tune`` (bench/lib/detection_series.py's shapes: Gaussian,
 t3, AR(1), two-state, single outliers; seeds 11 and 12) and is reported on the shapes below with
@@ -51,11 +56,13 @@ import numpy as np
 
 from bench.lib import detection_series
 from detection import replay_online
-from detection.fastconfirm import fast_alerts
+from detection.fastconfirm import FastConfig, fast_alerts
 
 BUILDS = 150
 MARGIN = 2  # builds between the planted step and the alert's first bad build
-RULES = ("engine", "two-build", "re-measured", "combined")
+RULES = ("engine", "two-build", "re-measured", "combined", "gated")
+GATE_MIN = FastConfig().run_min  # a re-run must be this many of the engine's noise sd off the same way
+GATE_NEARER = 0.5  # ... and this fraction of the alert's shift: nearer its after level than its before one
 SHAPES = ("heavy_tail", "bimodal", "drift", "heteroscedastic", "outlier_bursts", "quantised")
 
 
@@ -128,31 +135,60 @@ def _merge(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> list[
     return kept
 
 
+def gate_deviation(cp, rerun: float) -> float:
+    """How far a re-run of an engine alert's newest build is off the alert's before level, in the
+    engine's noise sd, signed so that positive is the alert's own way (worse for a regression)."""
+    if not cp.noise or not cp.before or rerun <= 0:
+        return 0.0
+    return math.copysign(1.0, cp.z) * math.log(rerun / cp.before) / cp.noise
+
+
+def _gated(engine_devs: list[tuple[int, int, float, float]], gate_min: float, nearer: float = 0.0) -> list[tuple[int, int]]:
+    """The engine's alerts that their newest build's re-run confirms: ``gate_min`` sd off the same way
+    and, with ``nearer`` 0.5, nearer the alert's after level than its before level (``shift`` sd off)."""
+    return [(b, r) for b, r, dev, shift in engine_devs if dev >= max(gate_min, nearer * shift)]
+
+
 def _judge(args):
-    shape, step_sd, values, rerun, start, rules = args
-    out, remeasured = {}, 0
-    if "engine" in rules or "combined" in rules:
-        out["engine"] = [(cp.first_bad, cp.raised_at) for cp in replay_online(values, direction="higher_is_better")]
+    shape, step_sd, values, rerun, start, rules, gate_min, gate_nearer = args
+    out = {}
+    rerun_builds: set[int] = set()  # builds re-measured (once each: the rule's suspects and the gate's)
+
+    def remeasure(i: int) -> float:
+        rerun_builds.add(i)
+        return rerun[i]
+
+    if {"engine", "combined", "gated"} & set(rules):
+        cps = replay_online(values, direction="higher_is_better")
+        out["engine"] = [(cp.first_bad, cp.raised_at) for cp in cps]
     if "two-build" in rules:
         alerts, _ = fast_alerts(values, direction="higher_is_better")
         out["two-build"] = [(cp.first_bad, cp.raised_at) for cp in alerts]
-    if "re-measured" in rules or "combined" in rules:
-        alerts, remeasured = fast_alerts(values, direction="higher_is_better", remeasure=lambda i: rerun[i])
+    if {"re-measured", "combined", "gated"} & set(rules):
+        alerts, _ = fast_alerts(values, direction="higher_is_better", remeasure=remeasure)
         out["re-measured"] = [(cp.first_bad, cp.raised_at) for cp in alerts]
+    remeasured = {"re-measured": len(rerun_builds), "combined": len(rerun_builds)}
     if "combined" in rules:
         out["combined"] = _merge(out["re-measured"], out["engine"])
-    return shape, step_sd, start, {rule: out[rule] for rule in rules}, remeasured
+    devs = []
+    if "gated" in rules:
+        # every engine alert is raised at the newest build of its time: that build is run again
+        devs = [(cp.first_bad, cp.raised_at, gate_deviation(cp, remeasure(cp.raised_at)),
+                 abs(math.log(cp.after / cp.before)) / cp.noise if cp.noise and cp.before and cp.after else 0.0) for cp in cps]
+        out["gated"] = _merge(out["re-measured"], _gated(devs, gate_min, gate_nearer))
+        remeasured["gated"] = len(rerun_builds)
+    return shape, step_sd, start, {rule: out[rule] for rule in rules}, remeasured, devs
 
 
 def _table(rule: str, shapes, judged) -> tuple[list[str], dict]:
     rows: dict[str, dict] = {shape: {"fp": 0, "builds": 0, "rerun": 0, 1.5: [0, 0, 0], 3.0: [0, 0, 0]} for shape in shapes}
-    for shape, step_sd, start, by_rule, remeasured in judged:
+    for shape, step_sd, start, by_rule, remeasured, _ in judged:
         alerts = by_rule[rule]
         row = rows[shape]
         if not step_sd:
             row["fp"] += len(alerts)
             row["builds"] += BUILDS - 8
-            row["rerun"] += remeasured if rule in ("re-measured", "combined") else 0
+            row["rerun"] += remeasured.get(rule, 0)
             continue
         hits = [(b, r) for b, r in alerts if abs(b - start) <= MARGIN and r >= start]
         row[step_sd][0] += 1
@@ -175,7 +211,8 @@ def _table(rule: str, shapes, judged) -> tuple[list[str], dict]:
     return lines, total
 
 
-def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool = False) -> str:
+def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool = False, gate_min: float = GATE_MIN,
+        gate_nearer: float = GATE_NEARER) -> str:
     shapes = tuple(TUNE_SHAPES) if tune else SHAPES
     units = unit_sds(seed + 1)
     rng = np.random.default_rng(seed)
@@ -185,7 +222,7 @@ def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool
         for step_sd in (0.0, 1.5, 3.0):
             for _ in range(series):
                 values, rerun, start = make_series(shape, step_sd, units.get(shape, 1.0), rng, rerun_rng)
-                jobs.append((shape, step_sd, values, rerun, start, rules))
+                jobs.append((shape, step_sd, values, rerun, start, rules, gate_min, gate_nearer))
     began = time.time()
     with ProcessPoolExecutor(max_workers=workers) as pool:
         judged = list(pool.map(_judge, jobs, chunksize=20))
@@ -205,15 +242,20 @@ def main(argv=None) -> int:
     parser.add_argument("--series", type=int, default=300, help="series per shape and kind (noise, 1.5 sd, 3 sd)")
     parser.add_argument("--seed", type=int, default=4242)
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
-    parser.add_argument("--rules", default="engine,two-build,re-measured,combined",
-                        help="comma-separated: engine, two-build, re-measured, combined")
+    parser.add_argument("--rules", default="engine,two-build,re-measured,combined,gated",
+                        help="comma-separated: engine, two-build, re-measured, combined, gated")
+    parser.add_argument("--gate-min", type=float, default=GATE_MIN,
+                        help="gated: how many engine noise sd the re-run of an engine alert's newest build must be off the same way")
+    parser.add_argument("--gate-nearer", type=float, default=GATE_NEARER,
+                        help="gated: and this fraction of the alert's shift (0.5: nearer its after level than its before one; 0: off)")
     parser.add_argument("--tune", action="store_true", help="the tuning shapes (bench/lib/detection_series.py) instead of the evaluation ones")
     args = parser.parse_args(argv)
     rules = tuple(r.strip() for r in args.rules.split(",") if r.strip())
     unknown = [r for r in rules if r not in RULES]
     if not rules or unknown:
         parser.error(f"--rules: unknown {', '.join(unknown) or '(none)'}; choose from {', '.join(RULES)}")
-    print(run(args.series, args.seed, args.workers, rules, tune=args.tune))
+    print(run(args.series, args.seed, args.workers, rules, tune=args.tune, gate_min=args.gate_min,
+              gate_nearer=args.gate_nearer))
     return 0
 
 

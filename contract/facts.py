@@ -175,8 +175,9 @@ DETAILS: tuple[Detail, ...] = (
     Detail("noise_source", (*_DETECTION, _REMEASURE), "where that noise came from"),
     Detail("z", (*_DETECTION, _REMEASURE), "the change in noise standard errors"),
     Detail("delay", _DETECTION, "builds between the change and its finding"),
-    Detail("rule", _DETECTION, "the rule that found it (short_history, variant, two-build: regressions.two_build)",
-           ("dashboard.regressions.two_build",)),
+    Detail("rule", (*_DETECTION, _REMEASURE), "the rule that found it (short_history, variant, two-build: regressions.two_build, "
+           "engine_gate: an engine alert its newest build's re-run confirmed, regressions.engine_gate)",
+           ("dashboard.regressions.two_build", "dashboard.regressions.engine_gate")),
     Detail("variant_of", _DETECTION, "a variant's finding: its base build's id"),
     Detail("host_slowed", _DETECTION, "the host's slowdown past the change (results.host)"),
     Detail("phases", _DETECTION, "a compile total's phases before and after, largest change first"),

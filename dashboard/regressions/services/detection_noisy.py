@@ -26,6 +26,7 @@ from dashboard.regressions.history import (
 from dashboard.regressions.models import AlertSummary, Regression
 from dashboard.regressions.noise import point_noise, stated_sd
 from dashboard.regressions.two_build import RULE, SAME_CHANGE, alert_note, confirmed_by, two_build_changes
+from dashboard.regressions import engine_gate
 from dashboard.regressions.services.remeasure import (
     remeasurement_request,
 )
@@ -49,9 +50,13 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
         samples = [_pooled(p.samples.get(metric)) for p in scoped]
         found = detect(values, direction=direction, samples=samples if any(samples) else None) \
             if sum(v is not None for v in values) >= 3 else []
+        # The engine's alerts held until their newest build is run again (engine_gate): those confirmed
+        # stand (and the rule's alerts of the same change yield to them), the others wait or are dropped.
+        gates = {id(cp): engine_gate.gate(scoped, metric, direction, cp) for cp in found if cp.state == "alert"}
+        standing = [cp for cp in found if cp.state != "alert" or gates[id(cp)][0] == engine_gate.CONFIRMED]
         # The two-build confirmation beside the engine (docs/detection.md): its alerts the engine has not
         # raised, and the newest build re-measured where it alone is off (its suspect).
-        fast, fast_suspect = two_build_changes(scoped, metric, direction, found)
+        fast, fast_suspect = two_build_changes(scoped, metric, direction, standing)
         # The floor rule where the change-point detector said nothing of the newest builds.
         if not any(cp.raised_at == len(points) - 1 or cp.first_bad >= len(points) - FLOOR_RULE_WINDOW for cp in found):
             _short_history(series=series, metric=metric, points=points, summary=summary, outcome=outcome,
@@ -60,7 +65,16 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
         found = found + fast + ([fast_suspect] if fast_suspect is not None and not any(
             cp.state == "suspect" and cp.raised_at == fast_suspect.raised_at for cp in found) else [])
         rules = {id(cp): RULE for cp in fast + [fast_suspect] if cp is not None}
+        gated: dict[int, str | None] = {}  # id of an engine alert confirmed by its newest build's re-run: how
         for cp in found:
+            state, how = gates.get(id(cp), (None, None))  # the engine's alerts: held until their newest build runs again
+            if state == engine_gate.REJECTED or (state == engine_gate.CONFIRMED and how is not None
+                                                 and _stored_near(series, metric, points, cp.first_bad)):
+                continue  # dropped, or confirmed after another rule's finding of it was stored
+            if state == engine_gate.PENDING:
+                rules[id(cp)] = engine_gate.RULE
+            elif state == engine_gate.CONFIRMED:
+                gated[id(cp)] = how
             if too_noisy(cp.noise):  # not tracked: no finding, no re-measurement (docs/noise-and-findings.md)
                 continue
             if cp.kind == "regression" and _machine_moved(points, metric, cp.first_bad, cp.raised_at, cp.before, cp.after):
@@ -69,10 +83,11 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
             past_host = None
             if host is not None and not host_explains(metric, before=cp.before, after=cp.after, z=cp.z, host=host):
                 past_host, host = host, None  # past anything the slower host explains: a regression as it stands
-            if cp.state == "suspect" or host is not None:
+            if cp.state == "suspect" or host is not None or state == engine_gate.PENDING:
                 if cp.raised_at == len(points) - 1 and cp.kind == "regression" and cp.first_bad > 0:
                     request = remeasurement_request(series=series, metric=metric, points=points, suspect=cp, host=host,
-                                                    extra={"rule": rules[id(cp)]} if id(cp) in rules else None)
+                                                    # held back for a slowed host: re-runs of both builds decide, as before
+                                                    extra=_request_extra(None if host and state else rules.get(id(cp)), points, cp))
                     if request is not None:
                         outcome.remeasurements.append(request.id)
                 continue
@@ -83,11 +98,20 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                 raised=points[cp.raised_at].build_id, summary=summary, outcome=outcome,
                 magnitude=cp.magnitude, confidence=cp.confidence, before_value=cp.before, after_value=cp.after,
                 details={"message": _change_message(metric, cp) + (alert_note(cp) if id(cp) in rules else "")
-                         + _past_host_note(past_host), "z": cp.z, "noise": cp.noise,
+                         + engine_gate.gate_note(gated.get(id(cp))) + _past_host_note(past_host), "z": cp.z, "noise": cp.noise,
                          "delay": cp.delay, **({"host_slowed": past_host} if past_host else {}),
                          **({"rule": rules[id(cp)], "confirmed_by": confirmed_by(cp)} if id(cp) in rules else {}),
+                         **({"rule": engine_gate.RULE, "confirmed_by": gated[id(cp)]} if gated.get(id(cp)) else {}),
                          **_phase_details(points, metric, last_good=cp.last_good, first_bad=cp.first_bad, raised=cp.raised_at)},
             )
+
+
+def _request_extra(rule: str | None, points: list[Point], cp) -> dict | None:
+    """What a re-measurement keeps of the rule that asked for it (the engine gate: the change's builds)."""
+    if rule != engine_gate.RULE:
+        return {"rule": rule} if rule else None
+    return {"rule": rule, "first_bad_build_id": points[cp.first_bad].build_id,
+            "last_good_build_id": points[cp.last_good].build_id if cp.last_good is not None else None}
 
 
 FLOOR_RULE_BAD_BUILDS = 2  # the newest builds a change of the floor rule may span before it is regressed

@@ -26,7 +26,8 @@ from contract.metrics import BY_NAME
 from detection import confirm_with_remeasurement, is_worse, noise_bar, young_change_passes
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
-from dashboard.regressions.two_build import RULE as TWO_BUILD, alert_note, confirmed_by, two_build_decision
+from dashboard.regressions.two_build import RULE as TWO_BUILD, alert_note, build_runs, confirmed_by, two_build_decision
+from dashboard.regressions import engine_gate
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,8 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
             return request
         if (request.suspect or {}).get("rule") == TWO_BUILD:
             return _two_build_decide(request, points, summary=summary, decided_by="next_build")
+        if (request.suspect or {}).get("rule") == engine_gate.RULE:
+            return _gate_decide(request, points, summary=summary)
         metric, direction = request.metric, TRACKED_METRICS[request.metric]
         later = [p for p in points[ids.index(request.build_id) + 1:] if p.values.get(metric)]
         if not later:
@@ -188,6 +191,11 @@ def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
                 return request
             return _two_build_decide(request, list(points.values()), decided_by="remeasurement",
                                      summary=request.build.alert_summaries.filter(machine_class=request.series.machine_class).first())
+        if (request.suspect or {}).get("rule") == engine_gate.RULE:  # the engine's alert, held for this re-run
+            if len(new_runs) < MIN_RUNS:
+                return request
+            return _gate_decide(request, list(points.values()),
+                                summary=request.build.alert_summaries.filter(machine_class=request.series.machine_class).first())
         if len(new_runs) < MIN_RUNS or len(old_runs) < MIN_RUNS:
             return request
         ordered = list(points.values())
@@ -249,6 +257,42 @@ def _two_build_decide(request: Remeasurement, points: list[Point], *, summary, d
                 "details": {"message": f"{metric} {alert.before:.4g} -> {alert.after:.4g} ({alert.relative_change:+.1%}), "
                             f"{abs(alert.z):.1f} noise standard errors over {runs} runs{alert_note(alert)}",
                             "rule": TWO_BUILD, "confirmed_by": confirmed_by(alert), "z": alert.z, "noise": alert.noise},
+            },
+        )
+    request.save()
+    return request
+
+
+def _gate_decide(request: Remeasurement, points: list[Point], *, summary) -> Remeasurement:
+    """An engine alert held for a re-run of its newest build (``engine_gate``) decided on the series'
+    points up to the newest: its build's re-runs, or the next build where none came, off the alert's
+    way by the rule's per-run criterion confirm it (the finding stored, or found where detection stored
+    it); otherwise rejected; still pending while neither exists."""
+    ids = [p.build_id for p in points]
+    suspect, metric = request.suspect or {}, request.metric
+    direction = TRACKED_METRICS[metric]
+    state, how = engine_gate.gate_state(build_runs(points, metric), raised_at=ids.index(request.build_id),
+                                        before=suspect.get("before"), after=suspect.get("after"), noise=suspect.get("noise"), z=suspect.get("z") or 0.0,
+                                        direction=direction)
+    if state == engine_gate.PENDING:
+        return request
+    request.decided_at = timezone.now()
+    request.decision = {"decided_by": how or "remeasurement", "rule": engine_gate.RULE,
+                        "decision": "regression" if state == engine_gate.CONFIRMED else "no_change"}
+    request.status = Remeasurement.Status.CONFIRMED if state == engine_gate.CONFIRMED else Remeasurement.Status.REJECTED
+    first_bad = suspect.get("first_bad_build_id")
+    if state == engine_gate.CONFIRMED and first_bad is not None:
+        request.regression, _ = Regression.objects.get_or_create(
+            series=request.series, metric=metric, finding=Regression.Finding.CHANGE_POINT, first_bad_build_id=first_bad,
+            defaults={
+                "kind": Regression.Kind.REGRESSION, "last_good_build_id": suspect.get("last_good_build_id"),
+                "raised_build_id": request.build_id, "magnitude": suspect.get("magnitude"),
+                "confidence": suspect.get("confidence"), "before_value": suspect.get("before"),
+                "after_value": suspect.get("after"), "summary": summary,
+                "details": {"message": f"{metric} {suspect.get('before', 0):.4g} -> {suspect.get('after', 0):.4g} "
+                            f"({suspect.get('relative_change', 0):+.1%}), {abs(suspect.get('z') or 0):.1f} noise standard "
+                            f"errors{engine_gate.gate_note(how)}",
+                            "rule": engine_gate.RULE, "confirmed_by": how, "z": suspect.get("z"), "noise": suspect.get("noise")},
             },
         )
     request.save()
