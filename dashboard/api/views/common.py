@@ -24,7 +24,8 @@ def error(description: str) -> OpenApiResponse:
 READ_ERRORS = {400: error("a bad parameter (named in errors[].field)"), 401: error("a wrong, revoked or missing token"),
                404: error("the named thing (or page) does not exist")}
 WRITE_ERRORS = {**READ_ERRORS, 403: error("a read-only token"), 413: error("the body is over the size limit"),
-                411: error("a chunked body this server cannot read: send Content-Length"), 415: error("not application/json")}
+                411: error("a chunked body this server cannot read: send Content-Length"), 415: error("not application/json"),
+                429: error("past one of the token's quotas (named in detail; docs/api-limits.md), with Retry-After where waiting helps")}
 
 
 class ApiView(APIView):
