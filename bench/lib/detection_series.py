@@ -87,19 +87,7 @@ def synthetic(count: int, seed: int, noise_fraction: float = 0.4, length: int = 
     for k in range(count):
         family = FAMILIES[k % len(FAMILIES)]
         sigma = math.exp(rng.uniform(math.log(0.003), math.log(0.03)))
-        level = np.zeros(length)
-        changes, steps = [], []
-        if rng.random() >= noise_fraction:
-            n_steps = int(rng.integers(1, 4))
-            while len(changes) < n_steps:
-                pos = int(rng.integers(30, length - 25))
-                if all(abs(pos - c) >= 30 for c in changes):
-                    changes.append(pos)
-            changes.sort()
-            for c in changes:
-                step = float(rng.choice(STEP_SIZES)) * float(rng.choice([-1.0, 1.0]))
-                steps.append(step)
-                level[c:] += math.log1p(step)
+        level, changes, steps = _planted_steps(rng, length, noise_fraction)
         values = float(rng.uniform(0.5, 20.0)) * np.exp(level + noise(rng, family, sigma, length))
         direction = "higher_is_better" if rng.random() < 0.5 else "lower_is_better"
         out.append(Series(f"{family}-{k}", family, sigma, values, direction, changes, steps))
@@ -150,19 +138,7 @@ def gpu_series(count: int, seed: int, noise_fraction: float = 0.4, length: int =
         res = case["residuals"]
         run_sd = max(float(rng.choice(run_sds)), 2e-4)
         blocks = len(res)
-        level = np.zeros(length)
-        changes, steps = [], []
-        if rng.random() >= noise_fraction:
-            n_steps = int(rng.integers(1, 4))
-            while len(changes) < n_steps:
-                pos = int(rng.integers(30, length - 25))
-                if all(abs(pos - c) >= 30 for c in changes):
-                    changes.append(pos)
-            changes.sort()
-            for c in changes:
-                step = float(rng.choice(STEP_SIZES)) * float(rng.choice([-1.0, 1.0]))
-                steps.append(step)
-                level[c:] += math.log1p(step)
+        level, changes, steps = _planted_steps(rng, length, noise_fraction)
         run_noise = rng.normal(0.0, run_sd, length)
         picks = rng.integers(0, blocks, size=(length, blocks))
         sample_logs = res[picks] + (level + run_noise)[:, None]
@@ -175,3 +151,22 @@ def gpu_series(count: int, seed: int, noise_fraction: float = 0.4, length: int =
         sigma = math.sqrt(run_sd**2 + within**2)
         out.append(Series(f"gpu-{case['key']}-{k}", "h100", sigma, values, "higher_is_better", changes, steps, samples))
     return out
+
+
+def _planted_steps(rng, length: int, noise_fraction: float) -> tuple[np.ndarray, list[int], list[float]]:
+    """The log level of a series (0 until its first step), its change positions and step sizes: none
+    with probability ``noise_fraction``, else 1-3 steps at least 30 builds apart."""
+    level = np.zeros(length)
+    changes, steps = [], []
+    if rng.random() >= noise_fraction:
+        n_steps = int(rng.integers(1, 4))
+        while len(changes) < n_steps:
+            pos = int(rng.integers(30, length - 25))
+            if all(abs(pos - c) >= 30 for c in changes):
+                changes.append(pos)
+        changes.sort()
+        for c in changes:
+            step = float(rng.choice(STEP_SIZES)) * float(rng.choice([-1.0, 1.0]))
+            steps.append(step)
+            level[c:] += math.log1p(step)
+    return level, changes, steps
