@@ -45,7 +45,7 @@ import requests
 from bench.dashboard_load import Cluster, free_port, setup_django
 from bench.detect_large_document import synthetic_document
 from bench.dispatch_overhead import wait_until
-from bench.lib.hostile import Outcome, Tally, junk_query, site_links, table
+from bench.lib.hostile import Outcome, Tally, junk_paths, junk_query, site_links, table
 from bench.slow_clients import SlowClients, nginx_binary, serve, timed_requests
 from bench.worker_suite import Processes
 
@@ -497,9 +497,12 @@ class Probe:
         jobs = [(paths[i % len(paths)], junk_query(self.rng)) for i in range(self.args.reads)]
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             list(pool.map(lambda job: reader.get(job[0], params=job[1], timeout=120), jobs))
+        odd = junk_paths()
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda path: reader.get(path, timeout=120), odd))
         errors = len(self.tally.errors) - before
-        return Outcome("reads", f"{self.args.reads} hostile reads over {len(paths)} URLs with junk query parameters", errors == 0,
-                       f"{errors} x 5xx")
+        return Outcome("reads", f"{self.args.reads} hostile reads over {len(paths)} URLs with junk query parameters, "
+                       f"{len(odd)} addresses with junk in their path", errors == 0, f"{errors} x 5xx")
 
     def run(self) -> None:
         self.seed()

@@ -18,6 +18,14 @@ JUNK_VALUES = ("", " ", "'", '"', "-1", "0", "1e308", "-1e308", "NaN", "inf", "9
                "\x00", "a\x00b", "../../etc/passwd", "%ff", "\ud800"[:0] + "\u202e", "<script>alert(1)</script>",
                "label:", "label:" + "x" * 300, "+", "0000", "ffffffffffff", "x" * 5000, "2026-13-45", "0001-01-01T00:00:00+14:00",
                "9999-12-31T23:59:59-14:00", "😀", "a,b,,c", "DROP TABLE results;--")
+# Names no page reads, as a client mistyping or probing might send them.
+JUNK_NAMES = ("a%d", "%s", "x\x00", "page[]", "__proto__", "q" * 300)
+# Addresses whose path carries a value (the junk is quoted into ``{}``).
+PATH_TEMPLATES = ("/workloads/{}/", "/runs/{}/", "/regressions/{}/", "/explain/{}/1/", "/api/v1/builds/{}/", "/api/v1/runs/{}/",
+                  "/api/v1/results/{}/", "/api/v1/series/{}/", "/api/v1/regressions/{}/", "/api/v1/regressions/{}/bisect/",
+                  "/artifacts/{}/", "/docs/{}/")
+PATH_VALUES = ("0", "-1", "9" * 30, "1e308", "NaN", "a%00b", "%25ff", "..%2F..%2Fetc%2Fpasswd", "label:x", "label:", "+cu130",
+               "ffffffffffff+x", "%E2%80%AE", "x" * 2000, "00000000-0000-0000-0000-000000000000", "%F0%9F%98%80")
 SKIPPED_PREFIXES = ("/admin/", "/static/", "/artifacts/", "/accounts/")
 
 
@@ -51,8 +59,13 @@ class Tally:
 
 
 def junk_query(rng: random.Random, *, most: int = 4) -> dict[str, str]:
-    """One to ``most`` parameters, each a junk value."""
-    return {rng.choice(PARAM_NAMES): rng.choice(JUNK_VALUES) for _ in range(rng.randint(1, most))}
+    """One to ``most`` parameters (one in ten a name no page reads), each a junk value."""
+    return {rng.choice(JUNK_NAMES if rng.random() < 0.1 else PARAM_NAMES): rng.choice(JUNK_VALUES) for _ in range(rng.randint(1, most))}
+
+
+def junk_paths() -> list[str]:
+    """Every address template with every junk path value (already quoted for a URL)."""
+    return [template.format(value) for template in PATH_TEMPLATES for value in PATH_VALUES]
 
 
 def site_links(html: str) -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import threading
 
-from bench.lib.hostile import JUNK_VALUES, PARAM_NAMES, Outcome, Tally, junk_query, site_links, table
+from bench.lib.hostile import JUNK_NAMES, JUNK_VALUES, PARAM_NAMES, PATH_TEMPLATES, PATH_VALUES, Outcome, Tally, junk_paths, junk_query, site_links, table
 
 
 def test_the_tally_counts_every_request_and_keeps_each_5xx_from_many_threads():
@@ -24,8 +24,10 @@ def test_junk_queries_are_seeded_and_reach_every_hostile_value():
     assert junk_query(random.Random(1)) == junk_query(random.Random(1))
     rng = random.Random(46)
     drawn = [junk_query(rng) for _ in range(600)]
-    assert all(1 <= len(q) <= 4 and set(q) <= set(PARAM_NAMES) for q in drawn)
-    assert {v for q in drawn for v in q.values()} == set(JUNK_VALUES)
+    assert all(1 <= len(q) <= 4 and set(q) <= set(PARAM_NAMES) | set(JUNK_NAMES) for q in drawn)
+    assert {v for q in drawn for v in q.values()} == set(JUNK_VALUES) and {k for q in drawn for k in q} >= set(JUNK_NAMES)
+    paths = junk_paths()
+    assert len(paths) == len(PATH_TEMPLATES) * len(PATH_VALUES) and "/workloads/a%00b/" in paths and "/api/v1/builds/label:/" in paths
     assert {"\x00", "%ff", "1e308", "NaN", "x" * 5000} <= set(JUNK_VALUES)
 
 
