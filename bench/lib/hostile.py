@@ -90,7 +90,7 @@ def table(outcomes: list[Outcome], tally: Tally, *, verdicts_changed: int, verdi
     if large.get("detect_s") is not None:
         lines.append(f"{'large document: detection (results, s)':<44}{large['results']} results, {large['detect_s']:.1f} s "
                      f"from its submit, longest task {large.get('longest_task_s') or 0:.1f} s, "
-                     f"{large.get('passes', 0)} pass(es) started")
+                     f"{large.get('passes', 0)} pass(es) started; another document stored in {large.get('bystander_s') or 0:.1f} s meanwhile")
     else:
         lines.append(f"{'large document: detection':<44}not finished: {large.get('why', 'not run')}")
     lines.append("")

@@ -52,5 +52,5 @@ def test_the_table_says_which_item_broke_and_lists_each_5xx():
     assert "2     BROKE    every finding (/ 500)" in lines and "7     not run  redis restart (elsewhere)" in lines
     assert lines[-1] == "5xx: 500 GET /api/v1/regressions/?workload=%25ff"
     done = table([], Tally(), verdicts_changed=0, verdicts_watched=6, large={"results": 10, "detect_s": 61.0, "longest_task_s": 33.3,
-                                                                               "passes": 1}, header=[])
-    assert "10 results, 61.0 s from its submit, longest task 33.3 s, 1 pass(es) started" in done
+                                                                               "passes": 1, "bystander_s": 2.5}, header=[])
+    assert "10 results, 61.0 s from its submit, longest task 33.3 s, 1 pass(es) started; another document stored in 2.5 s" in done
