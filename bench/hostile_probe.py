@@ -255,13 +255,15 @@ class Probe:
         document["run"]["id"] = str(uuid.uuid4())
         document["build"].update(git_sha="e" * 40, label=ref)
         submitted = self.attacker.post_json("/api/v1/runs/submit/", document)
+        crafted = self.attacker.post_json("/api/v1/builds/", {"torch_version": "2.13.0", "git_sha": ref + "d" * 28})  # shares the ref
         gated = self.victim.get(f"/api/v1/verdict/?build={ref}&fail_on_regression=true")
         compare = self.victim.get(f"/compare/?head={ref}")
         held, detail = held_if({"label registration 400 label": registered.status_code == 400 and fields(registered) == ["label"],
                                 "document label 400 build.label": submitted.status_code == 400 and "build.label" in fields(submitted),
+                                f"a sha crafted to share the ref registered ({crafted.status_code})": crafted.status_code in (201, 400),
                                 "gate still 409 regressed": gated.status_code == 409 and gated.json().get("verdict") == "regressed",
                                 "/compare/ 200": compare.status_code == 200})
-        return Outcome("1", "a label cannot take over a sha's verdict (second token)", held, detail)
+        return Outcome("1", "a label or a crafted sha cannot take over a sha's verdict (second token)", held, detail)
 
     def item_2_every_finding(self) -> Outcome:
         from dashboard.regressions.models import Regression
@@ -335,7 +337,7 @@ class Probe:
         from dashboard.results.models import Run
         from tests.documents import make_document, make_result
 
-        document = make_document(results=[make_result()], git_sha=sha_ref(VICTIM_DAYS[0]) + "c" * 28)
+        document = make_document(results=[make_result()], git_sha="0b57" + "d" * 36)
         document["machine"]["machine_class"] = "cpu-bystander"
         sent = time.monotonic()
         app.send_task("results.ingest_run_document", kwargs={"document": document}, queue="ingest")
