@@ -258,6 +258,9 @@ ARTIFACT_MAX_RATIO = env.float("ARTIFACT_MAX_RATIO", default=200.0)
 # it): at most this many bytes of them within ARTIFACT_ORPHAN_HOURS (429 past it), and prune_artifacts
 # deletes those older than that.
 ARTIFACT_UNREFERENCED_MAX_BYTES = env.int("ARTIFACT_UNREFERENCED_MAX_BYTES", default=1024 * 1024 * 1024)
+# The same bound per write token (docs/api-limits.md, range 0..ARTIFACT_UNREFERENCED_MAX_BYTES): one
+# token cannot fill the store-wide bound and lock every other token out of uploading.
+ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN = env.int("ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN", default=256 * 1024 * 1024)
 ARTIFACT_ORPHAN_HOURS = env.float("ARTIFACT_ORPHAN_HOURS", default=24.0)
 
 # --- REST API (/api/v1/, dashboard.api) ------------------------------------------------------------

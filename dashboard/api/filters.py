@@ -114,7 +114,9 @@ class StrictFilterSet(filters.FilterSet):
         else:
             found = {k: "given more than once" for k in twice} or {k: "This field may not be blank." for k in blank}
         found = found or self.unknown_values()
-        return ErrorDict({k: ErrorList([ValidationError(message)]) for k, message in found.items()})
+        # django-filter formats each message with %: a '%' the client sent (quoted in it) is escaped
+        # ("?workload=%25ff" was a 500, issue #46's probe)
+        return ErrorDict({k: ErrorList([ValidationError(message.replace("%", "%%"))]) for k, message in found.items()})
 
     def unknown_values(self) -> dict[str, str]:
         """A choice, machine class or workload this server does not know: named, with the value

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from dashboard.results.models import Run
+from dashboard.results.models import Artifact, Run
 
 
 class ApiToken(models.Model):
@@ -42,3 +42,15 @@ class RunOwner(models.Model):
     def __str__(self) -> str:
         return f"run {self.run_id} of {self.token.name}"
 
+
+
+class ArtifactUploader(models.Model):
+    """The token that first uploaded an artifact (``PUT /artifacts/<sha256>/``): its uploads no
+    result references count against ``ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN``, so one token
+    cannot fill the store and lock every other token out of uploading (issue #46 item 10)."""
+
+    artifact = models.OneToOneField(Artifact, on_delete=models.CASCADE, primary_key=True, related_name="api_uploader")
+    token = models.ForeignKey(ApiToken, on_delete=models.CASCADE, related_name="artifacts_uploaded")
+
+    def __str__(self) -> str:
+        return f"artifact {self.artifact_id} of {self.token.name}"

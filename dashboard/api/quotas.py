@@ -6,7 +6,10 @@ their ranges in docs/api-limits.md; each refusal is a 429 naming the setting tha
   minute, counted atomically in the ``throttle`` cache (Redis when the broker is Redis);
 - ``API_TOKEN_MAX_OPEN_CASES``: cases queued or running of the runs one token requested; a request
   that would pass it creates nothing;
-- ``API_TOKEN_MAX_BISECTIONS``: bisections one token has running at once.
+- ``API_TOKEN_MAX_BISECTIONS``: bisections one token has running at once;
+- ``ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN``: bytes of the artifacts one token uploaded within
+  ``ARTIFACT_ORPHAN_HOURS`` that no result references yet (the store-wide bound,
+  ``ARTIFACT_UNREFERENCED_MAX_BYTES``, is checked too: one token alone cannot reach it).
 
 The dashboard's own work (nightly runs, the admin, a bisection started automatically) is not a
 token's and is not counted."""
@@ -21,6 +24,8 @@ from django.core.cache import caches
 from rest_framework import exceptions, status
 
 from dashboard.api.models import ApiToken
+from dashboard.results.artifacts import unreferenced_bytes
+from dashboard.results.models import Artifact
 from dashboard.dispatch.models import CaseTask
 
 log = logging.getLogger(__name__)
@@ -81,3 +86,24 @@ def bisections_check(*, requested_by: str) -> None:
     if running >= limit:
         raise OverQuota("regression_id", f"{requested_by} has {running} bisections running; API_TOKEN_MAX_BISECTIONS is "
                         f"{limit}: wait for one to finish or cancel one")
+
+
+def unreferenced_uploads_check(*, token: ApiToken | None, size: int) -> None:
+    """OverQuota when storing ``size`` more bytes would put the uploads no result references yet
+    (stored within ``ARTIFACT_ORPHAN_HOURS``) past ``ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN`` for
+    ``token``, or past ``ARTIFACT_UNREFERENCED_MAX_BYTES`` for the whole store. Called with the
+    token's row locked (``token_lock``), in the transaction that records the upload."""
+    hours = settings.ARTIFACT_ORPHAN_HOURS
+    advice = "send the run documents that reference them first, or wait for prune_artifacts to expire them"
+    if token is not None:
+        limit = settings.ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN
+        mine = unreferenced_bytes(hours=hours, among=Artifact.objects.filter(api_uploader__token=token))
+        if mine + size > limit:
+            raise OverQuota("body", f"token {token.prefix}… ({token.name}) uploaded {mine} bytes of artifacts that no result "
+                            f"references yet in the last {hours:g} h; with these {size} bytes it would pass "
+                            f"ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN {limit}: {advice}")
+    limit = settings.ARTIFACT_UNREFERENCED_MAX_BYTES
+    waiting = unreferenced_bytes(hours=hours)
+    if waiting + size > limit:
+        raise OverQuota("body", f"{waiting} bytes of artifacts that no result references yet were uploaded in the last "
+                        f"{hours:g} h; ARTIFACT_UNREFERENCED_MAX_BYTES is {limit}: {advice}")

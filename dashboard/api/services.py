@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import secrets
 import uuid
 
@@ -14,12 +15,13 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from dashboard.api.models import ApiToken, RunOwner
-from dashboard.api.quotas import open_cases_check, token_lock
+from dashboard.api.models import ApiToken, ArtifactUploader, RunOwner
+from dashboard.api.quotas import open_cases_check, token_lock, unreferenced_uploads_check
 from dashboard.dispatch.services import BaseNotProbed, run_cancel_open, variant_overrides_validate
 from dashboard.dispatch.services import run_request as dispatch_run_request
 from dashboard.dispatch.services.planning import matrix_resolve, run_plan
-from dashboard.results.models import Build, Machine, Run
+from dashboard.results.artifacts import artifact_store, artifacts_stored
+from dashboard.results.models import Artifact, Build, Machine, Run
 from dashboard.pipeline.services import run_ingest_and_detect
 from dashboard.results.services import IngestOutcome, build_get_or_create
 from dashboard.results.run_status import run_status_set
@@ -312,3 +314,18 @@ def _attach_host(run: Run, document: dict) -> None:
         machine, _ = Machine.objects.get_or_create(hostname=hostname, machine_class=machine_class)
         run.machine = machine
         run.save(update_fields=["machine"])
+
+
+def artifact_upload(*, raw: bytes, sha256: str, name: str, token: ApiToken | None) -> tuple[Artifact, bool]:
+    """Store an uploaded artifact for ``token`` (row, created). New bytes are counted against the
+    bounds on uploads no result references yet (``unreferenced_uploads_check``: 429 past one) with
+    the token's row locked, so a token's concurrent uploads cannot pass its bound together; bytes
+    stored already are no new upload. Raises ``ArtifactRefused`` (nothing kept) for wrong bytes."""
+    with transaction.atomic():
+        token_lock(token)
+        if not artifacts_stored(sha256s=[sha256]):
+            unreferenced_uploads_check(token=token, size=len(raw))
+        artifact, created = artifact_store(source=io.BytesIO(raw), sha256=sha256, name=name)
+        if created and token is not None:
+            ArtifactUploader.objects.get_or_create(artifact=artifact, defaults={"token": token})
+    return artifact, created

@@ -19,6 +19,7 @@ from typing import BinaryIO, Iterable
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from contract.artifacts import SHA256, name_error, path_error, sha256_error
@@ -123,11 +124,13 @@ class PruneOutcome:
     kept_bytes: int
 
 
-def unreferenced_bytes(*, hours: float, now: dt.datetime | None = None) -> int:
+def unreferenced_bytes(*, hours: float, now: dt.datetime | None = None, among: QuerySet[Artifact] | None = None) -> int:
     """Bytes of the artifacts stored within the last ``hours`` that no result references (uploads
-    whose run document has not come, or never will: older ones ``prune_artifacts`` deletes)."""
+    whose run document has not come, or never will: older ones ``prune_artifacts`` deletes); only
+    those of ``among`` when given (one token's uploads)."""
     since = (now or timezone.now()) - dt.timedelta(hours=hours)
-    recent = dict(Artifact.objects.filter(stored_at__gte=since).values_list("pk", "size_bytes"))
+    artifacts = Artifact.objects.all() if among is None else among
+    recent = dict(artifacts.filter(stored_at__gte=since).values_list("pk", "size_bytes"))
     referenced = artifacts_referenced(recent)
     return sum(size for sha, size in recent.items() if sha not in referenced)
 

@@ -43,13 +43,21 @@ def doc_path(*, name: str) -> Path | None:
     if not PAGE_NAME.fullmatch(name):
         return None
     path = settings.BASE_DIR / "README.md" if name == "readme" else settings.BASE_DIR / "docs" / f"{name}.md"
-    return path if path.is_file() else None
+    return _file(path)
 
 
 def doc_image_path(*, name: str) -> Path | None:
     """A screenshot of docs/img/ (``overview.png``), or None."""
-    path = settings.BASE_DIR / "docs" / "img" / name
-    return path if IMAGE_NAME.fullmatch(name) and path.is_file() else None
+    return _file(settings.BASE_DIR / "docs" / "img" / name) if IMAGE_NAME.fullmatch(name) else None
+
+
+def _file(path: Path) -> Path | None:
+    """``path`` when it is a file; None when not, or when no file can have that name (a name past
+    the file system's 255 bytes raised OSError: ``/docs/<2,000 x's>/`` was a 500, bench/hostile_probe.py)."""
+    try:
+        return path if path.is_file() else None
+    except OSError:
+        return None
 
 
 @functools.cache

@@ -119,3 +119,51 @@ def test_uploads_no_result_references_are_bounded(writer, settings):
     refused = put(writer, sha=hashlib.sha256(others[1]).hexdigest(), body=others[1])
     assert refused.status_code == 429 and fields(refused) == ["body"] and "ARTIFACT_UNREFERENCED_MAX_BYTES" in refused.json()["detail"]
     assert put(writer).status_code == 200  # the same bytes again store nothing: not refused
+
+
+def gz(i: int) -> tuple[str, bytes]:
+    body = gzip.compress(bytes([i]) * 64, mtime=0)  # all the same size
+    return hashlib.sha256(body).hexdigest(), body
+
+
+def test_one_token_at_its_bound_does_not_lock_others_out(writer, settings):
+    """Issue #46 item 10: the bound on uploads no result references was store-wide only, so one
+    token could fill it and every other token's uploads were refused. Each token has its own bound
+    (ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN); another token still uploads."""
+    size = len(gz(0)[1])
+    assert {len(gz(i)[1]) for i in range(8)} == {size}
+    settings.ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN = 2 * size
+    settings.ARTIFACT_UNREFERENCED_MAX_BYTES = 10 * size
+    assert [put(writer, *gz(i)[:1], body=gz(i)[1]).status_code for i in range(2)] == [201, 201]
+    refused = put(writer, gz(2)[0], body=gz(2)[1])
+    assert refused.status_code == 429 and fields(refused) == ["body"], refused.json()
+    assert "ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN" in refused.json()["detail"]
+    assert put(writer, gz(0)[0], body=gz(0)[1]).status_code == 200  # bytes stored already: no new upload
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Token {api_token_create(name='other-ci')[1]}")
+    assert put(other, gz(3)[0], body=gz(3)[1]).status_code == 201
+    assert Artifact.objects.count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tokens_concurrent_uploads_cannot_pass_its_bound_together(secret, settings, tmp_path):
+    """Counted with the token's row locked: eight uploads at once, room for two, two stored."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connection
+
+    size = len(gz(0)[1])
+    assert {len(gz(i)[1]) for i in range(8)} == {size}
+    settings.ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN = 2 * size
+
+    def upload(i: int) -> int:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {secret}")
+        try:
+            return put(client, gz(i)[0], body=gz(i)[1]).status_code
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(8) as pool:
+        codes = sorted(pool.map(upload, range(8)))
+    assert codes == [201, 201] + [429] * 6 and Artifact.objects.count() == 2

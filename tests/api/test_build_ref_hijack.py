@@ -70,6 +70,19 @@ def test_the_verdict_of_a_sha_is_the_sha_builds_whatever_a_label_says(history, a
     assert api.get(f"/api/v1/builds/{VICTIM}/").json()["git_sha"] == sha_for(3)
 
 
+def test_a_sha_crafted_to_share_a_builds_12_digits_does_not_take_its_ref(history, attacker, api):
+    """bench/hostile_probe.py: another token registered a build whose sha starts with the victim's
+    12-digit ref, and the victim's gate answered 400 (ambiguous) instead of 409 regressed. A prefix of
+    12 digits or more names the commit stored first; the crafted one is reached by its full sha."""
+    crafted = VICTIM + "d" * 28
+    assert attacker.post("/api/v1/builds/", {"torch_version": "2.13.0", "git_sha": crafted}, format="json").status_code == 201
+    gated = api.get(f"/api/v1/verdict/?build={VICTIM}&fail_on_regression=true")
+    assert gated.status_code == 409 and gated.json()["verdict"] == "regressed", gated.json()
+    assert api.get(f"/api/v1/builds/{VICTIM}/").json()["git_sha"] == sha_for(3)
+    assert api.get(f"/api/v1/builds/{crafted}/").json()["git_sha"] == crafted
+    assert api.get(f"/api/v1/builds/{VICTIM[:7]}/").status_code == 400  # a short prefix still asks for more digits
+
+
 def test_compare_and_a_run_request_take_the_sha_not_the_label(history, writer, client):
     planted_label_build(VICTIM)
     page = client.get("/compare/", {"head": VICTIM})

@@ -56,3 +56,12 @@ def test_the_database_down_is_503_with_retry_after(api, monkeypatch):
     for response in (api.get("/api/v1/runs/"), Client(raise_request_exception=False).get("/")):
         assert response.status_code == 503 and response["Retry-After"] == "30"
     assert api.get("/api/v1/runs/").json()["errors"][0]["field"] is None
+
+
+@pytest.mark.parametrize("query, field", [("workload=%25ff", "workload"), ("machine_class=a%25sb", "machine_class")])
+def test_a_percent_sign_in_a_read_parameter_is_400_naming_it(api, query, field):
+    """bench/hostile_probe.py: django-filter formats each error message with %, so a '%' the client
+    sent, quoted in the message, was a 500 (``/api/v1/regressions/?workload=%ff``)."""
+    response = api.get(f"/api/v1/regressions/?{query}")
+    assert response.status_code == 400 and fields(response) == [field], response.content[:300]
+    assert "%" in response.json()["detail"]

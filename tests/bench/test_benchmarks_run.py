@@ -66,6 +66,9 @@ RUNS = [
     # the warm process without the model libraries mlp_loop does not use (27 s -> 14 s to ready on a loaded host)
     (["case_start.py", "--repeats", "1", "--workloads", "mlp_loop", "--imports", "torch._dynamo,torch._inductor.compile_fx"], "warm fork", 180),
     (["detect_large_document.py", "--results", "50"], "longest task s", 180),
+    # a whole deployment (PostgreSQL, Redis, two Celery workers, gunicorn behind nginx), 2-3 minutes: its
+    # stored run is bench/results/hostile-probe-2026-11-28.txt, its pieces tests/bench/test_hostile_probe.py
+    (["hostile_probe.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
     (["explain_pair.py", f"{RESULTS}/explain/cpu-plain-2026-11-25.json", f"{RESULTS}/explain/cpu-simdlen1-2026-11-25.json"],
      "kernel changed", 60),

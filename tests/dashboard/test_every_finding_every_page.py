@@ -6,7 +6,6 @@ without a 5xx, and the home page names the status change as it is ("pass -> comp
 from __future__ import annotations
 
 import datetime as dt
-import random
 import re
 from html import unescape
 from urllib.parse import urljoin, urlsplit
@@ -15,74 +14,21 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from contract.metrics import TRACKED
 from dashboard.regressions.models import Regression
-from dashboard.regressions.services import detection_run
-from dashboard.results.models import Build, Result, Run, Series
-from tests.dashboard.page_history import ingest_build, ref_for_day
-from tests.regressions.history import case
+from dashboard.results.models import Result, Run
+from tests.dashboard.every_finding import DETERMINISTIC, change_points_every_metric, every_finding_history
+from tests.dashboard.page_history import ref_for_day
 
 pytestmark = pytest.mark.django_db
 MAX_PAGES = 400
-DETERMINISTIC = {"started_failing", "status_changed", "new_graph_break", "more_graph_breaks", "new_recompile_reason",
-                 "more_recompiles", "dynamic_gap"}
-
-
-def _failing(result: dict, status: str, message: str) -> dict:
-    result.update(status=status, error={"type": "InductorError", "message": message})
-    return result
-
-
-def _history() -> None:
-    """Two builds whose second raises each deterministic finding through real detection."""
-    rng = random.Random(46)
-    ingest_build(1, [
-        case(1.25, rng=rng),
-        _failing(case(1.1, workload="resnet_train", rng=rng), "compile_error", "lowering failed"),
-        case(1.25, regime="backed", rng=rng),
-        case(1.24, regime="unbacked", rng=rng),
-        case(1.1, workload="resnet_train", regime="backed", rng=rng),
-        case(1.1, workload="resnet_train", regime="unbacked", rng=rng, recompile_count=1),
-        case(1.3, rng=rng, mode="max-autotune", recompile_count=1),
-    ])
-    more_recompiles = case(1.1, workload="resnet_train", regime="unbacked", rng=rng, recompile_count=3)
-    more_recompiles["recompiles"] = [{"reason": "tensor 'x' size mismatch at index 0. expected 8, actual 16", "count": 2}]
-    new_break = case(1.25, regime="backed", rng=rng, graph_break_count=2)
-    new_break["graph_breaks"] = [{"reason": "Tensor.item", "location": "model.py:12", "count": 1},
-                                 {"reason": "Unsupported: call_function BuiltinVariable(print)", "location": "model.py:40", "count": 1}]
-    same_reasons = case(1.3, rng=rng, mode="max-autotune", recompile_count=4)
-    more_breaks = case(1.1, workload="resnet_train", regime="backed", rng=rng, graph_break_count=3)
-    more_breaks["graph_breaks"] = [{"reason": "Tensor.item", "location": "model.py:12", "count": 3}]
-    document = ingest_build(2, [
-        _failing(case(1.25, rng=rng), "compile_error", "failed OrderedSet([u1])"),
-        _failing(case(1.1, workload="resnet_train", rng=rng), "crash", "case process died: SIGSEGV"),  # a failure -> another (not oom/timeout: no finding, docs/detection.md)
-        new_break, case(1.02, regime="unbacked", rng=rng), more_breaks, more_recompiles, same_reasons,
-    ])
-    detection_run(run_id=document["run"]["id"])
-
-
-def _change_points() -> None:
-    """A change point of every tracked metric on the newest build, as detection records them (half
-    of them improvements; one by the short-history rule)."""
-    first, newest = Build.objects.order_by("ordered_at")
-    series = Series.objects.filter(workload__name="mlp_loop", config__tags__shape_regime="unbacked").get()
-    for index, metric in enumerate(TRACKED):
-        before, after = 2.0, 2.6
-        kind = "improvement" if index % 2 else "regression"
-        rule = {"rule": "short_history", "noise_source": "stated"} if index == 0 else {}
-        Regression.objects.create(
-            series=series, metric=metric.name, finding="change_point", kind=kind, first_bad_build=newest, last_good_build=first,
-            raised_build=newest, magnitude=-0.3 if kind == "regression" else 0.3, confidence=0.99, before_value=before,
-            after_value=after, details={"message": f"{metric.name} {before:.4g} -> {after:.4g} (+30.0%), 9.0 noise standard errors",
-                                        "z": 9.0, "noise": 0.01, "delay": 1, **rule})
 
 
 @pytest.fixture
 def findings():
-    _history()
+    every_finding_history()
     assert DETERMINISTIC <= set(Regression.objects.values_list("finding", flat=True)), \
         sorted(Regression.objects.values_list("finding", flat=True))
-    _change_points()
+    change_points_every_metric()
     return list(Regression.objects.order_by("id"))
 
 

@@ -16,7 +16,7 @@ from dashboard.regressions.selectors import run_detection_pending
 from dashboard.regressions.services import detection_run
 from dashboard.regressions.services.detection_pass import detection_step
 from dashboard.results.models import Run
-from tests.dashboard.test_every_finding_every_page import _history
+from tests.dashboard.every_finding import every_finding_history
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def _findings() -> set[tuple]:
 def newest(settings) -> Run:
     """Two builds whose second raises one finding of each deterministic kind (7 series), detected once."""
     settings.DETECTION_CHUNK_SERIES = 2
-    _history()
+    every_finding_history()
     return Run.objects.order_by("-build__ordered_at").first()
 
 

@@ -3,8 +3,6 @@
 all or nothing: bytes that are not the announced sha256 leave nothing behind."""
 from __future__ import annotations
 
-import io
-
 from django.conf import settings
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -14,7 +12,9 @@ from rest_framework.response import Response
 from contract.artifacts import CONTENT_TYPE, name_error, sha256_error
 from dashboard.api.exceptions import FieldError
 from dashboard.api.views.common import WRITE_ERRORS, ApiView
-from dashboard.results.artifacts import ArtifactRefused, artifact_store, artifacts_stored, gzip_problem, unreferenced_bytes
+from dashboard.api.auth import token_of
+from dashboard.api.services import artifact_upload
+from dashboard.results.artifacts import ArtifactRefused, gzip_problem
 
 ACCEPTED_TYPES = (CONTENT_TYPE, "application/octet-stream")
 GZIP_MAGIC = b"\x1f\x8b"
@@ -35,7 +35,8 @@ class ArtifactUploadView(ApiView):
         operation_id="artifacts_upload", summary="Upload a case's artifact (gzip), addressed by its sha256",
         description="The body is the gzip file (application/octet-stream or application/gzip). It is stored only when its sha256 is the one in the "
         "address; uploading the same bytes again stores nothing twice. Bodies over ARTIFACT_MAX_BYTES are refused "
-        "with 413. Results reference it by sha256 (`results[i].artifact` in the run document).",
+        "with 413. Uploads no result references yet are bounded per token (ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN) and store-wide "
+        "(ARTIFACT_UNREFERENCED_MAX_BYTES): 429 naming the setting past either. Results reference it by sha256 (`results[i].artifact` in the run document).",
         parameters=[OpenApiParameter("sha256", str, OpenApiParameter.PATH, description="the file's sha256 (64 hex digits)"),
                     OpenApiParameter("name", str, OpenApiParameter.QUERY, required=True,
                                      description="the file name a download gets: letters, digits, '.', '_', '-'")],
@@ -58,14 +59,8 @@ class ArtifactUploadView(ApiView):
             raise FieldError("body", "not a gzip file (artifacts are stored compressed)")
         if problem := gzip_problem(raw, max_expanded=settings.ARTIFACT_MAX_EXPANDED_BYTES, max_ratio=settings.ARTIFACT_MAX_RATIO):
             raise FieldError("body", problem, 413 if "bomb" in problem else 400)
-        if not artifacts_stored(sha256s=[sha256]):
-            waiting = unreferenced_bytes(hours=settings.ARTIFACT_ORPHAN_HOURS)
-            if waiting + len(raw) > settings.ARTIFACT_UNREFERENCED_MAX_BYTES:
-                raise FieldError("body", f"{waiting} bytes of artifacts that no result references yet were uploaded in the last "
-                                 f"{settings.ARTIFACT_ORPHAN_HOURS:g} h; ARTIFACT_UNREFERENCED_MAX_BYTES is "
-                                 f"{settings.ARTIFACT_UNREFERENCED_MAX_BYTES}: send the run documents that reference them first", 429)
         try:
-            artifact, created = artifact_store(source=io.BytesIO(raw), sha256=sha256, name=name)
+            artifact, created = artifact_upload(raw=raw, sha256=sha256, name=name, token=token_of(request))
         except ArtifactRefused as exc:
             raise FieldError(exc.field, str(exc), 413 if exc.field == "body" else 400) from None
         data = {"sha256": artifact.pk, "name": artifact.name, "size_bytes": artifact.size_bytes, "created": created,

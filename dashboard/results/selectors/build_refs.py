@@ -15,7 +15,11 @@ registered (``label_problem``); one stored before that rule is still reached by 
 A bare prefix names the one build it matches; among several builds of one sha, the plain build (no
 local label), else the one build measured here beside imported samples of it (never a variant);
 else the answer lists them ("2 builds have the sha 'cf30153c4c13': cf30153c4c13+a, cf30153c4c13+b;
-name one"). A prefix of several shas asks for more digits. Unknown and ambiguous refs raise
+name one"). A prefix of several shas asks for more digits, except a prefix of 12 digits or more (the
+refs pages and CI use): two commits share 12 hex digits by chance about once in 2^48 pairs, so a
+second one is almost surely a sha crafted to make another team's ref ambiguous (issue #46's probe:
+it turned a CI gate's answer from 409 into 400); such a prefix names the commit stored first, and
+the later one is reached by more digits of its own. Unknown and ambiguous refs raise
 ``NotFound`` / ``Ambiguous`` whose message lists the candidates and what settles it.
 """
 from __future__ import annotations
@@ -29,6 +33,7 @@ from dashboard.results.selectors.common import Ambiguous, NotFound, ref_for
 
 _SHA_REF = re.compile(r"(?P<sha>[0-9a-f]{7,40}|unknown)(?:[+ ](?P<label>\S{1,100}))?")
 LABEL_PREFIX = "label:"
+SHADOW_DIGITS = 12  # a prefix this long that several commits share names the one stored first
 MAX_CANDIDATES = 5
 
 
@@ -43,6 +48,8 @@ def _refs(builds, *, alternatives: bool = True) -> str:
 
 def _by_sha(ref: str, sha: str, label: str | None) -> Build:
     builds = Build.objects.filter(git_sha=sha) if sha == "unknown" else Build.objects.filter(git_sha__startswith=sha)
+    if len(sha) >= SHADOW_DIGITS and sha != "unknown" and len(builds.order_by().values_list("git_sha", flat=True).distinct()[:2]) > 1:
+        builds = builds.filter(git_sha=builds.order_by("id").values_list("git_sha", flat=True).first())  # stored first: the module's doc
     matches = list(builds.order_by("-ordered_at", "-id")[:50])
     if label is not None:
         labelled = [b for b in matches if b.local_label == label]
