@@ -209,3 +209,32 @@ def test_a_two_build_suspect_is_decided_by_that_rule_on_its_re_run():
     regression = request.regression
     assert regression.first_bad_build_id == runs[-1].build_id and regression.details["confirmed_by"] == "remeasurement"
     assert "two-build confirmation, re-measured" in regression.details["message"] and regression.magnitude < -0.05
+
+
+@pytest.mark.parametrize("rerun, held", [(1.235, "confirmed"), (1.25, "rejected")], ids=["re-run-agrees", "re-run-back"])
+def test_an_engine_alert_is_held_until_its_newest_build_is_re_run(rerun, held):
+    # A 1.2 % drop (3 noise sd) on four builds: the engine alerts on the fourth, the two-build rule not
+    # at all; the alert waits for a re-run of that build (dashboard.regressions.engine_gate), which
+    # stores it (first bad build the first of the four) or drops it.
+    from dashboard.regressions.selectors import build_verdict
+
+    runs = speedup_history([1.25] * 14 + [1.235] * 4)
+    detect_all(runs[-1:])
+    assert not Regression.objects.filter(finding="change_point", metric="speedup").exists()
+    request = Remeasurement.objects.get(metric="speedup")
+    assert request.status == "pending" and request.build_id == runs[-1].build_id
+    assert request.suspect["rule"] == "engine_gate" and request.suspect["first_bad_build_id"] == runs[14].build_id
+    assert build_verdict(build=runs[-1].build, machine_class="cpu").verdict == "suspect"
+    again = ingest_build(18, [case(rerun, rng=random.Random(97))], sha=sha_for(18))
+    detection_run(run_id=again["run"]["id"])
+    request.refresh_from_db()
+    assert request.status == held and request.decision["rule"] == "engine_gate"
+    found = Regression.objects.filter(finding="change_point", metric="speedup")
+    verdict = build_verdict(build=runs[-1].build, machine_class="cpu").verdict
+    if held == "rejected":
+        assert not found.exists() and verdict == "pass"
+        return
+    regression = found.get()
+    assert regression.first_bad_build_id == runs[14].build_id and regression.raised_build_id == runs[-1].build_id
+    assert regression.details["rule"] == "engine_gate" and regression.details["confirmed_by"] == "remeasurement"
+    assert request.regression_id == regression.id and verdict == "regressed"
