@@ -6,9 +6,10 @@
 
 Rules (``--rules``): ``engine``, the change-point engine (``detection.replay_online``); ``two-build``,
 the two-build confirmation (``detection.fastconfirm``) on one run per build; ``re-measured``, the same
-where a suspect build (1.75 robust sd off) is run again once, as the product's re-measurement does:
-the re-run is an independent draw of the same shape at the same build (another evening on the
-class's machines; for outlier bursts the busy evening does not repeat); ``combined``, the alerts of
+where a suspect build (1.75 robust sd off) is run again, and a second time where the first re-run
+agrees (``FastConfig.reruns``), as the product's re-measurement does: each re-run is an independent
+draw of the same shape at the same build, from a stream of its own (another evening on the class's
+machines; for outlier bursts the busy evening does not repeat); ``combined``, the alerts of
 ``re-measured`` and ``engine`` together (one alert per change: within 2 builds of one already
 raised is the same): what the dashboard's detection runs since the rule was wired in
 (dashboard/regressions/two_build.py; the floor rule beside them acts only on short histories and is
@@ -17,8 +18,10 @@ newest build it was raised on is run again (the same re-run draw as the rule's) 
 that re-run is off the alert's way by ``--gate-min`` (default: the rule's ``run_min``, 1) x the
 engine's noise sd from the alert's before level and by ``--gate-nearer`` (0.5) of the alert's shift
 (nearer its after level than its before one: a 1-sd bar alone passes 16 % of normal re-runs): an
-evening's outlier burst does not repeat on the re-run. ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost; a build counts once).
-Figures with their commands: bench/results/recall-benchmark-2026-11-28.txt (docs/detection.md).
+evening's outlier burst does not repeat on the re-run (the gate reads the median of a build's re-runs, as
+the dashboard's does). ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (a build counts once);
+``runs/1k``: re-run runs per 1,000 unchanged builds (the cost).
+Figures with their commands: bench/results/recall-benchmark-2026-11-28.txt and -28b.txt (docs/detection.md).
 The two-build confirmation was tuned with ``--tune`` (bench/lib/detection_series.py's shapes: Gaussian,
 t3, AR(1), two-state, single outliers; seeds 11 and 12) and is reported on the shapes below with
 seed 4242.
