@@ -6,9 +6,10 @@
 
 Rules (``--rules``): ``engine``, the change-point engine (``detection.replay_online``); ``two-build``,
 the two-build confirmation (``detection.fastconfirm``) on one run per build; ``re-measured``, the same
-where a suspect build (1.75 robust sd off) is run again once, as the product's re-measurement does:
-the re-run is an independent draw of the same shape at the same build (another evening on the
-class's machines; for outlier bursts the busy evening does not repeat); ``combined``, the alerts of
+where a suspect build (1.75 robust sd off) is run again, and a second time where the first re-run
+agrees (``FastConfig.reruns``), as the product's re-measurement does: each re-run is an independent
+draw of the same shape at the same build, from a stream of its own (another evening on the class's
+machines; for outlier bursts the busy evening does not repeat); ``combined``, the alerts of
 ``re-measured`` and ``engine`` together (one alert per change: within 2 builds of one already
 raised is the same): what the dashboard's detection runs since the rule was wired in
 (dashboard/regressions/two_build.py; the floor rule beside them acts only on short histories and is
@@ -17,8 +18,10 @@ newest build it was raised on is run again (the same re-run draw as the rule's) 
 that re-run is off the alert's way by ``--gate-min`` (default: the rule's ``run_min``, 1) x the
 engine's noise sd from the alert's before level and by ``--gate-nearer`` (0.5) of the alert's shift
 (nearer its after level than its before one: a 1-sd bar alone passes 16 % of normal re-runs): an
-evening's outlier burst does not repeat on the re-run. ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (the cost; a build counts once).
-Figures with their commands: bench/results/recall-benchmark-2026-11-28.txt (docs/detection.md).
+evening's outlier burst does not repeat on the re-run (the gate reads the median of a build's re-runs, as
+the dashboard's does). ``re-runs/1k``: builds re-measured per 1,000 unchanged builds (a build counts once);
+``runs/1k``: re-run runs per 1,000 unchanged builds (the cost).
+Figures with their commands: bench/results/recall-benchmark-2026-11-28.txt and -28b.txt (docs/detection.md).
 The two-build confirmation was tuned with ``--tune`` (bench/lib/detection_series.py's shapes: Gaussian,
 t3, AR(1), two-state, single outliers; seeds 11 and 12) and is reported on the shapes below with
 seed 4242.
@@ -110,19 +113,21 @@ def _noise(shape: str, unit: float, rng: np.random.Generator) -> np.ndarray:
     return _raw(shape, BUILDS, rng) / unit
 
 
-def make_series(shape: str, step_sd: float, unit: float, rng: np.random.Generator,
-                rerun_rng: np.random.Generator) -> tuple[list[float], list[float], int | None]:
-    """One series of a speedup-like metric (higher is better), a re-run of every build (an independent
-    draw of the same shape: another evening on the class's machines) and where its step starts (None: none)."""
+def make_series(shape: str, step_sd: float, unit: float, rng: np.random.Generator, rerun_rng: np.random.Generator,
+                rerun2_rng: np.random.Generator) -> tuple[list[float], list[list[float]], int | None]:
+    """One series of a speedup-like metric (higher is better), two re-runs of every build (independent
+    draws of the same shape, each from a stream of its own: other evenings on the class's machines; the
+    second stream leaves the first as it was) and where its step starts (None: none)."""
     sigma = math.exp(rng.uniform(math.log(0.005), math.log(0.03)))
     log_noise = sigma * _noise(shape, unit, rng)
-    rerun = sigma * _noise(shape, unit, rerun_rng)
+    reruns = [sigma * _noise(shape, unit, rerun_rng), sigma * _noise(shape, unit, rerun2_rng)]
     start = None
     if step_sd:
         start = int(rng.integers(40, 131))
         log_noise[start:] -= step_sd * sigma  # worse: a lower speedup
-        rerun[start:] -= step_sd * sigma
-    return list(np.exp(log_noise)), list(np.exp(rerun)), start
+        for rerun in reruns:
+            rerun[start:] -= step_sd * sigma
+    return list(np.exp(log_noise)), [list(np.exp(rerun)) for rerun in reruns], start
 
 
 def _merge(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -150,13 +155,17 @@ def _gated(engine_devs: list[tuple[int, int, float, float]], gate_min: float, ne
 
 
 def _judge(args):
-    shape, step_sd, values, rerun, start, rules, gate_min, gate_nearer = args
+    shape, step_sd, values, reruns, start, rules, gate_min, gate_nearer = args
     out = {}
-    rerun_builds: set[int] = set()  # builds re-measured (once each: the rule's suspects and the gate's)
+    taken: dict[int, list[float]] = {}  # per build re-measured, its re-runs (the rule's suspects and the gate's)
 
-    def remeasure(i: int) -> float:
-        rerun_builds.add(i)
-        return rerun[i]
+    def remeasure(i: int) -> float:  # the build's next re-run: the first draw, then the second
+        runs = taken.setdefault(i, [])
+        runs.append(reruns[len(runs) % len(reruns)][i])
+        return runs[-1]
+
+    def cost() -> tuple[int, int]:
+        return len(taken), sum(map(len, taken.values()))
 
     if {"engine", "combined", "gated"} & set(rules):
         cps = replay_online(values, direction="higher_is_better")
@@ -167,47 +176,49 @@ def _judge(args):
     if {"re-measured", "combined", "gated"} & set(rules):
         alerts, _ = fast_alerts(values, direction="higher_is_better", remeasure=remeasure)
         out["re-measured"] = [(cp.first_bad, cp.raised_at) for cp in alerts]
-    remeasured = {"re-measured": len(rerun_builds), "combined": len(rerun_builds)}
+    remeasured = {"re-measured": cost(), "combined": cost()}
     if "combined" in rules:
         out["combined"] = _merge(out["re-measured"], out["engine"])
     devs = []
     if "gated" in rules:
-        # every engine alert is raised at the newest build of its time: that build is run again
-        devs = [(cp.first_bad, cp.raised_at, gate_deviation(cp, remeasure(cp.raised_at)),
+        # every engine alert is raised at the newest build of its time: that build is run again (the
+        # median of its re-runs, as the dashboard's gate reads them, where the rule re-ran it already)
+        devs = [(cp.first_bad, cp.raised_at, gate_deviation(cp, float(np.median(taken.get(cp.raised_at) or [remeasure(cp.raised_at)]))),
                  abs(math.log(cp.after / cp.before)) / cp.noise if cp.noise and cp.before and cp.after else 0.0) for cp in cps]
         out["gated"] = _merge(out["re-measured"], _gated(devs, gate_min, gate_nearer))
-        remeasured["gated"] = len(rerun_builds)
+        remeasured["gated"] = cost()
     return shape, step_sd, start, {rule: out[rule] for rule in rules}, remeasured, devs
 
 
 def _table(rule: str, shapes, judged) -> tuple[list[str], dict]:
-    rows: dict[str, dict] = {shape: {"fp": 0, "builds": 0, "rerun": 0, 1.5: [0, 0, 0], 3.0: [0, 0, 0]} for shape in shapes}
+    rows: dict[str, dict] = {shape: {"fp": 0, "builds": 0, "rerun": 0, "runs": 0, 1.5: [0, 0, 0], 3.0: [0, 0, 0]} for shape in shapes}
     for shape, step_sd, start, by_rule, remeasured, _ in judged:
         alerts = by_rule[rule]
         row = rows[shape]
         if not step_sd:
             row["fp"] += len(alerts)
             row["builds"] += BUILDS - 8
-            row["rerun"] += remeasured.get(rule, 0)
+            row["rerun"] += remeasured.get(rule, (0, 0))[0]
+            row["runs"] += remeasured.get(rule, (0, 0))[1]
             continue
         hits = [(b, r) for b, r in alerts if abs(b - start) <= MARGIN and r >= start]
         row[step_sd][0] += 1
         row[step_sd][1] += any(r - start + 1 <= 2 for _, r in hits)
         row[step_sd][2] += bool(hits)
     head = (f"{'noise shape':<16} {'FP/1k builds':>12} {'3 sd <=2 builds':>16} {'3 sd by end':>12} "
-            f"{'1.5 sd <=2 builds':>18} {'1.5 sd by end':>14} {'re-runs/1k':>11}")
+            f"{'1.5 sd <=2 builds':>18} {'1.5 sd by end':>14} {'re-runs/1k':>11} {'runs/1k':>8}")
     lines = [f"[{rule}]", head, "-" * len(head)]
-    total = {"fp": 0, "builds": 0, "rerun": 0, 1.5: [0, 0, 0], 3.0: [0, 0, 0]}
+    total = {"fp": 0, "builds": 0, "rerun": 0, "runs": 0, 1.5: [0, 0, 0], 3.0: [0, 0, 0]}
     for shape in (*shapes, "all"):
         row = total if shape == "all" else rows[shape]
         if shape != "all":
-            for k in ("fp", "builds", "rerun"):
+            for k in ("fp", "builds", "rerun", "runs"):
                 total[k] += row[k]
             for k in (1.5, 3.0):
                 total[k] = [a + b for a, b in zip(total[k], row[k])]
         lines.append(f"{shape:<16} {1000 * row['fp'] / row['builds']:>12.2f} {row[3.0][1] / row[3.0][0]:>16.1%} "
                      f"{row[3.0][2] / row[3.0][0]:>12.1%} {row[1.5][1] / row[1.5][0]:>18.1%} {row[1.5][2] / row[1.5][0]:>14.1%} "
-                     f"{1000 * row['rerun'] / row['builds']:>11.1f}")
+                     f"{1000 * row['rerun'] / row['builds']:>11.1f} {1000 * row['runs'] / row['builds']:>8.1f}")
     return lines, total
 
 
@@ -217,12 +228,13 @@ def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool
     units = unit_sds(seed + 1)
     rng = np.random.default_rng(seed)
     rerun_rng = np.random.default_rng(seed + 7919)
+    rerun2_rng = np.random.default_rng(seed + 2 * 7919)
     jobs = []
     for shape in shapes:
         for step_sd in (0.0, 1.5, 3.0):
             for _ in range(series):
-                values, rerun, start = make_series(shape, step_sd, units.get(shape, 1.0), rng, rerun_rng)
-                jobs.append((shape, step_sd, values, rerun, start, rules, gate_min, gate_nearer))
+                values, reruns, start = make_series(shape, step_sd, units.get(shape, 1.0), rng, rerun_rng, rerun2_rng)
+                jobs.append((shape, step_sd, values, reruns, start, rules, gate_min, gate_nearer))
     began = time.time()
     with ProcessPoolExecutor(max_workers=workers) as pool:
         judged = list(pool.map(_judge, jobs, chunksize=20))

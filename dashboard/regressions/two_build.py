@@ -2,9 +2,9 @@
 
 Beside the change-point engine, detection replays the two-build rule over every run of every build
 (the nightly run and any re-measurement of it): a step is a finding on its second build, or on its
-first where a re-measurement of it agrees; a build 1.75 robust sd off its regime's median is a
-suspect and is re-measured (``services.remeasure``), and the rule decides the re-measurement too
-(``two_build_decision``). Pure reads: no query of its own.
+first where two re-runs of it agree; a build 1.75 robust sd off its regime's median is a suspect and
+is re-measured (``services.remeasure`` runs it twice, ``FastConfig.reruns``), and the rule decides the
+re-measurement too (``two_build_decision``). Pure reads: no query of its own.
 """
 from __future__ import annotations
 
@@ -71,9 +71,10 @@ def alert_note(alert: ChangePoint) -> str:
 
 def two_build_decision(points: list[Point], metric: str, direction: str, *, build_index: int) -> tuple[str, ChangePoint | None]:
     """The rule's decision on a re-measured (or next-build-decided) suspect at ``points[build_index]``,
-    over ``points`` up to the newest: ``("confirmed", alert)`` where an alert starts there,
-    ``("rejected", None)`` where a later build came and none did, or where its runs now sit less
-    than ``point_min`` robust sd off; else ``("pending", None)`` (the next build decides)."""
+    over ``points`` up to the newest: ``("confirmed", alert)`` where an alert starts there (on its own
+    build it takes ``1 + FastConfig.reruns`` runs), ``("rejected", None)`` where a later build came and
+    none did, where its runs now sit less than ``point_min`` robust sd off, or where a re-run is not off
+    the first run's way by ``run_min``; else ``("pending", None)`` (its next re-run or the next build decides)."""
     replay = two_build_replay(points, metric, direction)
     for alert in replay.alerts:
         if alert.first_bad == build_index and alert.kind == "regression":
@@ -82,7 +83,10 @@ def two_build_decision(points: list[Point], metric: str, direction: str, *, buil
         return "rejected", None
     runs = build_runs(points, metric)[build_index]
     if len(runs) >= 2 and replay.level and replay.noise:
-        off = abs(sum(math.log(x) for x in runs) / len(runs) - math.log(replay.level))
-        if off < FastConfig().point_min * replay.noise:
+        offs = [math.log(x / replay.level) for x in runs]
+        if abs(sum(offs) / len(offs)) < FastConfig().point_min * replay.noise:
+            return "rejected", None
+        # a re-run not off the first run's way by run_min: no alert can start at this build any more
+        if any(math.copysign(1.0, offs[0]) * off < FastConfig().run_min * replay.noise for off in offs[1:]):
             return "rejected", None
     return "pending", None

@@ -53,6 +53,18 @@ def test_both_builds_are_re_run_on_the_class_workers_when_they_have_them(sent, d
     assert [c["machine_class"] for c in sent] == ["cpu", "cpu"]
 
 
+def test_a_two_build_suspect_runs_its_own_build_twice(sent, django_capture_on_commit_callbacks):
+    request = _suspect()
+    request.suspect = {**request.suspect, "rule": "two_build"}  # its rule decides on the suspect build's runs alone
+    request.save()
+    for build in (request.build, request.baseline_build):
+        BuildEnvironment.objects.create(build=build, machine_class="cpu", hostname="box", python=f"/envs/{build.git_sha[:4]}/python",
+                                        source="worker", reported_at=timezone.now())
+    with django_capture_on_commit_callbacks(execute=True):
+        run_ids = remeasurement_dispatch(remeasurement_id=request.id)
+    assert [r.build_id for r in Run.objects.filter(pk__in=run_ids)] == [request.build_id, request.build_id]
+
+
 def test_without_a_worker_that_has_both_builds_the_request_waits(sent):
     request = _suspect()
     BuildEnvironment.objects.create(build=request.build, machine_class="cpu", hostname="box", python="/envs/new/python",

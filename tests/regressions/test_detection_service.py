@@ -193,19 +193,50 @@ def test_the_second_bad_build_is_regressed_too():
     assert [build_verdict(build=r.build, machine_class="cpu").verdict for r in runs[13:]] == ["pass", "regressed", "regressed"]
 
 
-def test_a_two_build_suspect_is_decided_by_that_rule_on_its_re_run():
+def test_a_two_build_suspect_is_decided_by_that_rule_on_its_re_runs():
     # The re-measurement of a suspect of the two-build confirmation (dashboard.regressions.two_build) is
-    # decided by that rule on the build's runs: a re-run that agrees confirms it on its own build.
+    # decided by that rule on the build's runs: two re-runs that agree confirm it on its own build.
     runs = speedup_history([1.25] * 14 + [1.15])
     detect_all(runs)
     request = Remeasurement.objects.get(metric="speedup")
     request.suspect = {**request.suspect, "rule": "two_build"}
     request.save()
     rng = random.Random(99)
-    rerun_new = ingest_build(15, [case(1.15, rng=rng)], sha=sha_for(15))
-    detection_run(run_id=rerun_new["run"]["id"])  # the suspect build's re-run alone decides (not the baseline's)
-    request.refresh_from_db()
-    assert request.status == "confirmed" and request.decision["rule"] == "two_build"
+    for n in range(2):  # the suspect build's re-runs alone decide (not the baseline's)
+        rerun_new = ingest_build(15, [case(1.15, rng=rng)], sha=sha_for(15))
+        detection_run(run_id=rerun_new["run"]["id"])
+        request.refresh_from_db()
+        assert request.status == ("pending" if n == 0 else "confirmed")
+    assert request.decision["rule"] == "two_build"
     regression = request.regression
     assert regression.first_bad_build_id == runs[-1].build_id and regression.details["confirmed_by"] == "remeasurement"
     assert "two-build confirmation, re-measured" in regression.details["message"] and regression.magnitude < -0.05
+
+
+@pytest.mark.parametrize("rerun, held", [(1.235, "confirmed"), (1.25, "rejected")], ids=["re-run-agrees", "re-run-back"])
+def test_an_engine_alert_is_held_until_its_newest_build_is_re_run(rerun, held):
+    # A 1.2 % drop (3 noise sd) on four builds: the engine alerts on the fourth, the two-build rule not
+    # at all; the alert waits for a re-run of that build (dashboard.regressions.engine_gate), which
+    # stores it (first bad build the first of the four) or drops it.
+    from dashboard.regressions.selectors import build_verdict
+
+    runs = speedup_history([1.25] * 14 + [1.235] * 4)
+    detect_all(runs[-1:])
+    assert not Regression.objects.filter(finding="change_point", metric="speedup").exists()
+    request = Remeasurement.objects.get(metric="speedup")
+    assert request.status == "pending" and request.build_id == runs[-1].build_id
+    assert request.suspect["rule"] == "engine_gate" and request.suspect["first_bad_build_id"] == runs[14].build_id
+    assert build_verdict(build=runs[-1].build, machine_class="cpu").verdict == "suspect"
+    again = ingest_build(18, [case(rerun, rng=random.Random(97))], sha=sha_for(18))
+    detection_run(run_id=again["run"]["id"])
+    request.refresh_from_db()
+    assert request.status == held and request.decision["rule"] == "engine_gate"
+    found = Regression.objects.filter(finding="change_point", metric="speedup")
+    verdict = build_verdict(build=runs[-1].build, machine_class="cpu").verdict
+    if held == "rejected":
+        assert not found.exists() and verdict == "pass"
+        return
+    regression = found.get()
+    assert regression.first_bad_build_id == runs[14].build_id and regression.raised_build_id == runs[-1].build_id
+    assert regression.details["rule"] == "engine_gate" and regression.details["confirmed_by"] == "remeasurement"
+    assert request.regression_id == regression.id and verdict == "regressed"

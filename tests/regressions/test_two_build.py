@@ -1,5 +1,5 @@
 """The two-build confirmation over stored points (dashboard.regressions.two_build): the newest build
-off its regime is a suspect to re-measure; a re-run that agrees confirms it on its own build, one
+off its regime is a suspect to re-measure; two re-runs that agree confirm it on its own build, one
 that does not rejects it; with no re-run, the next build decides. Pure: no database."""
 import numpy as np
 
@@ -32,10 +32,15 @@ def test_a_5_sd_drop_is_a_suspect_on_its_build_then_a_finding_on_the_next():
     assert two_build_decision(_points(later), "speedup", HIGHER, build_index=30)[0] == "confirmed"
 
 
-def test_a_re_run_that_agrees_confirms_on_the_suspect_build_and_one_that_does_not_rejects():
+def test_two_re_runs_that_agree_confirm_on_the_suspect_build_and_one_that_does_not_rejects():
     values = _history() + [2.0 * np.exp(-0.05)]
-    state, alert = two_build_decision(_points(values, {30: [2.0 * np.exp(-0.048)]}), "speedup", HIGHER, build_index=30)
+    state, _ = two_build_decision(_points(values, {30: [2.0 * np.exp(-0.048)]}), "speedup", HIGHER, build_index=30)
+    assert state == "pending"  # one re-run that agrees: its second re-run (or the next build) decides
+    state, alert = two_build_decision(_points(values, {30: [2.0 * np.exp(-0.048), 2.0 * np.exp(-0.053)]}), "speedup", HIGHER,
+                                      build_index=30)
     assert state == "confirmed" and (alert.first_bad, alert.raised_at) == (30, 30) and alert.magnitude < -0.03
+    state, _ = two_build_decision(_points(values, {30: [2.0 * np.exp(-0.003)]}), "speedup", HIGHER, build_index=30)
+    assert state == "rejected"  # a re-run short of 1 robust sd off its way: no alert can start there
     state, alert = two_build_decision(_points(values, {30: [2.0 * np.exp(0.046)]}), "speedup", HIGHER, build_index=30)
     assert (state, alert) == ("rejected", None)  # the re-run sits back at the level: the mean of both is not off
     state, _ = two_build_decision(_points(values + [2.0]), "speedup", HIGHER, build_index=30)

@@ -23,7 +23,7 @@ from dashboard.dispatch.services import run_request
 from dashboard.results.models import Result
 from dashboard.results.same_build import same_build_ids
 from contract.metrics import BY_NAME
-from detection import confirm_with_remeasurement, is_worse, noise_bar, young_change_passes
+from detection import FastConfig, confirm_with_remeasurement, is_worse, noise_bar, young_change_passes
 from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_points, host_slowdown, series_points
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.regressions.two_build import RULE as TWO_BUILD, alert_note, build_runs, confirmed_by, two_build_decision
@@ -54,13 +54,16 @@ def remeasurement_request(*, series, metric: str, points: list[Point], suspect, 
 
 
 def remeasurement_dispatch(*, remeasurement_id: int) -> list[str]:
-    """Queue the re-runs: one run of the suspect case on each of the two builds, on the runner
+    """Queue the re-runs: one run of the suspect case on each of the two builds (a suspect of the
+    two-build rule: ``FastConfig.reruns`` runs of the suspect build, which its rule decides on), on the runner
     workers of the series' machine class (``dashboard.dispatch``). Only where a worker of the class
     has reported both builds; otherwise the request waits on /regressions/ and is decided as soon as
     re-runs of both builds are ingested by any means (CLI, API). Returns the requested run ids."""
     request = Remeasurement.objects.select_related("series__workload", "series__config").get(pk=remeasurement_id)
     series, case = request.series, request.series.config.case_config
     builds = [request.build, request.baseline_build]
+    if (request.suspect or {}).get("rule") == TWO_BUILD:  # its rule decides on the suspect build's own runs alone
+        builds = [request.build] * FastConfig().reruns
     if not remeasurement_runnable(request):
         log.info("re-measurement %s: no worker of %s has both builds; re-runs or the next build decide it",
                  remeasurement_id, series.machine_class)
