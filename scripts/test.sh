@@ -3,7 +3,8 @@
 # a throwaway PostgreSQL cluster and a Redis server per pytest worker; tests start Celery workers and
 # Chromium themselves. pytest runs PTBENCH_TEST_WORKERS processes (pytest-xdist, default 2: a test
 # keeps about one core busy, most of it waiting on a subprocess, a server or the browser), each on a
-# database (pytest-django) and a Redis of its own (tests/xdist_services.py), whole files to one worker.
+# database (pytest-django) and a Redis of its own (tests/xdist_services.py), whole files to one worker
+# (but for the benchmark runs, one by one: tests/xdist_services.py SPREAD).
 # Extra arguments go to pytest (e.g. scripts/test.sh -k ingest; -n 0 runs in this one process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
