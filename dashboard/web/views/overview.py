@@ -24,16 +24,18 @@ def overview(request):
     machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
     range_key = params.range_key(request)
     wanted = {axis: params.choice(request, SHORT[axis], allowed(axis)) for axis in SHOWN_AXES}
+    configs = {c.id: c for c in Config.objects.all()}  # one read for the tables and the trends
     config_ids = list(Config.objects.filter(**config_lookups("", **{k: v for k, v in wanted.items() if v})).values_list("id", flat=True))
 
-    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, cells=home_cells)
+    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, cells=home_cells, classes=classes,
+                           configs=configs)
     for block in blocks:
         block.suites = suite_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids)
         block.training = training_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids)
     trends = None
     if machine_class:
         since = range_since(newest=builds_newest_time(machine_class=machine_class), range_key=range_key)
-        trend = overview_trend(machine_class=machine_class, since=since, config_ids=config_ids)
+        trend = overview_trend(machine_class=machine_class, since=since, config_ids=config_ids, configs=configs)
         trends = charts.overview_trends(trend=trend, figures=FIGURES, machine_class=machine_class)
         trends["compare_url"] = reverse("web:compare")
     recent = run_list_recent(limit=10)
