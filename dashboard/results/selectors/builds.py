@@ -108,13 +108,16 @@ def build_label_on(*, build: Build, machine_class: str) -> str:
     return imported_sources_label(torch_version=build.torch_version, sources=sources) if sources else str(build)
 
 
-def build_not_passed(*, build_id: int, machine_class: str) -> dict[str, int]:
+def build_not_passed(*, build_id: int, machine_class: str, cases: dict[int, dict] | None = None) -> dict[str, int]:
     """How many of a build's cases on ``machine_class`` did not pass, by status, most first: the
-    cases ``BuildSummary`` counts (one per series, the result stored last)."""
-    rows = (Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
-            .order_by("id").values("series_id", "status"))
+    cases ``BuildSummary`` counts (one per series, the result stored last; ``cases``: as
+    ``build_cases`` read them, where the page has them)."""
+    if cases is None:
+        rows = (Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
+                .order_by("id").values("series_id", "status"))
+        cases = latest_per_series(rows)
     counts: dict[str, int] = {}
-    for row in latest_per_series(rows).values():
+    for row in cases.values():
         if row["status"] != PASS:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

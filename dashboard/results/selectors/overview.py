@@ -55,6 +55,7 @@ class ClassOverview:
     copy: BuildSummary | None = None  # no previous build: another stored build of the same commit on the class
     elsewhere: BuildSummary | None = None  # no previous build nor copy: the same commit measured on another class
     suites: list = field(default_factory=list)  # the page's per-suite table (selectors.suites.suite_table)
+    cases: dict | None = None  # the latest build's cases, where the page read them (selectors.build_cases)
     build_label: str = ""  # the latest build as this class measured it (selectors.builds.build_label_on)
     outcome: str = ""  # "204 cases, 173 passed, 31 did not: 20 compile_error, ..." (web.last_night.Night.outcome)
 
