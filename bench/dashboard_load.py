@@ -118,7 +118,8 @@ def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path, budge
     """Each page ``repeat`` times; a page served through the page cache (overview, workload, compare,
     dynamic) twice: cold (the cache emptied before each request, as the first request after an
     ingest finds it) and warm (served from the cache, as every later request until the next
-    ingest). A page of ``UNSTORED_PAGES``: the cache emptied and its stored noise bands dropped
+    ingest). The process's objects are frozen out of the garbage collector's walks first, as the
+    server's are (``dashboard.server_gc``). A page of ``UNSTORED_PAGES``: the cache emptied and its stored noise bands dropped
     before each request (the first compare against a base whose bands were never stored)."""
     from django.conf import settings
     from django.core.cache import cache
@@ -126,6 +127,9 @@ def measure(pages: list[tuple[str, list]], repeat: int, static_root: Path, budge
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
+    from dashboard.server_gc import freeze_loaded
+
+    freeze_loaded()  # as dashboard/wsgi.py does in each server process
     client = Client()
     rows = []
     for name, targets in pages:

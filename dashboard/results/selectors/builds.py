@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from dashboard.results.aggregates import PASS, latest_per_series
 from dashboard.results.imported import imported_sources_label, is_imported_label
@@ -50,11 +50,10 @@ def build_summary_previous(*, summary: BuildSummary) -> BuildSummary | None:
     build = summary.build
     if not build.overrides and build.git_sha != "unknown":
         older = older.exclude(build__git_sha=build.git_sha)
-    same_time = older.filter(ordered_at=summary.ordered_at, build_id__lt=summary.build_id)
-    return (
-        same_time.order_by("-build_id").first()
-        or older.filter(ordered_at__lt=summary.ordered_at).order_by("-ordered_at", "-build_id").first()
-    )
+    # One read: a build of the same time with a lower id comes first (newest first, then by id), else
+    # the newest one before (two reads cost the home page four round trips under load).
+    return (older.filter(Q(ordered_at=summary.ordered_at, build_id__lt=summary.build_id) | Q(ordered_at__lt=summary.ordered_at))
+            .order_by("-ordered_at", "-build_id").first())
 
 
 def build_summary_elsewhere(*, summary: BuildSummary) -> BuildSummary | None:
@@ -109,13 +108,16 @@ def build_label_on(*, build: Build, machine_class: str) -> str:
     return imported_sources_label(torch_version=build.torch_version, sources=sources) if sources else str(build)
 
 
-def build_not_passed(*, build_id: int, machine_class: str) -> dict[str, int]:
+def build_not_passed(*, build_id: int, machine_class: str, cases: dict[int, dict] | None = None) -> dict[str, int]:
     """How many of a build's cases on ``machine_class`` did not pass, by status, most first: the
-    cases ``BuildSummary`` counts (one per series, the result stored last)."""
-    rows = (Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
-            .order_by("id").values("series_id", "status"))
+    cases ``BuildSummary`` counts (one per series, the result stored last; ``cases``: as
+    ``build_cases`` read them, where the page has them)."""
+    if cases is None:
+        rows = (Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
+                .order_by("id").values("series_id", "status"))
+        cases = latest_per_series(rows)
     counts: dict[str, int] = {}
-    for row in latest_per_series(rows).values():
+    for row in cases.values():
         if row["status"] != PASS:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

@@ -91,7 +91,7 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
             cfg=configs[n["config_id"]],
         )
         row.changes = case_changes(o, n, bands=noise_bands(series_id), threshold=threshold)
-        _flag(row, chosen, new_break_reasons=bool(new_breaks(o["graph_breaks"], n["graph_breaks"])))
+        _flag(row, chosen, new_break_reasons=_new_break_reasons(o, n))
         out.rows.append(row)
     out.only_base = [OneSided(o["workload__name"], config_label(configs[o["config_id"]]), o["status"], o["id"])
                      for o in pairs.only_base]
@@ -101,6 +101,15 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
     out.only_base.sort(key=lambda r: (r.workload, r.config))
     out.only_head.sort(key=lambda r: (r.workload, r.config))
     return out
+
+
+def _new_break_reasons(o: dict, n: dict) -> bool:
+    """Whether the head has a graph-break reason the base lacks (``detection.new_breaks``), asked only
+    where ``_flag`` reads it (both passed) and the two lists differ (equal lists add none): normalising
+    every reason of 2,000 cases costs a cold /compare/ ~0.2 s."""
+    if o["status"] != "pass" or n["status"] != "pass" or not n["graph_breaks"] or o["graph_breaks"] == n["graph_breaks"]:
+        return False
+    return bool(new_breaks(o["graph_breaks"], n["graph_breaks"]))
 
 
 def case_changes(o: dict, n: dict, *, bands: dict[str, float], threshold: float) -> dict[str, Change]:

@@ -55,6 +55,7 @@ class ClassOverview:
     copy: BuildSummary | None = None  # no previous build: another stored build of the same commit on the class
     elsewhere: BuildSummary | None = None  # no previous build nor copy: the same commit measured on another class
     suites: list = field(default_factory=list)  # the page's per-suite table (selectors.suites.suite_table)
+    cases: dict | None = None  # the latest build's cases, where the page read them (selectors.build_cases)
     build_label: str = ""  # the latest build as this class measured it (selectors.builds.build_label_on)
     outcome: str = ""  # "204 cases, 173 passed, 31 did not: 20 compile_error, ..." (web.last_night.Night.outcome)
 
@@ -201,20 +202,24 @@ def overview_class(*, machine_class: str, configs: dict[int, Config], config_ids
 
 
 def overview_list(*, config_ids: list[int] | None = None, open_regressions: RegressionCounts | None = None,
-                  cells: ClassCells | None = None) -> list[ClassOverview]:
+                  cells: ClassCells | None = None, classes: list[str] | None = None,
+                  configs: dict[int, Config] | None = None) -> list[ClassOverview]:
     """One block per machine class, the class with the newest build first; ``config_ids``
-    limits the rows to some configurations."""
-    configs = {c.id: c for c in Config.objects.all()}
+    limits the rows to some configurations. ``classes`` (``machine_class_list``) and ``configs``
+    (every Config by id): the page's own reads, where it has them."""
+    configs = configs if configs is not None else {c.id: c for c in Config.objects.all()}
     blocks = (overview_class(machine_class=mc, configs=configs, config_ids=config_ids, open_regressions=open_regressions,
                              cells=cells)
-              for mc in machine_class_list())
+              for mc in (classes if classes is not None else machine_class_list()))
     return [b for b in blocks if b is not None]
 
 
-def overview_trend(*, machine_class: str, since: dt.datetime | None, config_ids: list[int] | None = None) -> dict:
+def overview_trend(*, machine_class: str, since: dt.datetime | None, config_ids: list[int] | None = None,
+                   configs: dict[int, Config] | None = None) -> dict:
     """The suite-level figures of every configuration of a machine class over builds since
     ``since``: ``{"configs": {config_id: label}, "points": {config_id: [point, ...]}, "builds": [ref, ...]}``, each point
-    ``{"ref", "at", "version", "cases", <figure key>: value}``, oldest first."""
+    ``{"ref", "at", "version", "cases", <figure key>: value}``, oldest first; ``configs``: every Config
+    by id, where the caller has read them."""
     rows = ConfigSummary.objects.filter(PLAIN_BUILD, machine_class=machine_class)
     if since is not None:
         rows = rows.filter(ordered_at__gte=since)
@@ -224,7 +229,7 @@ def overview_trend(*, machine_class: str, since: dt.datetime | None, config_ids:
         "config_id", "ordered_at", "build__git_sha", "build__local_label", "build__torch_version", "cases", "passed",
         *(f.key for f in FIGURES if f.key != "pass_rate"),
     )
-    configs = {c.id: c for c in Config.objects.all()}
+    configs = configs if configs is not None else {c.id: c for c in Config.objects.all()}
     points: dict[int, dict[str, dict]] = {}  # config -> commit -> its point, in build order
     builds: dict[str, str] = {}  # every commit's ref, in build order
     for row in rows:

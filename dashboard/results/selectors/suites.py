@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from contract.suites import ALL, suite_names, suite_of
 from dashboard.results.aggregates import PASS, geomean, latest_per_series
 from dashboard.results.models import Result, Run
+from dashboard.results.selectors.build_cases import cases_of_configs
 
 # The sentence ``python -m runner run`` writes into a document it ends early (runner/cli.py):
 # counted per suite as partial runs instead of repeated in each note.
@@ -56,13 +57,18 @@ def notes_grouped(pairs) -> list[tuple[str, list[str]]]:
     return list(grouped.items())
 
 
-def suite_table(*, build_id: int, machine_class: str, config_ids: list[int] | None = None) -> list[SuiteRow]:
+def suite_table(*, build_id: int, machine_class: str, config_ids: list[int] | None = None,
+                cases: dict[int, dict] | None = None) -> list[SuiteRow]:
     """Per suite of the build's cases on the class (the case stored last of each series), then
-    ``all`` when there is more than one suite; ``config_ids`` limits the cases to some configurations."""
-    rows = Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
-    if config_ids is not None:
-        rows = rows.filter(config_id__in=config_ids)
-    cases = latest_per_series(rows.order_by("id").values("id", "series_id", "workload__name", "status", "speedup", "run_id"))
+    ``all`` when there is more than one suite; ``config_ids`` limits the cases to some configurations;
+    ``cases``: the build's cases as ``build_cases`` read them, where the page has them."""
+    if cases is not None:
+        cases = cases_of_configs(cases, config_ids)
+    else:
+        rows = Result.objects.filter(build_id=build_id, series__machine_class=machine_class)
+        if config_ids is not None:
+            rows = rows.filter(config_id__in=config_ids)
+        cases = latest_per_series(rows.order_by("id").values("id", "series_id", "workload__name", "status", "speedup", "run_id"))
     notes = dict(Run.objects.filter(id__in={c["run_id"] for c in cases.values()}).values_list("id", "notes"))
     grouped: dict[str, list[dict]] = {}
     for case in cases.values():

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from contract.suites import suite_names, suite_of
 from dashboard.results.aggregates import PASS, geomean, latest_per_series, mean
 from dashboard.results.models import Result
+from dashboard.results.selectors.build_cases import cases_of_configs
 
 WHOLE_STEP = "whole step"  # forward, loss, backward and the optimizer's step in one compile
 MODEL_ONLY = "model"  # forward and backward; the optimizer outside (or absent)
@@ -32,15 +33,20 @@ def compiled_part(workload: str) -> str:
     return WHOLE_STEP if workload.endswith(WHOLE_STEP_MARKS) or "@train_step+" in workload else MODEL_ONLY
 
 
-def training_table(*, build_id: int, machine_class: str, config_ids: list[int] | None = None) -> list[TrainingRow]:
+def training_table(*, build_id: int, machine_class: str, config_ids: list[int] | None = None,
+                   cases: dict[int, dict] | None = None) -> list[TrainingRow]:
     """Per suite (in ``suite_names`` order), then per compiled part, the build's training cases on
-    the class (the case stored last of each series; distributed steps included)."""
-    rows = Result.objects.filter(build_id=build_id, series__machine_class=machine_class, workload__phase="train")
-    if config_ids is not None:
-        rows = rows.filter(config_id__in=config_ids)
-    cases = latest_per_series(rows.order_by("id").values(
-        "series_id", "workload__name", "status", "speedup", "compile_time_cold_s", "eager_peak_memory_bytes",
-        "compiled_peak_memory_bytes"))
+    the class (the case stored last of each series; distributed steps included); ``cases``: the
+    build's cases as ``build_cases`` read them, where the page has them."""
+    if cases is not None:
+        cases = {s: c for s, c in cases_of_configs(cases, config_ids).items() if c["workload__phase"] == "train"}
+    else:
+        rows = Result.objects.filter(build_id=build_id, series__machine_class=machine_class, workload__phase="train")
+        if config_ids is not None:
+            rows = rows.filter(config_id__in=config_ids)
+        cases = latest_per_series(rows.order_by("id").values(
+            "series_id", "workload__name", "status", "speedup", "compile_time_cold_s", "eager_peak_memory_bytes",
+            "compiled_peak_memory_bytes"))
     grouped: dict[tuple[str, str], list[dict]] = {}
     for case in cases.values():
         grouped.setdefault((suite_of(case["workload__name"]), compiled_part(case["workload__name"])), []).append(case)

@@ -6,6 +6,7 @@ import html
 import math
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.conf import settings
 from django.template.defaultfilters import floatformat, truncatechars
 from django.template.defaultfilters import urlencode as urlencode_filter
 from django.urls import reverse
@@ -74,7 +75,11 @@ def _distributed(r) -> str:
 def _text(value) -> str:
     """A value as ``{{ value }}`` writes it: localized, escaped (a string: only escaped, as Django's
     ``escape`` does)."""
-    return html.escape(value) if type(value) is str else conditional_escape(localize(value))
+    if type(value) is str:
+        return html.escape(value)
+    if type(value) is int and not settings.USE_THOUSAND_SEPARATOR:  # what localize writes then, without its
+        return str(value)  # number_format (~0.2 ms a call: a third of the run page's rows)
+    return conditional_escape(localize(value))
 
 
 _QUANTA = {places: Decimal(1).scaleb(-places) for places in (2, 3)}

@@ -5,6 +5,7 @@ from dashboard.regressions.selectors import open_regression_counts
 from contract.case_config import SHORT, SHOWN_AXES, allowed
 from dashboard.regressions.services.home_cells import home_cells
 from dashboard.results.models import Config, Workload
+from dashboard.results.selectors.build_cases import build_cases
 from dashboard.results.selectors.builds import builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, config_lookups, range_since
 from dashboard.results.selectors.overview import FIGURES, overview_list, overview_trend
@@ -24,16 +25,21 @@ def overview(request):
     machine_class = params.choice(request, "machine", classes, classes[0] if classes else None)
     range_key = params.range_key(request)
     wanted = {axis: params.choice(request, SHORT[axis], allowed(axis)) for axis in SHOWN_AXES}
+    configs = {c.id: c for c in Config.objects.all()}  # one read for the tables and the trends
     config_ids = list(Config.objects.filter(**config_lookups("", **{k: v for k, v in wanted.items() if v})).values_list("id", flat=True))
 
-    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, cells=home_cells)
-    for block in blocks:
-        block.suites = suite_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids)
-        block.training = training_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids)
+    blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, cells=home_cells, classes=classes,
+                           configs=configs)
+    for block in blocks:  # the latest build's cases read once for its three tables (last night's failures too)
+        block.cases = build_cases(build_id=block.latest.build_id, machine_class=block.machine_class)
+        block.suites = suite_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids,
+                                   cases=block.cases)
+        block.training = training_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids,
+                                        cases=block.cases)
     trends = None
     if machine_class:
         since = range_since(newest=builds_newest_time(machine_class=machine_class), range_key=range_key)
-        trend = overview_trend(machine_class=machine_class, since=since, config_ids=config_ids)
+        trend = overview_trend(machine_class=machine_class, since=since, config_ids=config_ids, configs=configs)
         trends = charts.overview_trends(trend=trend, figures=FIGURES, machine_class=machine_class)
         trends["compare_url"] = reverse("web:compare")
     recent = run_list_recent(limit=10)
