@@ -25,7 +25,11 @@ current regime (restarted at each alert's first bad build):
    candidate start ``s`` (``t`` itself, or ``t - 1``); at least ``min_before``. Its level is the
    median; its scale a robust sd: the largest of 1.4826 x MAD, the 90th percentile of the absolute
    residuals over 1.645 and their 95th over 1.96 (heavy tails and two-level machines widen it where a MAD would not), widened
-   by ``1 + small_n / n`` for a short baseline.
+   by ``1 + small_n / n`` for a short baseline. From ``long_n`` (20) builds on, the level is the
+   20 %-trimmed mean and the core is the RMS (clipped at ``clip`` MAD) where the MAD scale is over
+   ``two_level`` (1.3) x it: on a two-level machine the median lands anywhere in the gap and the MAD
+   reads the spread ~1.44x wide (bench/results/recall-benchmark-2026-11-28c.txt); the bar is then
+   ``long_bar`` (3.9).
 2. Suspect: build ``t``'s run is at least ``suspect_z`` scale off. With ``remeasure`` given, the
    build is run again up to ``reruns`` (2) times, the next only while each re-run is off the first
    run's way by ``run_min`` scale; all its runs count.
