@@ -3,6 +3,7 @@
     python -m bench.recall_benchmark                      # 6 shapes x 300 series per kind, seed 4242
     python -m bench.recall_benchmark --series 100 --seed 7 --rules re-measured
     python -m bench.recall_benchmark --tune --seed 12     # the TUNING shapes (never reported as the result)
+    python -m bench.recall_benchmark --holdout            # the HELD-OUT shapes (seed 7373), never tuned on
 
 Rules (``--rules``): ``engine``, the change-point engine (``detection.replay_online``); ``two-build``,
 the two-build confirmation (``detection.fastconfirm``) on one run per build; ``re-measured``, the same
@@ -95,9 +96,13 @@ def _raw(shape: str, n: int, rng: np.random.Generator) -> np.ndarray:
     raise ValueError(shape)
 
 
-def unit_sds(seed: int) -> dict[str, float]:
+def unit_sds(seed: int, holdout: bool = False) -> dict[str, float]:
     """Each shape's sd over 200,000 draws (in series of BUILDS, as generated): the scale of 1 sd."""
     rng = np.random.default_rng(seed)
+    if holdout:
+        return {shape: float(np.std(np.concatenate([detection_series.holdout_noise(rng, shape, BUILDS)
+                                                    for _ in range(200_000 // BUILDS)])))
+                for shape in detection_series.HOLDOUT_SHAPES}
     return {shape: float(np.std(np.concatenate([_raw(shape, BUILDS, rng) for _ in range(200_000 // BUILDS)])))
             for shape in SHAPES}
 
@@ -107,9 +112,11 @@ TUNE_SHAPES = {"gaussian": "gaussian", "t3": "heavy", "ar1": "autocorr", "two_st
 
 
 def _noise(shape: str, unit: float, rng: np.random.Generator) -> np.ndarray:
-    """One series of a shape's noise at unit sd (the evaluation shapes, or the tuning ones)."""
+    """One series of a shape's noise at unit sd (the evaluation shapes, the tuning ones or the held-out ones)."""
     if shape in TUNE_SHAPES:
         return detection_series.noise(rng, TUNE_SHAPES[shape], 1.0, BUILDS)
+    if shape in detection_series.HOLDOUT_SHAPES:
+        return detection_series.holdout_noise(rng, shape, BUILDS) / unit
     return _raw(shape, BUILDS, rng) / unit
 
 
@@ -223,9 +230,9 @@ def _table(rule: str, shapes, judged) -> tuple[list[str], dict]:
 
 
 def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool = False, gate_min: float = GATE_MIN,
-        gate_nearer: float = GATE_NEARER) -> str:
-    shapes = tuple(TUNE_SHAPES) if tune else SHAPES
-    units = unit_sds(seed + 1)
+        gate_nearer: float = GATE_NEARER, holdout: bool = False) -> str:
+    shapes = tuple(TUNE_SHAPES) if tune else detection_series.HOLDOUT_SHAPES if holdout else SHAPES
+    units = unit_sds(seed + 1, holdout=holdout)
     rng = np.random.default_rng(seed)
     rerun_rng = np.random.default_rng(seed + 7919)
     rerun2_rng = np.random.default_rng(seed + 2 * 7919)
@@ -245,14 +252,15 @@ def run(series: int, seed: int, workers: int, rules: tuple[str, ...], tune: bool
         met = total[3.0][1] / total[3.0][0] >= 0.9 and 1000 * total["fp"] / total["builds"] <= 1.0
         lines += table + [f"target (90 % of 3-sd steps within two builds, <= 1 FP per 1,000 builds): {'met' if met else 'not met'}", ""]
     lines.append(f"{len(jobs)} series of {BUILDS} builds ({series} per shape and kind), seed {seed}, "
-                 f"{'TUNING shapes (bench/lib/detection_series.py)' if tune else 'evaluation shapes'}, {seconds:.0f} s on {workers} processes")
+                 f"{'TUNING shapes (bench/lib/detection_series.py)' if tune else 'HELD-OUT shapes (bench/lib/detection_series.py)' if holdout else 'evaluation shapes'}, "
+                 f"{seconds:.0f} s on {workers} processes")
     return "\n".join(lines)
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--series", type=int, default=300, help="series per shape and kind (noise, 1.5 sd, 3 sd)")
-    parser.add_argument("--seed", type=int, default=4242)
+    parser.add_argument("--seed", type=int, default=None, help=f"4242 (evaluation), {detection_series.HOLDOUT_SEED} (--holdout)")
     parser.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     parser.add_argument("--rules", default="engine,two-build,re-measured,combined,gated",
                         help="comma-separated: engine, two-build, re-measured, combined, gated")
@@ -260,14 +268,19 @@ def main(argv=None) -> int:
                         help="gated: how many engine noise sd the re-run of an engine alert's newest build must be off the same way")
     parser.add_argument("--gate-nearer", type=float, default=GATE_NEARER,
                         help="gated: and this fraction of the alert's shift (0.5: nearer its after level than its before one; 0: off)")
-    parser.add_argument("--tune", action="store_true", help="the tuning shapes (bench/lib/detection_series.py) instead of the evaluation ones")
+    shapes = parser.add_mutually_exclusive_group()
+    shapes.add_argument("--tune", action="store_true", help="the tuning shapes (bench/lib/detection_series.py) instead of the evaluation ones")
+    shapes.add_argument("--holdout", action="store_true",
+                        help="the held-out shapes (bench/lib/detection_series.py, 2026-11-28c): never tuned on")
     args = parser.parse_args(argv)
+    if args.seed is None:
+        args.seed = detection_series.HOLDOUT_SEED if args.holdout else 4242
     rules = tuple(r.strip() for r in args.rules.split(",") if r.strip())
     unknown = [r for r in rules if r not in RULES]
     if not rules or unknown:
         parser.error(f"--rules: unknown {', '.join(unknown) or '(none)'}; choose from {', '.join(RULES)}")
     print(run(args.series, args.seed, args.workers, rules, tune=args.tune, gate_min=args.gate_min,
-              gate_nearer=args.gate_nearer))
+              gate_nearer=args.gate_nearer, holdout=args.holdout))
     return 0
 
 

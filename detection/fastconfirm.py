@@ -25,7 +25,11 @@ current regime (restarted at each alert's first bad build):
    candidate start ``s`` (``t`` itself, or ``t - 1``); at least ``min_before``. Its level is the
    median; its scale a robust sd: the largest of 1.4826 x MAD, the 90th percentile of the absolute
    residuals over 1.645 and their 95th over 1.96 (heavy tails and two-level machines widen it where a MAD would not), widened
-   by ``1 + small_n / n`` for a short baseline.
+   by ``1 + small_n / n`` for a short baseline. From ``long_n`` (20) builds on, the level is the
+   20 %-trimmed mean and the core is the RMS (clipped at ``clip`` MAD) where the MAD scale is over
+   ``two_level`` (1.3) x it: on a two-level machine the median lands anywhere in the gap and the MAD
+   reads the spread ~1.44x wide (bench/results/recall-benchmark-2026-11-28c.txt); the bar is then
+   ``long_bar`` (3.9).
 2. Suspect: build ``t``'s run is at least ``suspect_z`` scale off. With ``remeasure`` given, the
    build is run again up to ``reruns`` (2) times, the next only while each re-run is off the first
    run's way by ``run_min`` scale; all its runs count.
@@ -71,6 +75,10 @@ class FastConfig:
     small_n: float = 4.0
     min_scale: float = 0.002  # a series that never moved (memory, to the byte) is taken to move by 0.2 %
     reruns: int = 2  # re-runs of a suspect: it alerts on its own build on 1 + reruns runs (the second only where the first is off too)
+    long_n: int = 20  # from this many baseline builds on: a trimmed-mean level and the two-level check of the scale
+    trim: float = 0.2  # of each end of a long baseline, for its level (a median falls anywhere in a two-level machine's gap)
+    two_level: float = 1.3  # the MAD scale over this x the baseline's RMS (clipped at clip x MAD): two levels, the RMS is the core
+    long_bar: float = 3.9  # the bar on a long baseline (``long_n`` builds or more), whose scale the two-level check can narrow
 
 
 def _lag1(resid: np.ndarray, max_rho: float) -> float:
@@ -94,10 +102,24 @@ def _quantiles(sorted_a: np.ndarray, qs: tuple[float, ...]) -> list[float]:
     return out
 
 
-def _scale(resid: np.ndarray, small_n: float, min_scale: float) -> float:
+def _level(base: np.ndarray, cfg: FastConfig) -> float:
+    """A baseline's level: its median, or from ``long_n`` builds on its ``trim``-trimmed mean (on a
+    two-level machine the median lands anywhere in the gap between the levels, the trimmed mean midway)."""
+    if base.size < cfg.long_n:
+        return float(np.median(base))
+    b = np.sort(base)
+    k = int(cfg.trim * b.size)
+    return float(b[k : b.size - k].mean())
+
+
+def _scale(resid: np.ndarray, small_n: float, min_scale: float, cfg: FastConfig | None = None) -> float:
     a = np.sort(np.abs(resid))
     median, q90, q95 = _quantiles(a, (0.5, 0.9, 0.95))
     core = MAD_TO_SD * median
+    if cfg is not None and a.size >= cfg.long_n and core > 0:
+        rms = float(np.sqrt(np.mean(np.minimum(a, cfg.clip * core) ** 2)))
+        if core > cfg.two_level * rms:  # few residuals near the level (two levels): the MAD reads the spread too wide
+            core = rms
     tail = max(q90 / 1.6449, q95 / 1.96) if a.size >= 10 else core
     return max(core, tail, min_scale) * (1.0 + small_n / a.size)
 
@@ -179,8 +201,8 @@ def fast_replay(
                 continue
             if (c, s) not in stats:
                 base = levels[max(c, s - cfg.window) : s]
-                level = float(np.median(base))
-                stats[(c, s)] = (level, _scale(base - level, cfg.small_n, cfg.min_scale),
+                level = _level(base, cfg)
+                stats[(c, s)] = (level, _scale(base - level, cfg.small_n, cfg.min_scale, cfg),
                                  _lag1(base - level, cfg.max_rho), base.size)
             level, scale, rho, n = stats[(c, s)]
             if s == t:
@@ -204,7 +226,7 @@ def fast_replay(
             every = np.clip(every, -cfg.clip * scale, cfg.clip * scale)  # one wild run counts as large, not huge
             # consecutive builds of an autocorrelated series share part of their noise (a re-run does not)
             z = float(every.mean()) / (scale * math.sqrt((1.0 + rho * (t - s)) / every.size + MEDIAN_VAR / n))
-            if abs(z) >= cfg.bar:
+            if abs(z) >= (cfg.long_bar if n >= cfg.long_n else cfg.bar):
                 hit = (s, z, level, float(np.median(levels[s : t + 1])), scale)
                 break
         if hit is None:

@@ -3,7 +3,7 @@ a re-run of its first; a single-build spike, however large, never alerts; a re-r
 repeat the spike clears it."""
 import numpy as np
 
-from detection.fastconfirm import fast_alerts
+from detection.fastconfirm import MAD_TO_SD, FastConfig, _level, _scale, fast_alerts
 
 
 def _series(seed: int, n: int = 60, sd: float = 0.01) -> list[float]:
@@ -42,3 +42,17 @@ def test_lower_is_better_and_unusable_points():
     values[25] = float("nan")
     alerts, _ = fast_alerts(values[:42], direction="lower_is_better")
     assert [(a.first_bad, a.raised_at, a.kind) for a in alerts] == [(40, 41, "regression")]
+
+
+def test_a_two_level_machine_is_read_at_its_spread_and_a_short_baseline_as_before():
+    rng = np.random.default_rng(7)
+    base = np.where(rng.random(60) < 0.5, -0.0125, 0.0125) + rng.normal(0.0, 0.003, 60)  # two levels, sd 0.0129
+    cfg = FastConfig()
+    level = _level(base, cfg)
+    assert abs(level - base.mean()) < 0.002  # the trimmed mean sits midway, not on either level
+    mad = MAD_TO_SD * float(np.median(np.abs(base - level)))
+    narrow = _scale(base - level, 0.0, 0.0, cfg)
+    assert mad > 1.3 * np.std(base) and 0.9 < narrow / np.std(base) < 1.1
+    short = base[:19]  # below long_n: the median and the MAD / tail scale, as before
+    assert _level(short, cfg) == float(np.median(short))
+    assert _scale(short - np.median(short), 0.0, 0.0, cfg) == _scale(short - np.median(short), 0.0, 0.0)
