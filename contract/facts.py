@@ -158,6 +158,7 @@ class Detail:
 _DETECT = "dashboard.regressions.services.detection"
 _DETECTION = (_DETECT, "dashboard.regressions.services.detection_noisy", "dashboard.regressions.services.detection_record")
 _REMEASURE = "dashboard.regressions.services.remeasure"
+_EXPLAINED = (*_DETECTION, _REMEASURE, "dashboard.regressions.finding_explanation")  # any rule's finding explains itself
 _DETERMINISTIC = "detection.deterministic"
 _SERIALIZERS = "dashboard.api.serializers"
 _LIST, _DETAIL = "dashboard/web/templates/regressions/list.html", "dashboard/web/templates/regressions/detail.html"
@@ -180,8 +181,8 @@ DETAILS: tuple[Detail, ...] = (
            ("dashboard.regressions.two_build", "dashboard.regressions.engine_gate")),
     Detail("variant_of", _DETECTION, "a variant's finding: its base build's id"),
     Detail("host_slowed", _DETECTION, "the host's slowdown past the change (results.host)"),
-    Detail("phases", _DETECTION, "a compile total's phases before and after, largest change first"),
-    Detail("cause", _DETECTION, "the likeliest cause (regressions.explain, docs/explain.md)",
+    Detail("phases", _EXPLAINED, "a compile total's phases before and after, largest change first"),
+    Detail("cause", _EXPLAINED, "the likeliest cause (regressions.explain, docs/explain.md)",
            (_SERIALIZERS, "dashboard.alerts.compose", _LIST, _DETAIL)),
     Detail("gap", (_DETERMINISTIC,), "the dynamic gap (unbacked over backed, less 1)"),
     Detail("previous_gap", (_DETERMINISTIC,), "... at the build before"),

@@ -7,7 +7,7 @@ import math
 
 
 from contract.findings import BLOCK_TIMED_METRICS, too_noisy
-from contract.metrics import BY_NAME, EXPLAINED_BY
+from contract.metrics import BY_NAME
 from detection import (
     K_NOISE,
     ChangePoint,
@@ -23,6 +23,7 @@ from dashboard.regressions.history import (
     host_slowdown,
     machine_moved,
 )
+from dashboard.regressions.finding_explanation import phase_details
 from dashboard.regressions.models import AlertSummary, Regression
 from dashboard.regressions.noise import point_noise, stated_sd
 from dashboard.regressions.two_build import RULE, SAME_CHANGE, alert_note, confirmed_by, two_build_changes
@@ -102,7 +103,7 @@ def _noisy_findings(*, series: Series, points: list[Point], summary: AlertSummar
                          "delay": cp.delay, **({"host_slowed": past_host} if past_host else {}),
                          **({"rule": rules[id(cp)], "confirmed_by": confirmed_by(cp)} if id(cp) in rules else {}),
                          **({"rule": engine_gate.RULE, "confirmed_by": gated[id(cp)]} if gated.get(id(cp)) else {}),
-                         **_phase_details(points, metric, last_good=cp.last_good, first_bad=cp.first_bad, raised=cp.raised_at)},
+                         **phase_details(points, metric, last_good=cp.last_good, first_bad=cp.first_bad, raised=cp.raised_at)},
             )
 
 
@@ -173,7 +174,7 @@ def _short_history(*, series, metric: str, points: list[Point], summary, outcome
                  f"run-to-run noise ({noise.sd:.2%}, {noise.source}); short history" + _past_host_note(past_host),
                  "rule": "short_history", "z": found.z, "noise": noise.sd, "noise_source": noise.source,
                  "delay": found.bad_builds, **({"host_slowed": past_host} if past_host else {}),
-                 **_phase_details(points, metric, last_good=found.last_good, first_bad=found.first_bad, raised=len(points) - 1)},
+                 **phase_details(points, metric, last_good=found.last_good, first_bad=found.first_bad, raised=len(points) - 1)},
     )
 
 
@@ -181,25 +182,6 @@ def _machine_moved(points: list[Point], metric: str, first_bad: int, raised: int
     """``history.machine_moved`` over the up to ``FLOOR_RULE_WINDOW`` points before the change and its bad ones."""
     return machine_moved(metric, points[max(first_bad - FLOOR_RULE_WINDOW, 0) : first_bad], points[first_bad : raised + 1],
                          old=before, new=after) is not None
-
-
-def _phase_details(points: list[Point], metric: str, *, last_good: int | None, first_bad: int, raised: int) -> dict:
-    """``{"phases": [...]}`` of a total's finding (contract.metrics.EXPLAINED_BY: a compile's phases):
-    each phase at the last good build and over the bad builds (median), largest change in seconds
-    first, so the finding says where its time went; {} for a metric without phases or none measured."""
-    if last_good is None or metric not in EXPLAINED_BY:
-        return {}
-    bad = points[first_bad : raised + 1]
-    phases = []
-    for phase in EXPLAINED_BY[metric]:
-        before = points[last_good].values.get(phase)
-        after = [p.values[phase] for p in bad if p.values.get(phase) is not None]
-        if before is not None and after:
-            after_value = sorted(after)[len(after) // 2]
-            phases.append({"metric": phase, "label": BY_NAME[phase].line_label, "before": before, "after": after_value,
-                           "change_s": after_value - before})
-    phases.sort(key=lambda p: -abs(p["change_s"]))
-    return {"phases": phases} if phases else {}
 
 
 def host_explains(metric: str, *, before: float, after: float, z: float, host: dict) -> bool:

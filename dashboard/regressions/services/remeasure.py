@@ -28,6 +28,7 @@ from dashboard.regressions.history import TRACKED_METRICS, Point, comparable_poi
 from dashboard.regressions.models import Regression, Remeasurement
 from dashboard.regressions.two_build import RULE as TWO_BUILD, alert_note, build_runs, confirmed_by, two_build_decision
 from dashboard.regressions import engine_gate
+from dashboard.regressions.finding_explanation import finding_explanation
 from dashboard.results.host import HOST_REFERENCE_RUNS, HOST_SENSITIVE_METRICS, HOST_WORK_METRICS
 
 log = logging.getLogger(__name__)
@@ -167,7 +168,10 @@ def remeasurement_decide_by_next_build(*, remeasurement_id: int, points: list[Po
                     "details": {"message": f"{metric} {baseline:.4g} -> {suspect.get('after', value):.4g} and "
                                 f"{value:.4g} ({rel:+.1%}) on the next build: no worker could re-measure it, a "
                                 f"second bad build confirms it (past {k:.3g} x noise {sd:.2%})",
-                                "confirmed_by": "next_build", "noise": sd, "noise_source": noise.source},
+                                "confirmed_by": "next_build", "noise": sd, "noise_source": noise.source,
+                                **finding_explanation(series_id=request.series_id, metric=metric, points=points,
+                                                      last_good_id=request.baseline_build_id, first_bad_id=request.build_id,
+                                                      raised_id=nxt.build_id)},
                 },
             )
         request.save()
@@ -226,7 +230,10 @@ def remeasurement_decide(*, remeasurement_id: int) -> Remeasurement:
                     "details": {"message": f"{request.metric} {decision.before:.4g} -> {decision.after:.4g} "
                                 f"({decision.relative_change:+.1%}), confirmed by re-measurement "
                                 f"({decision.runs_old} + {decision.runs_new} runs, z {decision.z:.1f})",
-                                "confirmed_by": "remeasurement", "z": decision.z},
+                                "confirmed_by": "remeasurement", "z": decision.z,
+                                **finding_explanation(series_id=request.series_id, metric=request.metric, points=ordered,
+                                                      last_good_id=request.baseline_build_id, first_bad_id=request.build_id,
+                                                      raised_id=request.build_id)},
                     "summary": request.build.alert_summaries.filter(machine_class=request.series.machine_class).first(),
                 },
             )
@@ -259,7 +266,10 @@ def _two_build_decide(request: Remeasurement, points: list[Point], *, summary, d
                 "before_value": alert.before, "after_value": alert.after, "summary": summary,
                 "details": {"message": f"{metric} {alert.before:.4g} -> {alert.after:.4g} ({alert.relative_change:+.1%}), "
                             f"{abs(alert.z):.1f} noise standard errors over {runs} runs{alert_note(alert)}",
-                            "rule": TWO_BUILD, "confirmed_by": confirmed_by(alert), "z": alert.z, "noise": alert.noise},
+                            "rule": TWO_BUILD, "confirmed_by": confirmed_by(alert), "z": alert.z, "noise": alert.noise,
+                            **finding_explanation(series_id=request.series_id, metric=metric, points=points,
+                                                  last_good_id=request.baseline_build_id, first_bad_id=request.build_id,
+                                                  raised_id=ids[alert.raised_at])},
             },
         )
     request.save()
@@ -295,7 +305,10 @@ def _gate_decide(request: Remeasurement, points: list[Point], *, summary) -> Rem
                 "details": {"message": f"{metric} {suspect.get('before', 0):.4g} -> {suspect.get('after', 0):.4g} "
                             f"({suspect.get('relative_change', 0):+.1%}), {abs(suspect.get('z') or 0):.1f} noise standard "
                             f"errors{engine_gate.gate_note(how)}",
-                            "rule": engine_gate.RULE, "confirmed_by": how, "z": suspect.get("z"), "noise": suspect.get("noise")},
+                            "rule": engine_gate.RULE, "confirmed_by": how, "z": suspect.get("z"), "noise": suspect.get("noise"),
+                            **finding_explanation(series_id=request.series_id, metric=metric, points=points,
+                                                  last_good_id=suspect.get("last_good_build_id"), first_bad_id=first_bad,
+                                                  raised_id=request.build_id)},
             },
         )
     request.save()
