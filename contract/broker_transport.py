@@ -99,13 +99,17 @@ HELD = HeldMessages()
 # The requests this worker process has started and not finished: Celery's own record
 # (``celery.worker.state.active_requests``), handed over by :func:`use_for_redis`; empty in a
 # process that is no worker.
-_active_requests: frozenset | set = frozenset()
+ACTIVE_REQUESTS: list = []
 
 
 def running_delivery_tags() -> set[str]:
     """Delivery tags of the tasks this worker process has started and not finished."""
-    messages = (getattr(request, "message", None) for request in list(_active_requests))
-    return {message.delivery_tag for message in messages if message is not None and message.delivery_tag}
+    tags = set()
+    for request in [request for requests in ACTIVE_REQUESTS for request in list(requests)]:
+        message = getattr(request, "message", None)
+        if message is not None and message.delivery_tag:
+            tags.add(message.delivery_tag)
+    return tags
 
 
 class QoS(kombu_redis.QoS):
@@ -178,7 +182,6 @@ def use_for_redis(active_requests=None) -> None:
     ``active_requests``: the worker's record of the tasks it runs (Celery's
     ``celery.worker.state.active_requests``: contract imports no Celery), whose messages a closing
     channel keeps."""
-    global _active_requests
     TRANSPORT_ALIASES.update(redis=TRANSPORT, rediss=TRANSPORT)
-    if active_requests is not None:
-        _active_requests = active_requests
+    if active_requests is not None and not any(active_requests is known for known in ACTIVE_REQUESTS):
+        ACTIVE_REQUESTS.append(active_requests)
