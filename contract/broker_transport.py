@@ -22,17 +22,6 @@ callback). Under load, 2 ingests were never stored in 54 Redis kills
    ``Channel._connparams`` raised ``AttributeError: 'NoneType' object has no attribute 'hostname'``,
    which is no connection error: the worker exited ("Unrecoverable error", 1 Redis kill in 3 under
    load). Raised as Redis' ``ConnectionError``, kombu ignores it on close and reconnects.
-3. **A task still running is neither handed out again nor left unacknowledged.** Both workers go
-   on running their tasks while Redis is away (``worker_cancel_long_running_tasks_on_connection_loss``
-   off, issue #46 item 7), but closing the lost connection's channel restored every message it had
-   delivered, running ones too: when Redis still took a connection at that moment (a shutdown
-   flushing its AOF) the running case went back to its queue and ran a second time. And the case's
-   ack at its end went through that closed channel, whose transport the consumer had released: it
-   failed ("Couldn't ack"), so the record stayed in the unacked hash and the case came back after the
-   visibility timeout (2 h by default; CI saw the record 20 s after the case was done). Now a
-   channel closing keeps the messages of tasks this worker runs (:func:`running_delivery_tags`),
-   and an ack on a released channel reaches Redis through a fresh connection with the same
-   parameters.
 
 :func:`use_for_redis` makes it the transport of ``redis://`` and ``rediss://`` URLs in this process
 (kombu's alias table), before any connection: ``dashboard/celery.py`` and ``runner/worker/app.py``.
@@ -42,10 +31,8 @@ from __future__ import annotations
 import logging
 import threading
 
-import redis
 from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
-from kombu.transport import virtual
 
 TRANSPORT = "contract.broker_transport:Transport"
 
@@ -96,22 +83,6 @@ class HeldMessages:
 HELD = HeldMessages()
 
 
-# The requests this worker process has started and not finished: Celery's own record
-# (``celery.worker.state.active_requests``), handed over by :func:`use_for_redis`; empty in a
-# process that is no worker.
-ACTIVE_REQUESTS: list = []
-
-
-def running_delivery_tags() -> set[str]:
-    """Delivery tags of the tasks this worker process has started and not finished."""
-    tags = set()
-    for request in [request for requests in ACTIVE_REQUESTS for request in list(requests)]:
-        message = getattr(request, "message", None)
-        if message is not None and message.delivery_tag:
-            tags.add(message.delivery_tag)
-    return tags
-
-
 class QoS(kombu_redis.QoS):
     def append(self, message, delivery_tag):
         try:
@@ -125,31 +96,9 @@ class QoS(kombu_redis.QoS):
         HELD.put_back(self.channel)
         return super().restore_visible(*args, **kwargs)
 
-    def restore_unacked(self, client=None):
-        running = running_delivery_tags().intersection(self._delivered)
-        for tag in running:  # acknowledged when it ends, through ack() below
-            self._delivered.pop(tag, None)
-        if running:
-            log.warning("channel closed with %d running task(s): their messages stay unacknowledged "
-                        "until they end, not handed out again", len(running))
-        return super().restore_unacked(client)
-
-    def ack(self, delivery_tag):
-        if self.channel.connection is not None and self.channel.connection.client is not None:
-            return super().ack(delivery_tag)
-        # The channel that delivered it was closed with its connection (Redis went away meanwhile):
-        # the record goes through a fresh connection to the same Redis.
-        with redis.Redis(**self.channel.redis_params) as client:
-            self._remove_from_indices(delivery_tag, client.pipeline()).execute()
-        virtual.QoS.ack(self, delivery_tag)
-
 
 class Channel(kombu_redis.Channel):
     QoS = QoS
-
-    def __init__(self, connection, *args, **kwargs):
-        super().__init__(connection, *args, **kwargs)
-        self.redis_params = connection.redis_params  # outlives the channel's close (``connection`` None)
 
     def _connparams(self, asynchronous=False):
         if self.connection.client is None:  # the transport's connection is released: Redis went away
@@ -166,22 +115,8 @@ class Channel(kombu_redis.Channel):
 class Transport(kombu_redis.Transport):
     Channel = Channel
 
-    def __init__(self, client, *args, **kwargs):
-        super().__init__(client, *args, **kwargs)
-        # Kept past the connection's release (which drops ``self.client``) for a late ack.
-        vhost = str(client.virtual_host or "").strip("/")
-        self.redis_params = {"host": client.hostname or "127.0.0.1", "port": client.port or self.default_port,
-                             "username": client.userid or None, "password": client.password or None,
-                             "db": int(vhost) if vhost.isdigit() else 0, "ssl": bool(client.ssl),
-                             "socket_timeout": 10, "socket_connect_timeout": 10}
 
-
-def use_for_redis(active_requests=None) -> None:
+def use_for_redis() -> None:
     """Make :class:`Transport` the one kombu resolves ``redis://`` and ``rediss://`` URLs to in this
-    process (kombu's own alias table; ``rediss`` keeps kombu's TLS handling, which goes by the name).
-    ``active_requests``: the worker's record of the tasks it runs (Celery's
-    ``celery.worker.state.active_requests``: contract imports no Celery), whose messages a closing
-    channel keeps."""
+    process (kombu's own alias table; ``rediss`` keeps kombu's TLS handling, which goes by the name)."""
     TRANSPORT_ALIASES.update(redis=TRANSPORT, rediss=TRANSPORT)
-    if active_requests is not None and not any(active_requests is known for known in ACTIVE_REQUESTS):
-        ACTIVE_REQUESTS.append(active_requests)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from celery import Celery
-from celery.worker import state as worker_state
 from kombu import Queue
 
 from runner.worker.config import WorkerConfig
@@ -18,7 +17,7 @@ from contract.messages import (
 )
 
 config = WorkerConfig.from_env()
-use_for_redis(worker_state.active_requests)  # a case taken off its queue as Redis goes away is put back; a running one kept (contract/broker_transport.py)
+use_for_redis()  # a case taken off its queue as Redis goes away is put back (contract/broker_transport.py)
 
 # Not the current app: a process that also holds the dashboard's app keeps that one current.
 app = Celery("ptbench-runner", broker=config.broker_url or None, set_as_current=False)

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 import redis
 import yaml
-from celery.worker import state as worker_state
 from kombu import Connection, Exchange, Producer, Queue
 
 from contract.broker_transport import HELD, Transport, use_for_redis
@@ -134,43 +133,3 @@ def test_a_message_taken_off_its_queue_as_redis_goes_away_is_put_back_once_it_an
     assert len(HELD) == 0
     assert received == [({"case": 7}, {**received[0][1], "redelivered": True})], received
     assert redis.Redis.from_url(settings.CELERY_BROKER_URL).llen(name) == 0
-
-
-
-class RunningRequest:
-    """What Celery's worker state holds for a task a pool process has started."""
-
-    def __init__(self, message):
-        self.message = message
-
-
-def test_a_running_task_is_not_handed_out_again_when_its_channel_closes_and_its_late_ack_lands(redis_server, settings):  # noqa: F811
-    """Issue #46 item 7 (CI, 2026-11-28: the case's record still in the unacked hash 20 s after it
-    was done). A worker goes on running its task while Redis is away, but closing the lost
-    connection's channel restored every message it had delivered: when Redis still took that
-    connection (a shutdown flushing its AOF), the running case went back to its queue and ran twice;
-    and its ack went through the released connection and failed, leaving the record for the
-    visibility timeout. Now the running task's message stays unacknowledged until it ends, and its
-    ack lands."""
-    use_for_redis(worker_state.active_requests)
-    name = f"running-{uuid.uuid4().hex[:8]}"
-    queue = Queue(name, Exchange(name), name)
-    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
-    connection = Connection(settings.CELERY_BROKER_URL)
-    channel = connection.channel()
-    Producer(channel).publish({"case": 8}, exchange=queue.exchange, routing_key=name, declare=[queue],
-                              serializer="json")
-    message = channel.Message(channel._get(name), channel=channel)
-    channel.qos.append(message, message.delivery_tag)
-    running = RunningRequest(message)
-    worker_state.active_requests.add(running)
-    try:
-        channel.close()  # the consumer closing the lost connection's channel while Redis still answers
-        assert client.llen(name) == 0, "the running task's message was handed out again"
-        assert client.hlen("unacked") == 1
-        connection.collect()  # the released connection: its transport no longer knows its client
-        message.ack()
-    finally:
-        worker_state.active_requests.discard(running)
-    assert client.hlen("unacked") == 0 and client.zcard("unacked_index") == 0
-    assert client.llen(name) == 0
