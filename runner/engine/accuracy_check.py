@@ -42,6 +42,9 @@ def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager, compiled, atol
         return False
     multiplier = 3.0 if spec.dtype in ("float16", "bfloat16") else 2.0
     try:
+        no_room = _no_room_for_fp64(spec, eager)
+        if no_room:
+            raise MemoryError(no_room)
         fp64_output, reference = _fp64_output(workload, spec, eager)
         verdict = judge_against_fp64(compiled.first_output, eager.reference, fp64_output, atol=atol,
                                      multiplier=multiplier, device=spec.device)
@@ -62,6 +65,27 @@ def _closer_to_fp64_than_allowed(spec: CaseSpec, workload, eager, compiled, atol
         "multiplier": multiplier,
     }
     return verdict.ok
+
+
+# Of the GPU memory free when the check starts, the share a float64 copy may take. A copy that does not
+# fit is not tried: on a GPU shared by several runner processes (bench/gpu/families_gpu.sh, a worker's
+# cases at once) a copy that fails does so only after taking all the free memory, and a sibling case
+# allocating meanwhile would fail with it (a 7B model's copy is 58 GB).
+FP64_FREE_SHARE = 0.8
+
+
+def _no_room_for_fp64(spec: CaseSpec, eager) -> str | None:
+    """Why the float64 copy of the eager instance's modules is not tried on this GPU, or None: its
+    bytes (the deep copy in the case's dtype, then its float64 cast) past ``FP64_FREE_SHARE`` of
+    the memory free now. None off CUDA and for a workload rebuilt in float64 (its size unknown)."""
+    if spec.device != "cuda" or eager.instance.rebind is None or not eager.instance.modules:
+        return None
+    tensors = [t for module in eager.instance.modules for t in (*module.parameters(), *module.buffers())]
+    need = sum(t.numel() * (t.element_size() + 8) for t in tensors if t.is_floating_point())
+    free, _total = torch.cuda.mem_get_info()
+    if need <= FP64_FREE_SHARE * free:
+        return None
+    return f"no room for a float64 copy: it needs {need / 1e9:.1f} GB, {free / 1e9:.1f} GB of the GPU is free"
 
 
 def _fp64_output(workload, spec: CaseSpec, eager) -> tuple[Any, str]:

@@ -128,3 +128,32 @@ def test_a_float64_run_that_cannot_be_made_falls_back_to_cosine(monkeypatch):
         fp64 = record.environment["accuracy_fp64"]
         assert ok is verdict and fp64["passed"] is verdict and fp64["fallback"] == "cosine"
         assert fp64["error"].startswith("OutOfMemoryError")
+
+
+def test_a_float64_copy_past_the_free_gpu_memory_is_not_tried(monkeypatch):
+    """On a GPU shared by several cases, a 7B model's 58 GB float64 copy would take all the free memory
+    before failing: it is judged by the cosine fallback without trying, and says why."""
+    import types
+
+    import runner.engine.accuracy_check as accuracy_check
+    from runner.engine.result_file import CaseRecord
+
+    module = torch.nn.Linear(1000, 1000).to(torch.bfloat16)  # 1.001 M values: 10.0 MB copied and cast
+    tried = []
+    monkeypatch.setattr(accuracy_check, "_fp64_output", lambda *a: tried.append(a) or (_ for _ in ()).throw(RuntimeError))
+    eager_out = (torch.linspace(-3, 3, 4096),)
+    eager = types.SimpleNamespace(host_inputs=(), reference=eager_out,
+                                  instance=types.SimpleNamespace(rebind=lambda m: None, modules=(module,)))
+    spec = types.SimpleNamespace(dtype="bfloat16", device="cuda")
+    for free, expect_tried in ((5_000_000, False), (100_000_000, True)):
+        monkeypatch.setattr(torch.cuda, "mem_get_info", lambda free=free: (free, 10**11))
+        monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+        monkeypatch.setattr(accuracy_check, "cosine_agreement", lambda *a, **k: 1.0)
+        tried.clear()
+        record = CaseRecord()
+        assert accuracy_check._closer_to_fp64_than_allowed(
+            spec, None, eager, types.SimpleNamespace(first_output=eager_out), 1e-2, record)
+        assert bool(tried) is expect_tried
+        error = record.environment["accuracy_fp64"]["error"]
+        if not expect_tried:
+            assert error.startswith("MemoryError: no room for a float64 copy: it needs 0.0 GB")
