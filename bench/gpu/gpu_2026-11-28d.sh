@@ -8,7 +8,9 @@
 # 2: gpt-oss-20b decode and its backed/unbacked prefill (one stream), #44 item 2's six compile-path
 #    cells (bench/results/compile-paths-gpu-2026-11-28/README.md), #44 item 6's compile-to-compile
 #    spread (timm:resnet50 and hf:BertForMaskedLM, three cold compiles each, with inductor's pointwise
-#    autotuning as shipped and turned off), and the training steps that call 4c lacked.
+#    autotuning as shipped and turned off), and gemma-3-4b-it's decode and unbacked prefill (call 1
+#    ran out of time: its prefill compiles took 189 s beside four 7B streams).
+# 3: the training steps call 4c lacked, Llama-2-7B decode and gemma-2-2b decode with unbacked tokens.
 set -u
 cd "$(dirname "$0")/../.."
 phase=$1; out=$2; seconds=${3:-555}; start=$(date +%s)
@@ -32,15 +34,20 @@ case $phase in
     paths="--artifact-max-bytes 0 --timeout 280 --dtypes float32 --regimes static"
     spread="--artifact-max-bytes 0 --timeout 200 --regimes static --workloads timm:resnet50,hf:BertForMaskedLM"
     off="--config inductor.triton.autotune_pointwise=false"
-    train="--artifact-max-bytes 0 --timeout 400 --dtypes amp --regimes static --workloads"
     bench/gpu/families_gpu.sh "$work" "$(left)" \
       "gpt-oss|$llm --regimes static,backed,unbacked --workloads hf:openai/gpt-oss-20b@decode ;; $llm --regimes backed,unbacked --workloads hf:openai/gpt-oss-20b@prefill ;; $llm --modes reduce-overhead --regimes static --workloads hf:openai/gpt-oss-20b@decode" \
       "ro|$paths --modes reduce-overhead --workloads bert_encoder,llama_decode,unet_diffusion,transformer_train_step" \
       "cppw|$paths --modes cpp_wrapper --workloads unet_diffusion ;; $paths --modes aot_inductor --workloads llama_decode" \
       "spread-shipped|$spread ;; $spread ;; $spread" \
       "spread-off|$spread $off ;; $spread $off ;; $spread $off" \
-      "train-steps|$train hf:T5Small@train_step,torchvision:resnet50@train_step" ;;
-  *) echo "phase 1|2" >&2; exit 2 ;;
+      "gemma3|$llm --regimes static,backed,unbacked --workloads hf:google/gemma-3-4b-it@decode ;; $llm --regimes unbacked --workloads hf:google/gemma-3-4b-it@prefill" ;;
+  3)
+    train="--artifact-max-bytes 0 --timeout 400 --dtypes amp --regimes static --workloads"
+    bench/gpu/families_gpu.sh "$work" "$(left)" \
+      "train-steps|$train hf:T5Small@train_step ;; $train torchvision:resnet50@train_step" \
+      "llama2|$llm --modes default,reduce-overhead --regimes unbacked --workloads hf:meta-llama/Llama-2-7b-hf@decode" \
+      "gemma2|$llm --modes reduce-overhead --regimes unbacked --workloads hf:google/gemma-2-2b@decode" ;;
+  *) echo "phase 1|2|3" >&2; exit 2 ;;
 esac
 echo "streams ended after $(( $(date +%s) - start )) s"
 nvidia-smi --query-gpu=name,memory.used --format=csv
