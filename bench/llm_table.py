@@ -6,7 +6,8 @@ A row per LLM step and compile mode (``hf:Qwen/Qwen3-0.6B@decode`` reduce-overhe
 (static, backed, unbacked) the status or speedup, the cold compile seconds and the compiled side's
 peak memory, then unbacked/backed (the speedups' ratio where both passed); after it the whole
 training steps beside the model-only ones (``@train_step`` / ``@train``), and the failures by
-status and error class. Each case is the one stored last of its workload and configuration. Pure
+status and error class. ``!cgN``: N compiled graphs of a CUDA-graph mode ran without CUDA graphs
+(``environment.cuda_graphs``, recorded from 2026-11-29 on). Each case is the one stored last of its workload and configuration. Pure
 Python.
 """
 from __future__ import annotations
@@ -35,7 +36,9 @@ def cell(result: dict | None) -> str:
     if result["status"] != "pass":
         return result["status"]
     peak = metrics.get("compiled_peak_memory_bytes")
-    return f"{metrics['speedup']:.3f}x {metrics['compile_time_cold_s']:.0f}s" + (f" {_size(peak)}" if peak else "")
+    skipped = ((result.get("environment") or {}).get("cuda_graphs") or {}).get("skipped_graphs")
+    return (f"{metrics['speedup']:.3f}x {metrics['compile_time_cold_s']:.0f}s" + (f" {_size(peak)}" if peak else "")
+            + (f" !cg{skipped}" if skipped else ""))
 
 
 def _size(value: float) -> str:
@@ -77,7 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("documents", nargs="+")
     found = cases(parser.parse_args(argv).documents)
-    print("LLM steps: speedup, cold compile, compiled peak memory per regime (each cell), unbacked/backed speedup")
+    print("LLM steps: speedup, cold compile, compiled peak memory per regime (each cell; !cgN: N graphs ran without CUDA graphs),"
+          " unbacked/backed speedup")
     print(table(("workload", "mode", *REGIMES, "unbacked/backed"), rows(found)))
     print("\nWhole training steps (AMP, static): the model's forward and backward (@train) beside the whole step (@train_step)")
     print(table(("model", "@train", "@train_step"), training_rows(found)))

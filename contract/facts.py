@@ -94,6 +94,8 @@ FACTS: tuple[Fact, ...] = (
          ("dashboard.results.compile_reference",), decides=True),
     Fact("compile_pairs_skipped", STRING, (_EXECUTOR,), "why no compile pairs were measured"),
     Fact("accuracy_fp64", OBJECT, ("runner.engine.accuracy_check",), "the float64 reference check of a low-precision case"),
+    Fact("cuda_graphs", OBJECT, ("runner.engine.cuda_graph_skips",),
+         "a mode that asked for CUDA graphs: how many compiled graphs inductor ran without them, and why"),
     # -- what failed -------------------------------------------------------------------------------
     Fact("data_dependent", _object(expression=STRING, source=STRING, caused_by=STRING), (_CASE,),
          "a compile that guarded on a data-dependent expression: the expression and where",

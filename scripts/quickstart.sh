@@ -28,7 +28,8 @@ python manage.py ingest --imported -v 0 bench/results/releases/*.json bench/resu
     bench/results/families/locked-static/*.json bench/results/families/locked-dynamic/*.json \
     bench/results/families/regimes-2026-11-27/*.json bench/results/compile-paths-gpu-2026-11-25/*.json \
     bench/results/compile-paths-gpu-2026-11-27/*.json bench/results/compile-paths-gpu-2026-11-28/*.json \
-    bench/results/families/h100-2026-11-28/*.json bench/results/llm-h200-2026-11-28/*.json bench/results/explain/h100-*.json
+    bench/results/families/h100-2026-11-28/*.json bench/results/llm-h200-2026-11-28/*.json bench/results/distributed/nccl-*.json \
+    bench/results/explain/h100-*.json
 # This host is its own machine class, named from its CPU (e.g. cpu-amd-epyc-2c): the imported "cpu"
 # series were measured on another host, and the same torch measured here is not a change of it
 # (docs/machine-classes-and-verdicts.md).

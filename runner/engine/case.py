@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import torch
 
-from runner.engine import compat, kernel_profile
+from runner.engine import compat, cuda_graph_skips, kernel_profile
 from runner.engine.accuracy import LOW_PRECISION, to_host
 from runner.engine.accuracy_check import check_accuracy
 from runner.engine.dynamo_stats import (
@@ -54,7 +54,7 @@ from runner.engine.host_speed import HostSpeedSampler
 from runner.engine.instances import build_instance, second_instance
 from runner.engine.memory import MemoryProbe, device_bytes, footprint
 from runner.engine.paths import deploy, phase_listener
-from runner.engine.prepare import clone_inputs, mark_dynamic_dims, marked_dims, runnable, unbacked_hint
+from runner.engine.prepare import clone_inputs, mark_dynamic_dims, marked_dims, runnable, unbacked_hint, uses_cuda_graphs
 from runner.engine.result_file import CaseRecord, ResultFile
 from contract.spec import CaseSpec
 from runner.engine.stats import bootstrap_speedup, median
@@ -172,6 +172,13 @@ def _run_cold(spec: CaseSpec, record: CaseRecord, out: ResultFile, lock: DeviceL
     record.environment["eager_parts_s"] = laps.seconds
     out.write(record, "eager")
 
+    with cuda_graph_skips.watching(record.environment, wanted=uses_cuda_graphs(spec)):
+        _compile_and_time(spec, workload, eager, record, out, lock, probe)
+
+
+def _compile_and_time(spec: CaseSpec, workload, eager: "EagerSide", record: CaseRecord, out: ResultFile,
+                      lock: DeviceLock, probe: MemoryProbe) -> None:
+    """The compiled side, from its compile to its profile, beside the eager side already made."""
     code_mark = kernel_profile.code_mark()
     def path_phase_ended(phase: str, seconds: float) -> None:  # a compile path's export, package, load
         record.path_phases[phase] = round(seconds, 6)
