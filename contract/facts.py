@@ -95,7 +95,8 @@ FACTS: tuple[Fact, ...] = (
     Fact("compile_pairs_skipped", STRING, (_EXECUTOR,), "why no compile pairs were measured"),
     Fact("accuracy_fp64", OBJECT, ("runner.engine.accuracy_check",), "the float64 reference check of a low-precision case"),
     Fact("cuda_graphs", OBJECT, ("runner.engine.cuda_graph_skips",),
-         "a mode that asked for CUDA graphs: how many compiled graphs inductor ran without them, and why"),
+         "a mode that asked for CUDA graphs: how many compiled graphs inductor ran without them, and why",
+         ("dashboard.results.selectors.dynamic_families",)),
     # -- what failed -------------------------------------------------------------------------------
     Fact("data_dependent", _object(expression=STRING, source=STRING, caused_by=STRING), (_CASE,),
          "a compile that guarded on a data-dependent expression: the expression and where",

@@ -79,6 +79,25 @@ def test_the_workload_page_picks_the_dims_configuration_apart_from_every_dim(cli
     assert "regime=unbacked&amp;dtype=float32&amp;dims=batch" in client.get("/dynamic/?dims=batch").content.decode()
 
 
+@pytest.mark.django_db
+def test_a_cuda_graph_mode_that_ran_without_cuda_graphs_says_so_where_the_gap_is(client):
+    # The H200's LLM decodes: reduce-overhead with unbacked tokens ran at default mode's speed
+    # (bench/results/llm-h200-2026-11-28/README.md); the runner records inductor's skip lines.
+    backed = make_result("mlp_loop", "backed", mode="reduce-overhead", speedup=4.0)
+    backed.setdefault("environment", {})["cuda_graphs"] = {"skipped_graphs": 0, "reasons": []}
+    unbacked = make_result("mlp_loop", "unbacked", mode="reduce-overhead", speedup=2.0)
+    unbacked.setdefault("environment", {})["cuda_graphs"] = {
+        "skipped_graphs": 2, "reasons": ["incompatible op aten._local_scalar_dense.default", "mutated inputs (1 instances)"]}
+    ingest_build(1, [backed, unbacked])
+    blocker = dynamic_blockers(machine_class="cpu", mode="reduce-overhead", dtype="float32", build_id=Build.objects.get().id)["mlp_loop"]
+    assert (blocker.regime, blocker.status, blocker.data_dependent) == ("unbacked", "pass", False)
+    assert blocker.text == ("CUDA graphs skipped for 2 graphs: incompatible op aten._local_scalar_dense.default; "
+                            "mutated inputs (1 instances)")
+    page = client.get("/dynamic/?mode=reduce-overhead").content.decode()
+    assert "CUDA graphs skipped for 2 graphs: incompatible op aten._local_scalar_dense.default" in table_rows(page)["mlp_loop"]
+    assert 'class="num failed worse"' not in page  # a skip is why, not a failure: the suite row counts none
+
+
 @pytest.mark.services
 @pytest.mark.django_db(transaction=True)
 def test_the_dims_picker_shows_the_batch_only_pair(browser, live_server):

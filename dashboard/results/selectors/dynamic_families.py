@@ -99,7 +99,10 @@ def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int
     out = {}
     for workload, by_regime in sides.items():
         for regime in ("unbacked", "backed"):
-            status, error_type, message, detail = by_regime.get(regime, ("pass", "", "", None))
+            status, error_type, message, detail, cuda_graphs = by_regime.get(regime, ("pass", "", "", None, None))
+            if status == "pass" and (skipped := _cuda_graphs_skipped(cuda_graphs)):
+                out.setdefault(workload, Blocker(regime=regime, status=status, text=skipped[:FIRST_LINE],
+                                                 full=skipped[:4000], data_dependent=False))
             if status != "pass":
                 error_type, message = error_type or "", message or ""
                 first = headline(message)
@@ -108,6 +111,18 @@ def dynamic_blockers(*, machine_class: str, mode: str, dtype: str, build_id: int
                                         data_dependent=status == DATA_DEPENDENT_STATUS or is_data_dependent(f"{error_type} {message}"))
                 break
     return out
+
+
+def _cuda_graphs_skipped(facts: dict | None) -> str:
+    """``CUDA graphs skipped for 1 graph: mutated inputs (1 instances)``: a passing case of a CUDA-graph
+    mode whose compiled graphs inductor ran without them (``environment.cuda_graphs``, recorded by
+    the runner from inductor's own skip lines), or "" where every graph ran under CUDA graphs or
+    nothing was recorded. Its speedup is then default mode's, whatever the mode says."""
+    if not isinstance(facts, dict) or not facts.get("skipped_graphs"):
+        return ""
+    count = facts["skipped_graphs"]
+    reasons = "; ".join(str(r) for r in facts.get("reasons") or [])
+    return f"CUDA graphs skipped for {count} graph{'s' if count != 1 else ''}" + (f": {reasons}" if reasons else "")
 
 
 def _data_dependent_text(detail: dict | None) -> str:
@@ -122,11 +137,11 @@ def _data_dependent_text(detail: dict | None) -> str:
 
 
 def _failure_rows(cases):
-    """(workload, regime, status, error type, error message, environment.data_dependent) of
-    ``cases``, in the order stored."""
+    """(workload, regime, status, error type, error message, environment.data_dependent,
+    environment.cuda_graphs) of ``cases``, in the order stored."""
     return (cases.order_by("id").annotate(error_type=KT("error__type"), error_message=KT("error__message"))
             .values_list("workload__name", *config_fields("shape_regime"), "status", "error_type", "error_message",
-                         "environment__data_dependent"))
+                         "environment__data_dependent", "environment__cuda_graphs"))
 
 
 def family_gaps(pairs: list[Pair], blockers: dict[str, Blocker]) -> list[FamilyGap]:
