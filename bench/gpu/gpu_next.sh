@@ -5,7 +5,8 @@
 #   bench/gpu/gpu_next.sh a OUT     # nvidia-h200, carry [".whl"]: gpt-oss-20b's four LLM cells, llama_decode
 #                                   # through AOTInductor, Qwen3 decode under reduce-overhead again (its
 #                                   # environment.cuda_graphs now says whether inductor skipped CUDA graphs)
-#   bench/gpu/gpu_next.sh b OUT     # nvidia-h200-x2, carry [".whl"]: the NCCL table's other 18 cases
+#   bench/gpu/gpu_next.sh b OUT     # nvidia-h200-x2, carry [".whl"]: the NCCL table's other 18 cases, at
+#                                   # about 80 s each (2026-11-28) six per call: DIST=N,... picks them
 #   then #44's night: bench/gpu/night_gpu.sh OUT before|after 420 (nvidia-h200-x2, carry [".whl312", ".redis"])
 # Memory decides call a's streams: gpt-oss-20b holds about 80 GiB of the card (both sides), the float32
 # llama_decode 31 GiB before its package compiles, Qwen3 3 GiB; nothing else shares the card.
@@ -27,7 +28,8 @@ case $phase in
       "qwen-ro|$llm --modes reduce-overhead --regimes unbacked,backed --workloads hf:Qwen/Qwen3-0.6B@decode"
     python3 -m bench.llm_table "$work"/*.json ;;
   b)
-    dist=$(python3 -c "from bench.distributed_table import CORE, FAMILIES; done={'dist:gpt@train+ddp','dist:gpt@train+ddp+compile_first'}; print(','.join(w for w in CORE + FAMILIES if w not in done))")
+    dist=${DIST:-}
+    [ -n "$dist" ] || dist=$(python3 -c "from bench.distributed_table import CORE, FAMILIES; done={'dist:gpt@train+ddp','dist:gpt@train+ddp+compile_first'}; print(','.join(w for w in CORE + FAMILIES if w not in done))")
     timeout -s INT "$(left)" python3 -m runner run --device cuda --modes default --regimes static --no-warm --timeout 200 \
       --artifact-max-bytes 0 --workloads "$dist" --out "$work/dist-nccl.json" >"$work/dist-nccl.log" 2>&1
     python3 -m bench.distributed_table --from "$work/dist-nccl.json" ;;
