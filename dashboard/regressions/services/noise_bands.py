@@ -6,7 +6,7 @@ class over one window of builds (``regressions.noise.band_window``) are computed
 Filled after each ingest (the pipeline's ``regressions.noise_bands`` task: the new build's window,
 which the next build is compared against, and the one before, which the new build is compared
 against; the sets of later builds whose window holds the build and changed are dropped, then every
-build's set still missing is stored, newest first, ``noise_bands_fill``: the sets dropped, builds
+build's set still missing is stored, each class's newest first, ``noise_bands_fill``: the sets dropped, builds
 stored before, a bulk import; the task sends itself on until none is missing), by a beat sweep that
 does the same, and by the first compare that finds none (a head inside the base's window, or a base
 the pipeline has not reached yet). A fill reads each build's points once for the windows that share
@@ -64,7 +64,8 @@ def noise_bands_refresh(*, run_id) -> dict:
         return {"computed": []}
     previous = build_summary_previous(summary=summary)
     bases = [build] + ([previous.build] if previous else [])
-    computed = [base.id for base in bases if noise_bands_store(machine_class=machine_class, base=base)]
+    points = WindowPoints(machine_class)  # the two windows share all but one build
+    computed = [base.id for base in bases if noise_bands_store(machine_class=machine_class, base=base, points=points)]
     return {"computed": computed, "dropped": noise_bands_drop_stale_after(machine_class=machine_class, build=build)}
 
 
@@ -85,7 +86,7 @@ def noise_bands_drop_stale_after(*, machine_class: str, build: Build) -> list[in
 
 def noise_bands_fill(*, budget_s: float, now=time.monotonic) -> dict:
     """The bands of every build that can be a base and has none stored (builds stored before the
-    pipeline kept them, a bulk import, sets dropped stale by a late or repeated run), newest first,
+    pipeline kept them, a bulk import, sets dropped stale by a late or repeated run), each class's newest first,
     until ``budget_s`` has passed: a compare against any base then reads one row instead of computing
     its window (7.8-16 s at 1,000,000 results). The pipeline's post-ingest task runs it after the new
     build's bands and sends itself on while some are missing (``regressions.noise_bands_fill``), the
@@ -93,14 +94,17 @@ def noise_bands_fill(*, budget_s: float, now=time.monotonic) -> dict:
     build for the windows that share it (``WindowPoints``). Returns the counts."""
     started = now()
     stored = NoiseBandSet.objects.filter(machine_class=OuterRef("machine_class"), upto_id=OuterRef("build_id"), without__isnull=True)
-    missing = (BuildSummary.objects.filter(~Exists(stored)).select_related("build").order_by("-ordered_at", "-build_id"))
+    # Class by class (one class's points held at a time: a window's worth, as computing it alone), newest first.
+    missing = (BuildSummary.objects.filter(~Exists(stored)).select_related("build")
+               .order_by("machine_class", "-ordered_at", "-build_id"))
     computed = 0
-    points: dict[str, WindowPoints] = {}
+    points = None
     for summary in missing.iterator(chunk_size=100):
         if now() - started > budget_s:
             break
-        computed += noise_bands_store(machine_class=summary.machine_class, base=summary.build,
-                                      points=points.setdefault(summary.machine_class, WindowPoints(summary.machine_class)))
+        if points is None or points.machine_class != summary.machine_class:
+            points = WindowPoints(summary.machine_class)
+        computed += noise_bands_store(machine_class=summary.machine_class, base=summary.build, points=points)
     return {"computed": computed, "missing": missing.count()}
 
 
