@@ -205,6 +205,11 @@ def noise_bands_store(history: History, bases: list, report) -> None:
     started = time.perf_counter()
     judged = sum(home_cells_store(machine_class=machine_class) for machine_class in history.machine_classes)
     report(f"home's judged cells of {len(history.machine_classes)} classes, as after their ingest ({judged} judged)", started)
+    from dashboard.regressions.services.compare_cells import compare_cells_store
+
+    started = time.perf_counter()
+    judged = sum(compare_cells_store(machine_class=machine_class) for machine_class in history.machine_classes)
+    report(f"/compare/'s judged latest pair of {len(history.machine_classes)} classes, as after their ingest ({judged} judged)", started)
 
 
 def workload_sample(history: History, rng: random.Random) -> list[str]:
@@ -213,7 +218,7 @@ def workload_sample(history: History, rng: random.Random) -> list[str]:
 
 
 def page_targets(history: History):
-    from dashboard.regressions.models import HomeCellSet, NoiseBandSet
+    from dashboard.regressions.models import CompareCellSet, HomeCellSet, NoiseBandSet
     from dashboard.results.models import BuildSummary, Series
     from dashboard.results.selectors.common import build_ref
     from dashboard.results.selectors.overview import overview_trend
@@ -227,8 +232,9 @@ def page_targets(history: History):
              (sorted(rng.sample(range(len(builds)), 2)) for _ in range(10))]
     series = list(Series.objects.filter(machine_class=classes[0]).order_by("?")[:20])
     latest = builds[-1]
-    UNSTORED_PAGES["compare, noise bands not stored (computed)"] = (
-        lambda: NoiseBandSet.objects.filter(machine_class=classes[0], upto=builds[-2].build).delete())
+    UNSTORED_PAGES["compare, noise bands not stored (computed)"] = lambda: (  # nor the judged pair (read without bands)
+        NoiseBandSet.objects.filter(machine_class=classes[0], upto=builds[-2].build).delete(), CompareCellSet.objects.all().delete())
+    UNSTORED_PAGES["compare /compare/, judged cells not stored (judged)"] = lambda: CompareCellSet.objects.all().delete()
     UNSTORED_PAGES["overview /, judged cells not stored (judged)"] = lambda: HomeCellSet.objects.all().delete()
 
     def get(url):
@@ -243,6 +249,7 @@ def page_targets(history: History):
         ("workload /workloads/<name>/ (90d)", [get(f"/workloads/{n}/") for n in names]),
         ("workload, whole history (range=all)", [get(f"/workloads/{n}/?range=all&mode=max-autotune&regime=unbacked") for n in names]),
         ("compare /compare/ (latest vs previous)", [get("/compare/")]),
+        ("compare /compare/, judged cells not stored (judged)", [get("/compare/")]),
         ("compare, 10 random build pairs", [get(f"/compare/?machine={classes[0]}&base={b}&head={h}") for b, h in pairs]),
         ("compare, filter=regressed sort=speedup", [get(f"/compare/?machine={classes[0]}&base={b}&head={h}&filter=regressed&sort=speedup")
                                                    for b, h in pairs]),
@@ -364,17 +371,18 @@ def report(rows: list[dict], args, history: History, generation_s: float | None)
         "page weight: HTML, and HTML + our static JS/CSS (plotly.min.js included) on a first visit",
         "# /compare/ reads the noise bands stored for its base (the pipeline stores the new build's after each ingest; "
         "stored here for the compared bases, the bulk load bypassing ingest); 'noise bands not stored': dropped before "
-        "each request, as the first compare against a base that has none finds them; / reads home's judged cells stored "
-        "after the bands (the pipeline's next step), 'judged cells not stored': dropped before each request",
+        "each request (with /compare/'s judged pair), as the first compare against a base that has none finds them; / reads "
+        "home's judged cells and /compare/ its judged latest pair, stored after the bands (the pipeline's next step), "
+        "'judged cells not stored': dropped before each request",
         "",
-        f"{'page / query':<54}{'n':>4}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'queries':>8}{'HTML kB':>9}{'HTML gz':>9}{'+static kB':>11}{'+static gz':>11}",
+        f"{'page / query':<56}{'n':>4}{'median ms':>10}{'p95 ms':>9}{'max ms':>9}{'queries':>8}{'HTML kB':>9}{'HTML gz':>9}{'+static kB':>11}{'+static gz':>11}",
     ]
     for r in rows:
         weight = ""
         if "html" in r:
             weight = (f"{r['html'] / 1e3:>9.1f}{r['html_gz'] / 1e3:>9.1f}{(r['html'] + r['assets']) / 1e3:>11.0f}"
                       f"{(r['html_gz'] + r['assets_gz']) / 1e3:>11.0f}")
-        lines.append(f"{r['name']:<54}{r['n']:>4}{r['median']:>10.1f}{r['p95']:>9.1f}{r['max']:>9.1f}{r['queries']:>8}{weight}")
+        lines.append(f"{r['name']:<56}{r['n']:>4}{r['median']:>10.1f}{r['p95']:>9.1f}{r['max']:>9.1f}{r['queries']:>8}{weight}")
     return "\n".join(lines)
 
 

@@ -206,9 +206,10 @@ DETECTION_SWEEP_GRACE_S = env.int("DETECTION_SWEEP_GRACE_S", default=120)
 DETECTION_CHUNK_SERIES = env.int("DETECTION_CHUNK_SERIES", default=100)
 DETECTION_TASK_BUDGET_S = env.float("DETECTION_TASK_BUDGET_S", default=30.0)
 DETECTION_LEASE_S = env.int("DETECTION_LEASE_S", default=CELERY_TASK_TIME_LIMIT)
-# The noise bands sweep (beat, regressions.noise_bands_sweep, every five minutes) stores /compare/'s
+# The noise bands fill (after each ingest's bands, regressions.noise_bands_fill, sent on while some
+# are missing; and the beat sweep, regressions.noise_bands_sweep, every five minutes) stores /compare/'s
 # bands of builds that have none (stored before the pipeline kept them, a bulk import, a set dropped
-# stale by a late run), newest first, working this long at most per sweep.
+# stale by a late run), newest first, working this long at most per task.
 NOISE_BANDS_SWEEP_BUDGET_S = env.float("NOISE_BANDS_SWEEP_BUDGET_S", default=60.0)
 CELERY_BEAT_SCHEDULE = {
     "regressions: detect runs never detected": {"task": "regressions.sweep", "schedule": 120.0, "options": {"queue": "analysis"}},

@@ -9,6 +9,7 @@ from dashboard.durable import DB_RETRY, send_logged
 from dashboard.pipeline.services import detection_sweep, run_ingest_and_detect
 from dashboard.regressions.services import home_cells_refresh, noise_bands_refresh
 from dashboard.regressions.services.detection_pass import detection_step
+from dashboard.regressions.services.compare_cells import compare_cells_refresh
 from dashboard.regressions.services.noise_bands import noise_bands_fill
 from dashboard.regressions.services.bisect import bisection_advance
 from dashboard.regressions.services.bisect_auto import (
@@ -61,16 +62,34 @@ def noise_bands(run_id: str) -> dict:
     """/compare/'s noise bands of the run's build and the one before, stored once (idempotent: a
     window whose inputs are unchanged is not computed again); a compare that finds none computes
     them itself, so a lost message costs that compare time, nothing else. Then home's judged cells
-    of the run's class (``home_cells``), judged by those bands, likewise."""
+    of the run's class (``home_cells``) and /compare/'s judged comparison of its latest pair
+    (``compare_cells``), judged by those bands, likewise; then the bands of every
+    other build without them (``noise_bands_fill_on``: the sets the run made stale, a bulk import),
+    so that a compare against any base reads stored bands."""
     outcome = noise_bands_refresh(run_id=run_id)
     outcome["home_cells"] = home_cells_refresh(run_id=run_id)
+    outcome["compare_cells"] = compare_cells_refresh(run_id=run_id)
+    # Then every other base without bands (the later builds' sets the run made stale, dropped above):
+    # stored here, not by the first compare against one of them.
+    outcome["filled"] = noise_bands_fill_on()
+    return outcome
+
+
+@shared_task(name="regressions.noise_bands_fill", queue="analysis", acks_late=True, **DB_RETRY)
+def noise_bands_fill_on() -> dict:
+    """The noise bands of builds that have none stored, for NOISE_BANDS_SWEEP_BUDGET_S
+    (``noise_bands_fill``), sent on while some are still missing and this one stored any."""
+    outcome = noise_bands_fill(budget_s=settings.NOISE_BANDS_SWEEP_BUDGET_S)
+    if outcome["missing"] and outcome["computed"]:
+        send_logged(noise_bands_fill_on.delay, what="the noise bands of the builds still without")
     return outcome
 
 
 @shared_task(name="regressions.noise_bands_sweep", queue="analysis")
 def noise_bands_sweep() -> dict:
     """Beat: the noise bands of builds that have none stored, for NOISE_BANDS_SWEEP_BUDGET_S at most
-    (``noise_bands_fill``), so a compare against any base reads stored bands."""
+    (``noise_bands_fill``), so a compare against any base reads stored bands (what the post-ingest
+    task's fill left, or lost with its message)."""
     return noise_bands_fill(budget_s=settings.NOISE_BANDS_SWEEP_BUDGET_S)
 
 

@@ -50,6 +50,9 @@ class Point:
     # Each passing run's own stated speedup interval (Result.speedup_noise, a relative 95 % half-width):
     # what the runner says of its blocks' scatter (detection's "too noisy to track", contract.findings).
     speedup_noises: list[float] = field(default_factory=list)
+    # Per metric, the within-run standard error of its samples (``noise.point_noise``), once computed:
+    # a point shared by many windows of noise bands (``noise.WindowPoints``) is not computed again.
+    ses: dict[str, float] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def reference(self, metric: str) -> str | None:
         """The reference ``metric`` was measured against; None for a metric without one."""

@@ -243,6 +243,32 @@ class HomeCellSet(models.Model):
         return f"home cells of {self.machine_class}"
 
 
+class CompareCellSet(models.Model):
+    """/compare/'s judged comparison of a machine class's latest build against its previous one
+    (issue #46 item 13): every case's cells (old, new, change, tone, band, sd, finding, reason), its
+    flags and the one-sided cases, as ``regressions.compare.builds_compare_judged`` judges them by
+    the default metric and threshold, stored so that a cold ``/compare/`` of that pair reads one row
+    instead of judging 1,600 cases x 15 metrics (~0.5 s at 1,000,000 results).
+
+    Written by ``regressions.services.compare_cells``: after each ingest (the pipeline's
+    ``regressions.noise_bands`` task, once the bands are stored) and by the first request of the
+    pair that finds none fresh. ``inputs`` fingerprints what they were judged from (the bands'
+    window, the class's runs, the findings between the two builds, the judging's version): cells
+    whose inputs changed are judged again, never served. Nothing in save()."""
+
+    machine_class = models.SlugField(max_length=64, unique=True)
+    base = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", help_text="the previous build")
+    head = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", help_text="the latest build")
+    metric = models.CharField(max_length=64, help_text="the metric the flags are judged by")
+    threshold = models.FloatField(help_text="the relative threshold the changes are judged by")
+    inputs = models.CharField(max_length=40, help_text="fingerprint of the bands' window, the class's runs, the findings, the version")
+    comparison = models.TextField(help_text="the judged rows and one-sided cases, JSON (non-finite numbers as NaN/Infinity)")
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"compare cells of {self.machine_class}"
+
+
 class Bisection(models.Model):
     """The search for the first bad build of a regression (or of any two builds and a case) among the
     builds workers of its class know, or for the override of a variant that makes it bad (issue #31,

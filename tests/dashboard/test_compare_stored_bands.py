@@ -17,6 +17,7 @@ from dashboard.regressions.colour_reasons import comparison_reasons
 from dashboard.regressions.compare import builds_compare_judged
 from dashboard.regressions.history import class_series_points
 from dashboard.regressions.models import NoiseBandSet
+from dashboard.regressions.services import noise_bands as noise_bands_service
 from dashboard.regressions.services.noise_bands import noise_bands_fill, noise_bands_refresh
 from dashboard.results.models import Build, BuildSummary
 from dashboard.results.selectors.common import METRICS
@@ -132,8 +133,10 @@ def test_the_pipeline_stores_the_new_builds_bands_so_the_next_compare_computes_n
     wobbly_history(builds=6)
     with django_capture_on_commit_callbacks(execute=True):  # detection, then the noise bands task
         ingest_build(7, [make_result(w["name"], regime, speedup=1.4) for w in WORKLOADS for regime in REGIMES])
-    new, previous = Build.objects.get(git_sha=sha_for(7)), Build.objects.get(git_sha=sha_for(6))
-    assert set(NoiseBandSet.objects.values_list("upto", "without")) == {(new.id, None), (previous.id, None)}
+    new = Build.objects.get(git_sha=sha_for(7))
+    # the new build's and the one before, then every other build that can be a base (issue #46 item 13)
+    assert sorted(NoiseBandSet.objects.values_list("upto", "without")) == [(b.id, None) for b in Build.objects.order_by("id")]
+    assert new.id in NoiseBandSet.objects.values_list("upto", flat=True)
 
     monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
     assert client.get("/compare/").status_code == 200  # the new build against the one before
@@ -162,3 +165,39 @@ def test_every_build_gets_its_set_and_a_late_run_drops_the_stale_ones_after_it(m
     expected = full_compare(base=builds[4], head=builds[5])
     monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
     assert judgments(builds_compare_judged(base=builds[4], head=builds[5], machine_class="cpu")) == judgments(expected)
+
+
+def stored_is_computed(base: Build, machine_class: str = "cpu") -> bool:
+    """The base's stored set is fresh (its window's inputs unchanged) and holds, to the bit, what a
+    compare against it would compute on request (``window_noise_bands``, each series read alone)."""
+    window = noise.band_window(machine_class=machine_class, upto=base, without_build=None, metrics=METRICS)
+    stored = noise_bands_service._stored(window)
+    computed = noise.window_noise_bands(window=window, metrics=[m for m in METRICS if m.noisy])
+    return stored is not None and repr(stored) == repr(computed)
+
+
+def test_a_late_run_leaves_every_base_with_current_bands_after_its_ingest(monkeypatch, django_capture_on_commit_callbacks):
+    """Issue #46 item 13: the post-ingest task keeps every base's bands current itself (a re-run of
+    an older build changes the windows after it: they are computed again there, not by a compare
+    or the next sweep), each stored set the on-request computation's to the bit, read from the
+    class's points once per build (``WindowPoints``) for the windows that share them."""
+    from dashboard.celery import app
+
+    monkeypatch.setitem(app.conf, "task_always_eager", True)
+    builds = wobbly_history(builds=6)
+    assert not NoiseBandSet.objects.exists()  # bulk-like: stored without the pipeline
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_build(3, [make_result("resnet_train", regime, speedup=3.0, compile_time_cold_s=20.0) for regime in REGIMES])
+    assert all(stored_is_computed(b) for b in builds)
+    changed = {b.id: NoiseBandSet.objects.get(upto=b, without=None).inputs for b in builds}
+
+    with django_capture_on_commit_callbacks(execute=True):  # another late run of that build
+        ingest_build(3, [make_result("mlp_loop", regime, speedup=0.5, compile_time_cold_s=30.0) for regime in REGIMES])
+    assert all(stored_is_computed(b) for b in builds)
+    after = {b.id: NoiseBandSet.objects.get(upto=b, without=None).inputs for b in builds}
+    assert [b.id for b in builds if after[b.id] != changed[b.id]] == [b.id for b in builds[2:]]  # its window and the later ones
+
+    monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
+    for base in builds[:-1]:  # a compare against any base reads its set
+        assert judgments(builds_compare_judged(base=base, head=builds[-1], machine_class="cpu")) == \
+            judgments(full_compare(base=base, head=builds[-1]))

@@ -73,6 +73,7 @@ class Comparison:
     rows: list[CompareRow] = field(default_factory=list)
     only_base: list[OneSided] = field(default_factory=list)
     only_head: list[OneSided] = field(default_factory=list)
+    summary: dict[str, Change] | None = None  # compare_summary of every row in this order, where stored (regressions.services.compare_cells)
 
 
 def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands: NoiseBands, metric: str = "speedup",
@@ -184,6 +185,15 @@ def compare_summary_cases(*, rows: list[CompareRow]) -> tuple[int, int]:
     out its own)."""
     both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
     return len(both), sum(1 for r in both if r.changes["speedup"].tone == TOO_NOISY)
+
+
+def compare_summary_shown(*, comparison: Comparison, rows: list[CompareRow], only: str, sort: str,
+                          threshold: float) -> dict[str, Change]:
+    """``compare_summary`` of the rows a page shows: the comparison's stored one where they are all
+    its rows in its order (the geomeans' sums in the same order: the same figures to the bit)."""
+    if comparison.summary is not None and only == "all" and not sort:
+        return comparison.summary
+    return compare_summary(rows=rows, threshold=threshold)
 
 
 def compare_summary(*, rows: list[CompareRow], threshold: float = 0.05) -> dict[str, Change]:

@@ -13,13 +13,13 @@ from dashboard.results.selectors.builds import (
 from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, build_ref
 from dashboard.results.selectors.compare_tables import compare_tables
-from dashboard.regressions.compare import builds_compare_judged
+from dashboard.regressions.services.compare_cells import compare_judged
 from dashboard.results.selectors.compare import (
     FILTERS,
     SORT_KEYS,
     compare_measured_metrics,
     compare_rows_select,
-    compare_summary,
+    compare_summary_shown,
     compare_summary_cases,
 )
 from dashboard.results.page_cache import cached_page
@@ -72,7 +72,7 @@ def compare(request):
         context["variants_here"] = [s for s in context["builds"] if s.build.overrides and head_summary and s.build_id != head_summary.build_id]
         return render(request, "web/compare.html", context)
 
-    comparison = builds_compare_judged(
+    comparison = compare_judged(
         base=base_summary.build, head=head_summary.build, machine_class=machine_class, metric=metric, threshold=threshold / 100
     )
     rows = compare_rows_select(rows=comparison.rows, only=only, sort=sort, descending=direction == "desc")
@@ -87,7 +87,7 @@ def compare(request):
         comparison=comparison,
         rows=page.object_list,
         row_count=len(rows),
-        summary=compare_summary(rows=rows, threshold=threshold / 100),
+        summary=compare_summary_shown(comparison=comparison, rows=rows, only=only, sort=sort, threshold=threshold / 100),
         summary_cases=compare_summary_cases(rows=rows),
         filter_links=[
             (f, FILTER_LABELS[f], len(comparison.rows) if f == "all" else sum(f in r.flags for r in comparison.rows))
