@@ -78,11 +78,16 @@ SLOW_RUNS = [
     (["dashboard_load.py", "--results", "1000", "--workloads", "2", "--concurrent", "2", "--per-client", "1", "--workers", "1"],
      "p95", 400),  # dashboard_concurrent.py: gunicorn and N clients
     (["dispatch_overhead.py", "--cases", "1", "--warmup", "0"], "end to end: request -> visible", 400),
-    (["bisect_variants.py", "--attempts", "1"], "override env.TORCH_PTBENCH_TEST_C=1 makes it bad", 900),
+    # two of the five overrides: one step and the partner search print as with five (8 case runs -> 6);
+    # the five through real workers, each step asserted: tests/dispatch/test_bisect_workers.py
+    (["bisect_variants.py", "--attempts", "1", "--env", "TORCH_PTBENCH_TEST_A=1", "--env", "TORCH_PTBENCH_TEST_C=1"],
+     "override env.TORCH_PTBENCH_TEST_C=1 makes it bad", 900),
     (["distributed_table.py", "--run", "{tmp}/distributed.json", "--device", "cpu", "--backend", "eager", "--workloads",
       "dist:mlp@train+ddp"], "1 distributed cases", 400),  # two gloo ranks; the GPU run's command at tiny size
+    # eager: the workers, queues and storage are what runs here; mlp_loop's inductor compiles, cold and
+    # warm, took most of its 146 s (inductor in a case forked as a worker forks it: tests/runner/test_warm_start.py)
     (["worker_suite.py", "--out", "{tmp}/suite", "--machine-class", "cpu", "--size", "tiny", "--workloads", "mlp_loop",
-      "--modes", "default", "--regimes", "static", "--timeout", "300"], "results stored twice: 0", 400),
+      "--modes", "default", "--regimes", "static", "--backend", "eager", "--timeout", "300"], "results stored twice: 0", 400),
 ]
 
 
