@@ -40,16 +40,16 @@ _BENCH = "tests/bench/test_benchmarks_run.py::test_benchmark_runs"
 _SLOW_BENCH = "tests/bench/test_benchmarks_run.py::test_distributed_benchmark_runs"
 LONGEST = (
     "tests/runner/test_compile_paths.py",  # 240 s (AOTInductor [94], cpp_wrapper and freezing [84])
+    "tests/dispatch/test_commit_bisect_workers.py",  # 231 s, one test
     "tests/workloads/test_llms.py",  # 112 s on a quiet host [235]
     "tests/runner/test_distributed.py",  # 208 s (the DDP inductor case 68 s [144])
+    "tests/dashboard/test_browser_quickstart_pages.py",  # 201 s (the quick start's data 91 s, the link crawl 69 s)
     "tests/runner/test_runner_inductor.py",  # 179 s (its one run with a compile pair [135])
     "tests/dispatch/test_bisect_workers.py",  # 146 s
     f"{_SLOW_BENCH}[bisect_variants.py]",  # 135 s [138]
     "tests/runner/test_runner_statuses.py",  # 80 s
-    "tests/dispatch/test_commit_bisect_workers.py",  # [74]
     f"{_SLOW_BENCH}[dispatch_overhead.py]",  # 65 s
     "tests/runner/test_case_lifetime.py",  # 65 s
-    "tests/dashboard/test_browser_quickstart_pages.py",  # the link crawl [65]
     f"{_SLOW_BENCH}[explain_overhead.py]",  # 52 s
     f"{_SLOW_BENCH}[worker_suite.py]",  # 48 s
     f"{_BENCH}[artifact_overhead.py]",  # 46 s
