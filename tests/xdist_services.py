@@ -16,7 +16,7 @@ The order the units are handed out in is longest first, so that the last ones ar
 workers end together: the units of ``LONGEST`` (in its order), then the other files (xdist's order:
 most tests first), then the spread tests not in ``LONGEST`` (benchmark runs of seconds each: the
 filler at the end). xdist alone queued files by their number of tests, which put the slow files of
-one or two compiled cases (tests/runner/test_runner_inductor.py: 1 test, ~100 s) at the very end."""
+one or two compiled cases (tests/runner/test_runner_inductor.py: one run, ~100 s) at the very end."""
 from __future__ import annotations
 
 import os
