@@ -46,6 +46,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--modes", type=names)
     parser.add_argument("--regimes", type=names)
     parser.add_argument("--dtypes", type=names)
+    parser.add_argument("--backend", default="inductor", choices=["inductor", "eager", "aot_eager"],
+                        help="the cases' backend (eager: the path without a compile, as the CPU test runs it)")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--deadline", type=float, default=24 * 3600, help="give up after this many seconds")
     parser.add_argument("--redis-server", default="redis-server")
@@ -131,7 +133,8 @@ def measure(args: argparse.Namespace, work: Path, workers: int) -> int:
     for python in args.builds:
         build = by_python[os.path.realpath(python)] if os.path.realpath(python) in by_python else by_python[python]
         run = run_request(build=build, machine_class=args.machine_class, size=args.size, requested_by="bench/worker_suite.py",
-                          workloads=args.workloads, modes=args.modes, regimes=args.regimes, dtypes=args.dtypes, timeout_s=args.timeout)
+                          workloads=args.workloads, modes=args.modes, regimes=args.regimes, dtypes=args.dtypes, timeout_s=args.timeout,
+                          backend=args.backend)
         runs.append(run)
         print(f"run {run.id}: {run.cases_expected} cases of {build}", flush=True)
     open_states = CaseTask.OPEN_STATES

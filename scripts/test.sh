@@ -33,6 +33,12 @@ for ((i = 0; i < (workers > 0 ? workers : 1); i++)); do redis_ports+=("$(free_po
 cleanup() {
   "${as_pg_user[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
   for pidfile in "$work"/redis-*/redis.pid; do [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true; done
+  # Redis writes its AOF on the way out: removing its directory before it ended failed the run after
+  # its tests passed ("rm: cannot remove .../redis-PORT: Directory not empty"). Up to 10 s each.
+  for pidfile in "$work"/redis-*/redis.pid; do
+    pid=$(cat "$pidfile" 2>/dev/null) || continue
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT

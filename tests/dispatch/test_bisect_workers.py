@@ -2,7 +2,9 @@
 moves the bisection on as its runs end) and a runner worker measuring each attempt through the
 class's queue. The builds are variants of the worker's build (its interpreter runs them), the planted
 change a 2 ms sleep per call under some environment overrides (tests/dispatch/workloads.py: EnvSlowed),
-measured with the eager backend: no compile."""
+measured with the eager backend: no compile. The one override of five that matters, found through
+real workers (two steps, then the override alone), is the run of ``bench/bisect_variants.py`` that
+tests/bench/test_benchmarks_run.py makes and checks: the same services, the same workload."""
 from __future__ import annotations
 
 import pytest
@@ -71,29 +73,3 @@ def test_a_chain_of_six_variants_is_bisected_to_the_third(start_workers, queue_n
     wait_for(lambda: Delivery.objects.filter(bisection=bisection).exists(), timeout=60, what="the bisection's alert")
     assert Delivery.objects.filter(kind="bisection").count() == 1 and Bisection.objects.get(pk=bisection.id).notified_at
     assert Regression.objects.count() == 1
-
-
-def test_the_one_override_of_five_that_matters_is_found(start_workers, queue_name):
-    runner, dashboard = start_workers
-    dashboard()
-    base = reported_build(runner("w0"), queue_name)
-    variant = variant_get_or_create(base=base, overrides=Overrides.build(None, {f"TORCH_PTBENCH_TEST_{x}": "1" for x in "ABCDE"}))
-    run = wait_for(lambda r=request(variant, queue_name, [WORKLOAD], regimes=["static"]): finished(r.id), timeout=180,
-                   what="the variant's run")
-    series = Result.objects.get(run=run).series
-
-    bisection = bisection_start(series=series, metric="compiled_latency_ms", good=base, bad=variant, kind="overrides",
-                                requested_by="test", attempts=1)
-    assert len(bisection.builds) == 6 and bisection.builds[0] == base.id and bisection.builds[-1] == variant.id
-    bisection = wait_for(lambda: ended(bisection.id), timeout=540, what="the bisection to end")
-
-    assert bisection.status == Bisection.Status.DONE, bisection.result
-    assert bisection.result["override"] == "env.TORCH_PTBENCH_TEST_C=1" and (bisection.low, bisection.high) == (2, 3)
-    # The two ends, then +A+B (good), then +A+B+C (bad): 4 runs, more where noise left a step unknown.
-    assert [(s["index"], s["decision"]) for s in bisection.steps] == [(2, "good"), (3, "bad")]
-    assert bisection.runs.count() >= 4 and bisection.runs.count() == values_used(bisection)
-    # Then C alone (the base and A+B+C are measured already): bad, so it needs no partner.
-    partner = bisection.partner_searches.get()
-    assert bisection.result["alone"] is True and partner.runs.count() >= 1
-    runs = bisection.runs.count() + partner.runs.count()
-    assert bisection.result["message"] == f"override env.TORCH_PTBENCH_TEST_C=1 makes it bad on its own: 3 steps, {runs} runs"

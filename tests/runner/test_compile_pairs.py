@@ -1,21 +1,17 @@
 """A case's cold compile beside a reference's (``--compile-reference``): compile_cpu_ratio (issue #15 item 2)."""
 from __future__ import annotations
 
-import json
 import math
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from contract.document import validate_document
 from contract.spec import CaseSpec
 from runner.cli import main
-from runner.engine.compile_pairs import DEFAULT_PAIRS, METHOD, CompileReference, one_pair, primary_threads, summarize
-from runner.engine.executor import REPO_ROOT
+from runner.engine.compile_pairs import DEFAULT_PAIRS, CompileReference, one_pair, primary_threads, summarize
 from runner.worker.config import ConfigError, WorkerConfig
 
 REFERENCE = CompileReference(python="/opt/ref/bin/python", torch="2.11.0", git_sha="70d99e998b49")
@@ -103,29 +99,5 @@ def test_a_reference_that_cannot_compile_drops_the_pair_with_its_error(tmp_path)
     assert measured["error"].startswith("reference compile exited 3") and "no torch here" in measured["error"]
 
 
-@pytest.mark.slow
-def test_a_run_with_a_compile_reference_records_the_ratio_and_its_pairs(tmp_path):
-    out = tmp_path / "run.json"
-    command = [sys.executable, "-m", "runner", "run", "--size", "tiny", "--workloads", "tests.runner.sample_workloads:TinyMLP",
-               "--modes", "default", "--regimes", "static", "--device", "cpu", "--no-warm",
-               "--compile-reference", sys.executable, "--compile-pairs", "1", "--out", str(out)]  # fmt: skip
-    completed = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
-    assert completed.returncode == 0, completed.stderr[-3000:]
-    document = json.loads(out.read_text())
-    assert validate_document(document) == []
-    [result] = document["results"]
-    pairs = result["environment"]["compile_pairs"]
-    [measured] = pairs["pairs"]
-    assert "error" not in measured, measured
-    assert measured["build_cpu_s"] > 0 and measured["reference_cpu_s"] > 0 and measured["build_wall_s"] > 0
-    assert measured["cpu_source"] in ("task_clock", "rusage")
-    # Counted from the go line with the worker pool already started, both main threads on one core.
-    assert pairs["method"] == METHOD == 2
-    assert pairs["settings"]["prewarm"] is True and pairs["settings"]["shared_core"] == min(os.sched_getaffinity(0))
-    assert measured["build_main_cpus"] == measured["reference_main_cpus"] == 1
-    assert 0 < measured["build_own_cpu_s"] <= measured["build_cpu_s"] + 0.05
-    # The same interpreter on both sides: the same work, whatever the host did meanwhile.
-    assert 0.7 < result["metrics"]["compile_cpu_ratio"] < 1.4
-    assert result["metrics"]["compile_cpu_ratio"] == pytest.approx(measured["build_cpu_s"] / measured["reference_cpu_s"], rel=1e-3)
-    assert pairs["reference"]["python"] == os.path.abspath(sys.executable)
-    assert pairs["reference"]["torch"] == document["build"]["torch_version"]
+# A real run with a compile reference (its ratio and its pair): tests/runner/test_runner_inductor.py,
+# which asserts it of the same run as the inductor case's end-to-end facts (one run, not two).
