@@ -145,7 +145,7 @@ class QoS(kombu_redis.QoS):
     def ack(self, delivery_tag):
         try:
             self._remove_from_indices(delivery_tag).execute()
-        except self.channel.connection_errors:
+        except (*self.channel.connection_errors, AttributeError):  # AttributeError: closed, its connection None
             PENDING_ACKS.keep(self.channel, delivery_tag)
         virtual.QoS.ack(self, delivery_tag)
 
@@ -160,8 +160,7 @@ class Channel(kombu_redis.Channel):
         super().__init__(connection, *args, **kwargs)
 
     def _connparams(self, asynchronous=False):
-        # The transport's connection is released (Redis went away), or this channel closed with it.
-        if self.connection is None or self.connection.client is None:
+        if self.connection.client is None:  # the transport's connection is released: Redis went away
             raise kombu_redis.redis.exceptions.ConnectionError(
                 "the broker connection was released (Redis went away)")
         return super()._connparams(asynchronous=asynchronous)
