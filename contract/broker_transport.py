@@ -22,6 +22,15 @@ callback). Under load, 2 ingests were never stored in 54 Redis kills
    ``Channel._connparams`` raised ``AttributeError: 'NoneType' object has no attribute 'hostname'``,
    which is no connection error: the worker exited ("Unrecoverable error", 1 Redis kill in 3 under
    load). Raised as Redis' ``ConnectionError``, kombu ignores it on close and reconnects.
+3. **A late ack survives the reconnect** (issue #46 item 7). Both workers go on running their tasks
+   while Redis is away, and a task's ack at its end goes through the channel that delivered it,
+   which the consumer closed with the lost connection. It reached Redis only through the pool that
+   kombu's failed restore at that close happened to leave behind; with Redis still away (or no pool
+   left) it failed (kombu's "Couldn't ack") and the record stayed in the unacked hash until the
+   visibility timeout handed the finished task out again (2 h for a case). An ack whose record
+   removal does not reach Redis is kept in this process (:data:`PENDING_ACKS`) and done by the next
+   channel to the same Redis that consumes or restores (at most ``unacked_restore_interval``
+   later), before that restore could hand it out.
 
 :func:`use_for_redis` makes it the transport of ``redis://`` and ``rediss://`` URLs in this process
 (kombu's alias table), before any connection: ``dashboard/celery.py`` and ``runner/worker/app.py``.
@@ -33,54 +42,90 @@ import threading
 
 from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
+from kombu.transport import virtual
 
 TRANSPORT = "contract.broker_transport:Transport"
 
 log = logging.getLogger(__name__)
 
 
-class HeldMessages:
-    """Messages taken off their queue whose record as unacknowledged never reached Redis, kept by
-    this process until Redis answers again: ``(payload, exchange, routing_key)``, as kombu records
-    them in its unacked hash."""
+class KeptUntilRedisAnswers:
+    """What this process keeps because it could not reach Redis, written there in one transaction
+    through the next channel that answers (Redis still away keeps it)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._items: list[tuple[dict, str, str]] = []
+        self._items: list[tuple] = []
 
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)
 
-    def hold(self, payload: dict, exchange: str, routing_key: str) -> None:
+    def _keep(self, item: tuple) -> int:
         with self._lock:
-            self._items.append((payload, exchange, routing_key))
-            count = len(self._items)
-        log.warning("Redis went away between taking a message off queue %r and recording it as "
-                    "unacknowledged: held in this process (%d held), put back once Redis answers",
-                    routing_key, count)
+            self._items.append(item)
+            return len(self._items)
 
-    def put_back(self, channel: kombu_redis.Channel) -> int:
-        """Push every held message back to the head of its queue through ``channel``, in one
-        transaction; Redis still away keeps them held. Returns how many went back."""
+    def _write(self, channel: kombu_redis.Channel, write, mine=lambda item: True) -> int:
+        """``write(pipe, item)`` for each kept item that is ``mine(item)``; how many were written."""
         with self._lock:
-            items, self._items = self._items, []
+            items = [item for item in self._items if mine(item)]
+            self._items = [item for item in self._items if not mine(item)]
         if not items:
             return 0
         try:
             with channel.conn_or_acquire() as client, client.pipeline() as pipe:
-                for payload, exchange, routing_key in items:
-                    channel._do_restore_message(payload, exchange, routing_key, pipe)
+                for item in items:
+                    write(pipe, item)
                 pipe.execute()
         except channel.connection_errors:
             with self._lock:
                 self._items[:0] = items
             return 0
-        log.warning("put %d held message(s) back on their queues", len(items))
         return len(items)
 
 
+class HeldMessages(KeptUntilRedisAnswers):
+    """Messages taken off their queue whose record as unacknowledged never reached Redis:
+    ``(payload, exchange, routing_key)``, as kombu records them in its unacked hash."""
+
+    def hold(self, payload: dict, exchange: str, routing_key: str) -> None:
+        count = self._keep((payload, exchange, routing_key))
+        log.warning("Redis went away between taking a message off queue %r and recording it as "
+                    "unacknowledged: held in this process (%d held), put back once Redis answers",
+                    routing_key, count)
+
+    def put_back(self, channel: kombu_redis.Channel) -> int:
+        """Push every held message back to the head of its queue through ``channel``. Returns how
+        many went back."""
+        count = self._write(channel, lambda pipe, item: channel._do_restore_message(*item, pipe))
+        if count:
+            log.warning("put %d held message(s) back on their queues", count)
+        return count
+
+
 HELD = HeldMessages()
+
+
+class PendingAcks(KeptUntilRedisAnswers):
+    """Acks whose removal of the message's record never reached Redis:
+    ``(broker, unacked_key, unacked_index_key, delivery_tag)``."""
+
+    def keep(self, channel: kombu_redis.Channel, delivery_tag: str) -> None:
+        count = self._keep((channel.broker, channel.unacked_key, channel.unacked_index_key, delivery_tag))
+        log.warning("the ack of %s did not reach Redis (its channel went with the lost connection): kept in "
+                    "this process (%d kept), done once a channel answers", delivery_tag, count)
+
+    def flush(self, channel: kombu_redis.Channel) -> int:
+        """Remove the records of the kept acks of ``channel``'s Redis through it. Returns how many."""
+        count = self._write(channel, lambda pipe, item: pipe.zrem(item[2], item[3]).hdel(item[1], item[3]),
+                            mine=lambda item: item[0] == channel.broker)
+        if count:
+            log.warning("done %d kept ack(s)", count)
+        return count
+
+
+PENDING_ACKS = PendingAcks()
 
 
 class QoS(kombu_redis.QoS):
@@ -93,12 +138,26 @@ class QoS(kombu_redis.QoS):
             raise
 
     def restore_visible(self, *args, **kwargs):
+        PENDING_ACKS.flush(self.channel)  # first: a finished task's record is not handed out again
         HELD.put_back(self.channel)
         return super().restore_visible(*args, **kwargs)
+
+    def ack(self, delivery_tag):
+        try:
+            self._remove_from_indices(delivery_tag).execute()
+        except (*self.channel.connection_errors, AttributeError):  # AttributeError: closed, its connection None
+            PENDING_ACKS.keep(self.channel, delivery_tag)
+        virtual.QoS.ack(self, delivery_tag)
 
 
 class Channel(kombu_redis.Channel):
     QoS = QoS
+
+    def __init__(self, connection, *args, **kwargs):
+        client = connection.client
+        # Which Redis this channel talks to, known past its close (``connection`` None then).
+        self.broker = None if client is None else (client.hostname, client.port, str(client.virtual_host or ""))
+        super().__init__(connection, *args, **kwargs)
 
     def _connparams(self, asynchronous=False):
         if self.connection.client is None:  # the transport's connection is released: Redis went away
@@ -108,6 +167,7 @@ class Channel(kombu_redis.Channel):
 
     def basic_consume(self, *args, **kwargs):
         consumer_tag = super().basic_consume(*args, **kwargs)
+        PENDING_ACKS.flush(self)
         HELD.put_back(self)
         return consumer_tag
 

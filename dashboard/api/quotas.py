@@ -9,7 +9,9 @@ their ranges in docs/api-limits.md; each refusal is a 429 naming the setting tha
 - ``API_TOKEN_MAX_BISECTIONS``: bisections one token has running at once;
 - ``ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN``: bytes of the artifacts one token uploaded within
   ``ARTIFACT_ORPHAN_HOURS`` that no result references yet (the store-wide bound,
-  ``ARTIFACT_UNREFERENCED_MAX_BYTES``, is checked too: one token alone cannot reach it).
+  ``ARTIFACT_UNREFERENCED_MAX_BYTES``, is checked too: one token alone cannot reach it; it is counted
+  under one store-wide lock, ``unreferenced_uploads_lock``, so uploads of different tokens at once
+  cannot pass it together).
 
 The dashboard's own work (nightly runs, the admin, a bisection started automatically) is not a
 token's and is not counted."""
@@ -21,6 +23,7 @@ import time
 from django.apps import apps
 from django.conf import settings
 from django.core.cache import caches
+from django.db import connection
 from rest_framework import exceptions, status
 
 from dashboard.api.models import ApiToken
@@ -88,11 +91,26 @@ def bisections_check(*, requested_by: str) -> None:
                         f"{limit}: wait for one to finish or cancel one")
 
 
+# The PostgreSQL advisory lock key under which new uploads are counted against the store-wide bound.
+UNREFERENCED_UPLOADS_LOCK = 0x70746261  # "ptba"
+
+
+def unreferenced_uploads_lock() -> None:
+    """Hold the store-wide count of uploads no result references until the caller's transaction
+    ends: on PostgreSQL a transaction-level advisory lock (another token's upload waits for this
+    one's commit, then counts it); SQLite's IMMEDIATE transactions write one at a time already.
+    Taken after ``token_lock``, always in that order."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [UNREFERENCED_UPLOADS_LOCK])
+
+
 def unreferenced_uploads_check(*, token: ApiToken | None, size: int) -> None:
     """OverQuota when storing ``size`` more bytes would put the uploads no result references yet
     (stored within ``ARTIFACT_ORPHAN_HOURS``) past ``ARTIFACT_UNREFERENCED_MAX_BYTES_PER_TOKEN`` for
     ``token``, or past ``ARTIFACT_UNREFERENCED_MAX_BYTES`` for the whole store. Called with the
-    token's row locked (``token_lock``), in the transaction that records the upload."""
+    token's row locked (``token_lock``) and the store-wide count held (``unreferenced_uploads_lock``),
+    in the transaction that records the upload."""
     hours = settings.ARTIFACT_ORPHAN_HOURS
     advice = "send the run documents that reference them first, or wait for prune_artifacts to expire them"
     if token is not None:

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from dashboard.api.models import ApiToken, ArtifactUploader, RunOwner
-from dashboard.api.quotas import open_cases_check, token_lock, unreferenced_uploads_check
+from dashboard.api.quotas import open_cases_check, token_lock, unreferenced_uploads_check, unreferenced_uploads_lock
 from dashboard.dispatch.services import BaseNotProbed, run_cancel_open, variant_overrides_validate
 from dashboard.dispatch.services import run_request as dispatch_run_request
 from dashboard.dispatch.services.planning import matrix_resolve, run_plan
@@ -319,12 +319,15 @@ def _attach_host(run: Run, document: dict) -> None:
 def artifact_upload(*, raw: bytes, sha256: str, name: str, token: ApiToken | None) -> tuple[Artifact, bool]:
     """Store an uploaded artifact for ``token`` (row, created). New bytes are counted against the
     bounds on uploads no result references yet (``unreferenced_uploads_check``: 429 past one) with
-    the token's row locked, so a token's concurrent uploads cannot pass its bound together; bytes
-    stored already are no new upload. Raises ``ArtifactRefused`` (nothing kept) for wrong bytes."""
+    the token's row locked and the store-wide count held, so concurrent uploads (of one token or of
+    several) cannot pass a bound together; bytes stored already are no new upload. Raises
+    ``ArtifactRefused`` (nothing kept) for wrong bytes."""
     with transaction.atomic():
         token_lock(token)
         if not artifacts_stored(sha256s=[sha256]):
-            unreferenced_uploads_check(token=token, size=len(raw))
+            unreferenced_uploads_lock()  # then again: another token may have stored the same bytes meanwhile
+            if not artifacts_stored(sha256s=[sha256]):
+                unreferenced_uploads_check(token=token, size=len(raw))
         artifact, created = artifact_store(source=io.BytesIO(raw), sha256=sha256, name=name)
         if created and token is not None:
             ArtifactUploader.objects.get_or_create(artifact=artifact, defaults={"token": token})

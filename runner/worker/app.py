@@ -33,8 +33,9 @@ app.conf.update(
     # A case goes on running while Redis is away (a restart, a failover): cancelling it on connection
     # loss killed it and its message vanished until the stale-case sweep (2 h 10 min by default),
     # issue #46 item 7. Its result is handed on (notify retries until Redis answers) and its message
-    # acknowledged on the reconnected channel; should that ack be lost, the case comes back after
-    # the visibility timeout and the dashboard stores nothing twice.
+    # acknowledged: an ack that its closed channel cannot deliver is done by the reconnected one
+    # (contract/broker_transport.py). A worker lost meanwhile leaves the case to the visibility
+    # timeout, and the dashboard stores nothing twice.
     worker_cancel_long_running_tasks_on_connection_loss=False,
     task_ignore_result=True,
     task_serializer="json",

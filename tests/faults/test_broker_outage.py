@@ -19,7 +19,7 @@ import redis
 import yaml
 from kombu import Connection, Exchange, Producer, Queue
 
-from contract.broker_transport import HELD, Transport, use_for_redis
+from contract.broker_transport import HELD, PENDING_ACKS, Transport, use_for_redis
 from dashboard.pipeline.services import detection_sweep
 from dashboard.pipeline.tasks import ingest_run_document
 from dashboard.regressions.selectors import runs_detection_pending
@@ -103,8 +103,9 @@ def test_the_dashboard_worker_survives_redis_going_away_under_load(redis_server,
         print(log[-6000:])  # shown with a failure: why the worker stopped
     assert "Unrecoverable error" not in log, log[-3000:]
     put_back = log.count("put back once Redis answers")
+    kept_acks = log.count("did not reach Redis")
     print(f"{CYCLES} Redis kills: {len(sent)} ingests sent, {len(lost)} never stored; "
-          f"{put_back} message(s) taken off a queue as Redis went, put back")
+          f"{put_back} message(s) taken off a queue as Redis went, put back; {kept_acks} ack(s) kept until Redis answered")
     assert lost == [], f"{len(lost)} of {len(sent)} ingests never stored in {CYCLES} Redis kills: {lost}"
 
 
@@ -133,3 +134,37 @@ def test_a_message_taken_off_its_queue_as_redis_goes_away_is_put_back_once_it_an
     assert len(HELD) == 0
     assert received == [({"case": 7}, {**received[0][1], "redelivered": True})], received
     assert redis.Redis.from_url(settings.CELERY_BROKER_URL).llen(name) == 0
+
+
+def delivered(connection: Connection, queue: Queue, body: dict):
+    """A message published to ``queue``, taken off it and recorded as unacknowledged, as a worker's
+    consumer takes a task: (its channel, the message)."""
+    channel = connection.channel()
+    Producer(channel).publish(body, exchange=queue.exchange, routing_key=queue.name, declare=[queue], serializer="json")
+    message = channel.Message(channel._get(queue.name), channel=channel)
+    channel.qos.append(message, message.delivery_tag)
+    return channel, message
+
+
+def test_a_late_ack_that_cannot_reach_redis_is_done_once_a_channel_answers(redis_server, settings):  # noqa: F811
+    """Issue #46 item 7: a task that goes on running while Redis is away is acknowledged through the
+    channel that delivered it, closed with the lost connection. That ack failed when Redis was not
+    back yet (or the channel had no pool left), so the record stayed in the unacked hash and the
+    finished task was handed out again after the visibility timeout (2 h for a case)."""
+    use_for_redis()
+    name = f"late-{uuid.uuid4().hex[:8]}"
+    queue = Queue(name, Exchange(name), name)
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    connection = Connection(settings.CELERY_BROKER_URL)
+    channel, message = delivered(connection, queue, {"case": 9})
+    redis_server.stop()
+    connection.collect()  # what the consumer does with a lost connection: its channels closed, the transport released
+    message.ack()  # the task ends while Redis is away (raised before: "Couldn't ack", the record left)
+    assert len(PENDING_ACKS) == 1
+    redis_server.start()
+    assert client.hlen("unacked") == 1
+    with Connection(settings.CELERY_BROKER_URL) as reconnected:
+        reconnected.Consumer(queue, callbacks=[lambda body, msg: msg.ack()]).consume()  # the worker consuming again
+    assert len(PENDING_ACKS) == 0
+    assert client.hlen("unacked") == 0 and client.zcard("unacked_index") == 0 and client.llen(name) == 0
+
