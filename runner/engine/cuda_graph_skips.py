@@ -1,5 +1,5 @@
 """Why CUDA graphs were not used in a case that asked for them (reduce-overhead, max-autotune,
-freezing on a GPU; docs/compile-modes.md).
+freezing on a GPU; docs/pages.md, "/dynamic/").
 
 Inductor decides per compiled graph whether CUDA graphs can wrap it and, where not, logs one line
 ``skipping cudagraphs due to <reason>`` on its ``cudagraphs`` artifact logger and counts it in

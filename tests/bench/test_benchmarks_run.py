@@ -52,10 +52,10 @@ RUNS = [
     # AOTInductor's package compiled and loaded outside the runner (on the GPU image the load crashed
     # until the runner made torch's libstdc++ global: bench/results/compile-paths-gpu-2026-11-28)
     (["aoti_load_check.py", "--device", "cpu", "--conditions", "plain", "--out", "{tmp}/check.txt"], "plain: rc 0", 300),
-    # a second GPU call's stream: moe_routing's cpp_wrapper case is stored there, unet_diffusion's is not
+    # a second GPU call's stream: moe_routing's aot_inductor case is stored there, resnet_train's is not
     (["gpu/gpu_pending.py", f"{RESULTS}/compile-paths-gpu-2026-11-28",
-      "--modes cpp_wrapper --dtypes float32 --regimes static --workloads moe_routing,unet_diffusion"],
-     "--workloads unet_diffusion", 60),
+      "--modes aot_inductor --dtypes float32 --regimes static --workloads moe_routing,resnet_train"],
+     "--workloads resnet_train", 60),
     (["cudagraph_memory.py", "--help"], "usage:", 60),
     (["recall_benchmark.py", "--series", "2", "--workers", "1"], "target (90 % of 3-sd steps within two builds", 120),
     (["commit_bisect.py", "--trials", "5", "--out", "{tmp}/commit_bisect.txt"], "bisection over 16 commits", 120),
