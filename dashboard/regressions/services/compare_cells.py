@@ -42,7 +42,7 @@ def compare_judged(*, base: Build, head: Build, machine_class: str, metric: str 
     if stored is not None and stored[0] == inputs:
         return _decode(stored[1], base=base, head=head, machine_class=machine_class, metric=metric, threshold=threshold)
     comparison = builds_compare_judged(base=base, head=head, machine_class=machine_class, metric=metric, threshold=threshold)
-    if (metric, threshold) == (METRIC, THRESHOLD) and _latest_pair(machine_class) == (base.id, head.id):
+    if (metric, threshold) == (METRIC, THRESHOLD) and (pair := _latest_pair(machine_class)) and (pair[0].id, pair[1].id) == (base.id, head.id):
         _store(comparison, inputs or _inputs(machine_class=machine_class, base=base, head=head, metric=metric, threshold=threshold))
     return comparison
 
@@ -59,11 +59,10 @@ def compare_cells_store(*, machine_class: str) -> bool:
     """The class's latest build against the previous one, judged by the default metric and
     threshold and stored unless stored with unchanged inputs (``bench/dashboard_load.py`` calls it
     as the pipeline would). True when it was judged."""
-    latest = build_summary_latest(machine_class=machine_class)
-    previous = build_summary_previous(summary=latest) if latest else None
-    if previous is None:
+    pair = _latest_pair(machine_class)
+    if pair is None:
         return False
-    base, head = previous.build, latest.build
+    base, head = pair
     inputs = _inputs(machine_class=machine_class, base=base, head=head, metric=METRIC, threshold=THRESHOLD)
     if CompareCellSet.objects.filter(machine_class=machine_class, base=base, head=head, metric=METRIC, threshold=THRESHOLD,
                                      inputs=inputs).exists():
@@ -72,10 +71,11 @@ def compare_cells_store(*, machine_class: str) -> bool:
     return True
 
 
-def _latest_pair(machine_class: str) -> tuple[int, int] | None:
+def _latest_pair(machine_class: str) -> tuple[Build, Build] | None:
+    """(the build before the class's latest, the latest), or None with fewer than two."""
     latest = build_summary_latest(machine_class=machine_class)
     previous = build_summary_previous(summary=latest) if latest else None
-    return (previous.build_id, latest.build_id) if previous else None
+    return (previous.build, latest.build) if previous else None
 
 
 def _inputs(*, machine_class: str, base: Build, head: Build, metric: str, threshold: float) -> str:
