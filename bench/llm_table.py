@@ -3,7 +3,8 @@
     python -m bench.llm_table DOC.json ...
 
 A row per LLM step and compile mode (``hf:Qwen/Qwen3-0.6B@decode`` reduce-overhead): per regime
-(static, backed, unbacked) the status or speedup, the cold compile seconds and the compiled side's
+(static, backed, unbacked) the speedup (after the status where the case did not pass, as a
+failed accuracy check still times both sides), the cold compile seconds and the compiled side's
 peak memory, then unbacked/backed (the speedups' ratio where both passed); after it the whole
 training steps beside the model-only ones (``@train_step`` / ``@train``), and the failures by
 status and error class. ``!cgN``: N compiled graphs of a CUDA-graph mode ran without CUDA graphs
@@ -33,11 +34,12 @@ def cell(result: dict | None) -> str:
     if result is None:
         return "-"
     metrics = result["metrics"]
-    if result["status"] != "pass":
+    if metrics.get("speedup") is None:
         return result["status"]
+    prefix = "" if result["status"] == "pass" else f"{result['status']} "
     peak = metrics.get("compiled_peak_memory_bytes")
     skipped = ((result.get("environment") or {}).get("cuda_graphs") or {}).get("skipped_graphs")
-    return (f"{metrics['speedup']:.3f}x {metrics['compile_time_cold_s']:.0f}s" + (f" {_size(peak)}" if peak else "")
+    return (prefix + f"{metrics['speedup']:.3f}x {metrics['compile_time_cold_s']:.0f}s" + (f" {_size(peak)}" if peak else "")
             + (f" !cg{skipped}" if skipped else ""))
 
 

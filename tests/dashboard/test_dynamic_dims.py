@@ -8,7 +8,7 @@ import pytest
 
 from dashboard.results.models import Build, Config, Result
 from dashboard.results.selectors.dynamic import dynamic_options, dynamic_pairs, pair_failure
-from dashboard.results.selectors.dynamic_families import dynamic_blockers, family_gaps, headline
+from dashboard.results.selectors.dynamic_families import _cuda_graphs_skipped, dynamic_blockers, family_gaps, headline
 from contract import document as run_document
 from dashboard.pipeline.services import run_ingest_and_detect
 from tests.documents import make_document, make_result
@@ -96,6 +96,18 @@ def test_a_cuda_graph_mode_that_ran_without_cuda_graphs_says_so_where_the_gap_is
     page = client.get("/dynamic/?mode=reduce-overhead").content.decode()
     assert "CUDA graphs skipped for 2 graphs: incompatible op aten._local_scalar_dense.default" in table_rows(page)["mlp_loop"]
     assert 'class="num failed worse"' not in page  # a skip is why, not a failure: the suite row counts none
+
+
+def test_a_skip_reason_with_a_stack_names_its_innermost_frame_once():
+    # Inductor appends the stack outermost first ("Found from :"); the line that wrote into the input
+    # is the last frame (Qwen3's unbacked decode on the H200, 2026-11-29: the KV cache's index_copy_).
+    site = "/opt/torch/.venv/lib/python3.12/site-packages/transformers"
+    reason = (f'mutated inputs (56 instances). Found from : \n   File "{site}/utils/generic.py", line 939, in wrapper\n'
+              f'    output = func(self, *args, **kwargs)\n  File "{site}/cache_utils.py", line 482, in update\n'
+              "    self.keys.index_copy_(2, cache_position, key_states)")
+    text = _cuda_graphs_skipped({"skipped_graphs": 2, "reasons": [reason, reason]})
+    assert text == ("CUDA graphs skipped for 2 graphs: mutated inputs (56 instances) at transformers/cache_utils.py:482 "
+                    "in update: self.keys.index_copy_(2, cache_position, key_states)")
 
 
 @pytest.mark.services

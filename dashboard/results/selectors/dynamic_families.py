@@ -121,8 +121,24 @@ def _cuda_graphs_skipped(facts: dict | None) -> str:
     if not isinstance(facts, dict) or not facts.get("skipped_graphs"):
         return ""
     count = facts["skipped_graphs"]
-    reasons = "; ".join(str(r) for r in facts.get("reasons") or [])
+    reasons = "; ".join(dict.fromkeys(_skip_reason(str(r)) for r in facts.get("reasons") or []))  # each once
     return f"CUDA graphs skipped for {count} graph{'s' if count != 1 else ''}" + (f": {reasons}" if reasons else "")
+
+
+_FRAME = re.compile(r'File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)\n\s*(?P<code>[^\n]*)')
+
+
+def _skip_reason(reason: str) -> str:
+    """``mutated inputs (56 instances) at transformers/cache_utils.py:482 in update: self.keys.index_copy_(...)``:
+    inductor's reason with the innermost frame of the stack it appends ("Found from :", outermost
+    first), which is the line that did what stopped CUDA graphs; a reason without a stack as it is."""
+    head, found, stack = reason.partition("Found from")
+    frames = list(_FRAME.finditer(stack)) if found else []
+    if not frames:
+        return reason.strip()
+    last = frames[-1]
+    path = last["path"].split("site-packages/", 1)[-1]
+    return f"{head.strip().rstrip('.')} at {path}:{last['line']} in {last['func']}: {last['code'].strip()}"
 
 
 def _data_dependent_text(detail: dict | None) -> str:
