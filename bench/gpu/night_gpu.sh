@@ -18,6 +18,7 @@
 #       command="bench/gpu/night_gpu.sh $OUT/night before 420")
 #   run(..., command="bench/gpu/night_gpu.sh $OUT/night after 420")
 # and, for the whole suite where a call may last (no device limit): bench/gpu/night_gpu.sh OUT after 7200 all
+# GPUS=1 runs one worker on one GPU (the nvidia-h200 kind: the per-case figures without the second card).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=$1; variant=$2; seconds=$3; workloads=${4:-}
@@ -32,9 +33,9 @@ case ${workloads:-sample} in
   sample) workloads=$SAMPLE ;;
   all) workloads=$(python3 -m runner list --family all --names) || exit 1 ;;
 esac
-echo "night $variant: $(echo "$workloads" | tr ',' '\n' | wc -l) models, PTBENCH_CASES_AT_ONCE=${PTBENCH_CASES_AT_ONCE:-default} PTBENCH_WARM_START=$PTBENCH_WARM_START, $(nproc) cores"
+echo "night $variant: $(echo "$workloads" | tr ',' '\n' | wc -l) models, ${GPUS:-2} GPU(s), PTBENCH_CASES_AT_ONCE=${PTBENCH_CASES_AT_ONCE:-default} PTBENCH_WARM_START=$PTBENCH_WARM_START, $(nproc) cores"
 mkdir -p "$out/$variant"
-bench/gpu/gpu_workers.sh "$out/$variant" --gpus 2 --machine-class gpu-h200 --size full --workloads "$workloads" \
+bench/gpu/gpu_workers.sh "$out/$variant" --gpus "${GPUS:-2}" --machine-class gpu-h200 --size full --workloads "$workloads" \
   --modes default --regimes static --dtypes bfloat16 --timeout 300 --deadline "$seconds" --label "night-$variant-"
 rc=$?
 grep -h "case(s) at once\|warm process" /tmp/ptbench-workers.*/runner-*.log | sort -u
