@@ -3,13 +3,14 @@
 # On a machine just started (the device's first call), run the same static case N times in a row, each
 # in a fresh runner process alone on the card, with the GPU's clocks before each; then print each run's
 # speedup, eager and compiled latency and host probe (bench/families_table.py --cost for the phases).
-#   bench/gpu/fresh_gpu_first.sh OUT [N] [WORKLOAD]        # nvidia-h200, carry [".whl"]
+#   bench/gpu/fresh_gpu_first.sh OUT [N] [WORKLOAD]        # nvidia-h200, carry [".whl"] or [".whl312"]
 set -u
 cd "$(dirname "$0")/../.."
 out=$1; runs=${2:-3}; workload=${3:-torchvision:mobilenet_v2}
 mkdir -p "$out"
-if [ -d .whl ] && ! python3 -c "import jsonschema" 2>/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+wheels=$(ls -d .whl .whl312 2>/dev/null | head -n 1)  # whichever the call carried
+if [ -n "$wheels" ] && ! python3 -c "import jsonschema" 2>/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site "$wheels"/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 echo "uptime: $(cut -d' ' -f1 /proc/uptime) s"
 for i in $(seq 1 "$runs"); do
