@@ -10,7 +10,7 @@ out=$1; runs=${2:-3}; workload=${3:-torchvision:mobilenet_v2}
 mkdir -p "$out"
 wheels=$(ls -d .whl .whl312 2>/dev/null | head -n 1)  # whichever the call carried
 if [ -n "$wheels" ] && ! python3 -c "import jsonschema" 2>/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --target /tmp/site "$wheels"/*.whl && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site-fresh "$wheels"/*.whl && export PYTHONPATH=/tmp/site-fresh${PYTHONPATH:+:$PYTHONPATH}
 fi
 echo "uptime: $(cut -d' ' -f1 /proc/uptime) s"
 for i in $(seq 1 "$runs"); do
