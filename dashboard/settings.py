@@ -140,6 +140,9 @@ DETECT_AFTER_INGEST = env.bool("DETECT_AFTER_INGEST", default=True)
 # The overview, workload, compare and dynamic pages are served from the cache until the data changes
 # (dashboard/results/page_cache.py); this bounds what the data's fingerprint cannot see. 0: off.
 PAGE_CACHE_SECONDS = env.int("PTBENCH_PAGE_CACHE_SECONDS", default=60)
+# A page not cached yet is rendered by one request; the others asking for it at once wait for its copy
+# in the cache this long at most (then render it themselves), instead of every web process rendering it.
+PAGE_CACHE_WAIT_SECONDS = 10.0
 
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="")
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not CELERY_BROKER_URL)
@@ -186,12 +189,20 @@ LOGIN_THROTTLE_WINDOW_S = env.int("LOGIN_THROTTLE_WINDOW_S", default=300)
 # forwarded, not the proxy's own (every client would share its count). Empty: REMOTE_ADDR, the
 # header ignored (a client could otherwise pick a fresh address for every try).
 PTBENCH_TRUSTED_PROXIES = env.list("PTBENCH_TRUSTED_PROXIES", default=[])
+# The default cache holds the rendered pages (dashboard/results/page_cache.py): Redis (database 3 of the
+# broker's server) when the broker is Redis, so every web process serves a page one of them rendered and
+# the version an ingest bumps is seen by all of them; else in the process's memory (the quick start).
+_REDIS_BROKER = CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": urlsplit(CELERY_BROKER_URL)._replace(path="/3").geturl(),
+                "OPTIONS": {"socket_timeout": 1, "socket_connect_timeout": 1}}
+    if _REDIS_BROKER
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     "throttle": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                  "LOCATION": urlsplit(CELERY_BROKER_URL)._replace(path="/2").geturl(),
                  "OPTIONS": {"socket_timeout": 2, "socket_connect_timeout": 2}}
-    if CELERY_BROKER_URL.startswith(("redis://", "rediss://"))
+    if _REDIS_BROKER
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "throttle"},
 }
 

@@ -2,7 +2,8 @@
 docker-compose serves the dashboard), each page's client-side latency as p50 / p95, with the page
 cache off (PTBENCH_PAGE_CACHE_SECONDS=0), cold and on. Cold: the cache on, and the data's fingerprint
 changed (``invalidate``: as an ingest changes it) before each round of N requests at once, so every
-round arrives as the first requests after an ingest do."""
+round arrives as the first requests after an ingest do. With CELERY_BROKER_URL set to a Redis, the
+workers share the page cache there (dashboard/settings.py CACHES), as docker-compose's do."""
 from __future__ import annotations
 
 import concurrent.futures
@@ -59,7 +60,9 @@ def concurrent_report(pages: list[tuple[str, list[str]]], *, clients: int, per_c
     """pages: (name, paths). Returns the table; prints each line as it is measured. ``invalidate``
     (given: a 'cold' row per page): makes every cached page stale, as an ingest does."""
     lines = [f"# {clients} concurrent clients x {per_client} requests per page, gunicorn --workers {workers} on "
-             f"{os.cpu_count()} CPUs; client-side latency (HTTP over loopback), after one warm-up request per path",
+             f"{os.cpu_count()} CPUs; client-side latency (HTTP over loopback), after one warm-up request per path; page cache: "
+             + ("Redis, shared by the workers (CELERY_BROKER_URL)" if os.environ.get("CELERY_BROKER_URL", "").startswith(("redis://", "rediss://"))
+                else "each worker's memory (no Redis broker set)"),
              f"{'page':<34}{'page cache':>11}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}{'req/s':>8}"]
     print("\n".join(lines), flush=True)
     modes = [("off", 0), *([("cold", 60)] if invalidate else []), ("on", 60)]

@@ -8,7 +8,7 @@ class DispatchConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from dashboard.dispatch.selectors_intake import intake_newest_rows  # noqa: PLC0415 (apps are loaded now)
-        from dashboard.results.page_cache import fingerprint_part_add  # noqa: PLC0415
+        from dashboard.dispatch.models import Intake  # noqa: PLC0415 (apps are loaded now)
+        from dashboard.results.page_cache import fingerprint_columns_add  # noqa: PLC0415
 
-        fingerprint_part_add(intake_newest_rows)  # a new or answered intake shows on /
+        fingerprint_columns_add(Intake, "id", "finished_at")  # a new or answered intake shows on /

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Max
-
 from dashboard.dispatch.models import Intake
 
 
@@ -33,9 +31,3 @@ def intake_per_class() -> list[ClassIntake]:
         taken = latest if latest.state == Intake.State.TAKEN else rows.filter(state=Intake.State.TAKEN).first()
         found.append(ClassIntake(machine_class=machine_class, latest=latest, taken=taken))
     return found
-
-
-def intake_newest_rows() -> list:
-    """The pages' cache fingerprint part (``results.page_cache``): a new or answered intake shows on ``/``."""
-    newest = Intake.objects.aggregate(i=Max("id"), f=Max("finished_at"))
-    return [newest["i"], newest["f"]]

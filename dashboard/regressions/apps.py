@@ -8,7 +8,8 @@ class RegressionsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from dashboard.regressions.selectors import newest_rows  # noqa: PLC0415 (apps are loaded now)
-        from dashboard.results.page_cache import fingerprint_part_add  # noqa: PLC0415
+        from dashboard.regressions.models import Regression, RegressionStatusChange  # noqa: PLC0415 (apps are loaded now)
+        from dashboard.results.page_cache import fingerprint_columns_add  # noqa: PLC0415
 
-        fingerprint_part_add(newest_rows)  # a new finding or triage step makes cached pages stale
+        fingerprint_columns_add(Regression, "id")  # a new finding or triage step makes cached pages stale
+        fingerprint_columns_add(RegressionStatusChange, "id")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 
 from contract.findings import GAP_METRIC
 from contract.metrics import BY_NAME
 from dashboard.regressions.board import regression_numbers, suspect_numbers
-from dashboard.regressions.models import AlertSummary, DetectionPass, Regression, RegressionStatusChange, Remeasurement
+from dashboard.regressions.models import AlertSummary, DetectionPass, Regression, Remeasurement
 from dashboard.results.models import Build, Result, Run
 from dashboard.results.same_build import same_build, same_build_message
 from dashboard.results.selectors.common import build_ref
@@ -268,12 +268,6 @@ def remeasurement_as_suspect(request: Remeasurement) -> dict:
         **numbers.as_dict(),
         "message": f"suspect: {request.metric}{change}; {confirm}",
     }
-
-
-def newest_rows() -> list:
-    """The newest finding's and triage step's ids: the pages' cache fingerprint reads them
-    (``results.page_cache``)."""
-    return [Regression.objects.aggregate(m=Max("id"))["m"], RegressionStatusChange.objects.aggregate(m=Max("id"))["m"]]
 
 
 @dataclass(frozen=True)
