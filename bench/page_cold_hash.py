@@ -7,9 +7,9 @@ less moved by other work on shared cores than the wall time).
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
-import sys
 import tempfile
 import time
 
@@ -17,13 +17,18 @@ from bench.dashboard_load import percentile, setup_django
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("label", help="the checkout timed (main, branch): the rows' first column")
+    parser.add_argument("n", type=int, help="cold requests per page")
+    parser.add_argument("urls", nargs="+", metavar="URL")
+    args = parser.parse_args()
     setup_django(os.environ["DATABASE_URL"], tempfile.mkdtemp(prefix="ptbench-static."))
     from django.core.cache import cache
     from django.core.management import call_command
     from django.test import Client
 
     call_command("collectstatic", interactive=False, verbosity=0)
-    label, n, urls, client = sys.argv[1], int(sys.argv[2]), sys.argv[3:], Client()
+    label, n, urls, client = args.label, args.n, args.urls, Client()
     for url in urls:
         for _ in range(2):
             cache.clear()

@@ -5,11 +5,11 @@ and a cProfile of the project's functions and the templates.
 """
 from __future__ import annotations
 
+import argparse
 import cProfile
 import io
 import os
 import pstats
-import sys
 import tempfile
 import time
 
@@ -17,6 +17,9 @@ from bench.dashboard_load import setup_django
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url", nargs="?", default="/", help="the page's path and query")
+    args = parser.parse_args()
     setup_django(os.environ["DATABASE_URL"], tempfile.mkdtemp(prefix="ptbench-static."))
     from django.core.cache import cache
     from django.core.management import call_command
@@ -25,7 +28,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
 
     call_command("collectstatic", interactive=False, verbosity=0)
-    client, url = Client(), (sys.argv[1] if len(sys.argv) > 1 else "/")
+    client, url = Client(), args.url
     for _ in range(3):
         cache.clear()
         assert client.get(url).status_code == 200
