@@ -230,10 +230,15 @@ def page_targets(history: History):
     names = workload_sample(history, rng)
     pairs = [(build_ref(builds[i].build), build_ref(builds[j].build)) for i, j in
              (sorted(rng.sample(range(len(builds)), 2)) for _ in range(10))]
+    # A head older than its base, inside its window (issue #46 item 13): the head's own bands (the pipeline's fill stores every build's)
+    older = [(builds[i].build, builds[i - d].build) for i, d in ((rng.randrange(30, len(builds)), rng.randrange(1, 30)) for _ in range(5))
+             ] if len(builds) > 30 else []
     series = list(Series.objects.filter(machine_class=classes[0]).order_by("?")[:20])
     latest = builds[-1]
     UNSTORED_PAGES["compare, noise bands not stored (computed)"] = lambda: (  # nor the judged pair (read without bands)
         NoiseBandSet.objects.filter(machine_class=classes[0], upto=builds[-2].build).delete(), CompareCellSet.objects.all().delete())
+    # each pair's first request: the bands a request computed for a window of its own (the base's less the head) dropped
+    UNSTORED_PAGES["compare, 5 heads older than their base"] = lambda: NoiseBandSet.objects.exclude(without=None).delete()
     UNSTORED_PAGES["compare /compare/, judged cells not stored (judged)"] = lambda: CompareCellSet.objects.all().delete()
     UNSTORED_PAGES["overview /, judged cells not stored (judged)"] = lambda: HomeCellSet.objects.all().delete()
 
@@ -254,12 +259,14 @@ def page_targets(history: History):
         ("compare, filter=regressed sort=speedup", [get(f"/compare/?machine={classes[0]}&base={b}&head={h}&filter=regressed&sort=speedup")
                                                    for b, h in pairs]),
         ("compare, noise bands not stored (computed)", [get("/compare/")]),
+        *([("compare, 5 heads older than their base", [get(f"/compare/?machine={classes[0]}&base={build_ref(b)}&head={build_ref(h)}")
+                                                       for b, h in older])] if older else []),
         ("trend query: one series, every build", [call(lambda s=s: series_history(series=s)) for s in series]),
         ("trend query: suite, 24 configs, 1 year", [call(lambda: overview_trend(machine_class=classes[0], since=latest.ordered_at - dt.timedelta(days=365)))]),
         ("backed vs unbacked /dynamic/ (90d)", [get("/dynamic/")]),
         ("run page /runs/<id>/ (1,920 cases)", [get(f"/runs/{builds[-2].latest_run_id}/")]),
         ("regressions board /regressions/", [get("/regressions/")]),
-    ], [builds[-2].build] + [b.build for b in builds if build_ref(b.build) in {base for base, _ in pairs}]
+    ], [builds[-2].build] + [b.build for b in builds if build_ref(b.build) in {base for base, _ in pairs}] + [h for _, h in older]
 
 
 def main() -> None:

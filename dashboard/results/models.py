@@ -379,6 +379,10 @@ class DynamicSummary(models.Model):
     gaps = models.JSONField(default=dict)
     geomean_gap = models.FloatField(null=True, blank=True)
     geomean_compile_ratio = models.FloatField(null=True, blank=True)
+    # What the trends mark per workload besides its gap, from the pairs (``selectors.dynamic.pairs_marks``):
+    # {"version", "failed": {workload: "unbacked compile_error"}, "quiet": {workload: "within noise"},
+    # "every_dim": [workload]}. Null, or another version: /dynamic/ marks the row from its pairs.
+    marks = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -16,7 +16,8 @@ from django.db import transaction
 from contract.case_config import CaseConfig
 from contract.metrics import DYNAMIC_SIDE  # DynamicSummary.pairs' sides (results.selectors.dynamic.Side)
 from dashboard.results.aggregates import FIGURE_COLUMNS, PASS, aggregate, geomean, latest_per_series
-from dashboard.results.selectors.dynamic import BACKED_EVERY_DIM, DYNAMIC_REGIMES, dynamic_pair_key, pairs_geomeans, summary_pairs
+from dashboard.results.selectors.dynamic import (BACKED_EVERY_DIM, DYNAMIC_REGIMES, dynamic_pair_key, pairs_geomeans, pairs_marks,
+                                                summary_pairs)
 
 OPEN_RUN_STATUSES = ("pending", "running")
 EXPORT_S = "path_phases__export_s"
@@ -134,8 +135,14 @@ def _dynamic_summaries(m, *, build_id: int, machine_class: str, ordered_at, case
         geomean_gap, geomean_compile_ratio = pairs_geomeans(built)
         out.append(m.DynamicSummary(build_id=build_id, machine_class=machine_class, config_key=config_key,
                                     ordered_at=ordered_at, pairs=pairs, gaps={p.workload: p.gap for p in built},
-                                    geomean_gap=geomean_gap, geomean_compile_ratio=geomean_compile_ratio))
+                                    geomean_gap=geomean_gap, geomean_compile_ratio=geomean_compile_ratio,
+                                    **({"marks": pairs_marks(pairs)} if _has_marks(m) else {})))
     return out
+
+
+def _has_marks(m) -> bool:
+    """Whether the model has ``DynamicSummary.marks`` (migrations before 0024 pass models without it)."""
+    return any(f.name == "marks" for f in m.DynamicSummary._meta.get_fields())
 
 
 def _every_dim_key(config_key: str) -> str:

@@ -70,6 +70,9 @@ RUNS = [
     # stored run is bench/results/hostile-probe-2026-11-28.txt, its pieces tests/bench/test_hostile_probe.py
     (["hostile_probe.py", "--help"], "usage:", 60),
     (["timing_jitter.py", "--help"], "usage:", 60),
+    # against a dashboard_load --keep database (DATABASE_URL): bench/results/dashboard-million-46-pagespeed5-2026-11-29.txt
+    (["page_profile.py", "--help"], "usage:", 60),
+    (["page_cold_hash.py", "--help"], "usage:", 60),
     (["explain_pair.py", f"{RESULTS}/explain/cpu-plain-2026-11-25.json", f"{RESULTS}/explain/cpu-simdlen1-2026-11-25.json"],
      "kernel changed", 60),
 ]

@@ -1,7 +1,7 @@
 """/compare/ at 1,000,000 results (#17): the noise bands of a machine class are computed once per
 window of builds and stored (``NoiseBandSet``). A compare served from the stored set judges every
 case exactly as the full computation does (the bands of every series from the newest builds up to
-the base, less the head), whichever builds are compared; a set whose builds changed since (a re-run
+the older of the two builds, less the newer), whichever builds are compared; a set whose builds changed since (a re-run
 in its window) is computed again, never served; the pipeline stores the new build's set after an
 ingest, so the next compare computes nothing."""
 from __future__ import annotations
@@ -55,8 +55,10 @@ def wobbly_history(builds: int = 9, seed: int = 3) -> list[Build]:
 
 def full_bands(*, base: Build, head: Build, machine_class: str = "cpu"):
     """The bands as /compare/ computes them without the stored sets: every series' points over the
-    newest builds up to the base less the head, the noise of their repeated runs of one build, else
-    the class's prior of repeated runs (model 6: never the differences between builds)."""
+    newest builds up to the older of the two less the newer, the noise of their repeated runs of one
+    build, else the class's prior of repeated runs (model 6: never the differences between builds)."""
+    if (head.ordered_at, head.id) < (base.ordered_at, base.id):  # a head older than its base (these histories: inside its window)
+        base, head = head, base
     builds = list(BuildSummary.objects.filter(machine_class=machine_class, ordered_at__lte=base.ordered_at)
                   .exclude(build_id=head.id).order_by("-ordered_at", "-build_id")
                   .values_list("build_id", flat=True)[:noise.PRIOR_BUILDS])
@@ -100,13 +102,27 @@ def test_the_stored_bands_judge_every_case_as_the_full_computation(base_day, hea
         assert judgments(computed, only) == judgments(stored, only) == judgments(expected, only)
 
 
-def test_a_head_inside_the_base_window_gets_its_own_set_and_the_base_window_is_shared():
+def test_a_head_newer_than_its_base_shares_the_bases_set():
     builds = wobbly_history()
     builds_compare_judged(base=builds[7], head=builds[8], machine_class="cpu")  # head newer: not in the window
     builds_compare_judged(base=builds[7], head=builds[-1], machine_class="cpu")
     assert list(NoiseBandSet.objects.values_list("upto", "without")) == [(builds[7].id, None)]
-    builds_compare_judged(base=builds[7], head=builds[2], machine_class="cpu")  # head older: left out of the window
-    assert set(NoiseBandSet.objects.values_list("upto", "without")) == {(builds[7].id, None), (builds[7].id, builds[2].id)}
+
+
+def test_a_head_older_than_its_base_reads_its_own_stored_set_as_the_compare_the_other_way_round(monkeypatch):
+    """Issue #46 item 13: a head older than its base, inside the base's window, was judged by the
+    base's window less the head, a window no fill stores (8-18 s at 1,000,000 results). It reads the
+    head's own set: the noise known up to the older build, without the newer, stored for every build."""
+    builds = wobbly_history()
+    noise_bands_fill(budget_s=60)
+    monkeypatch.setattr("dashboard.regressions.services.noise_bands.window_noise_bands", no_computation)
+    for base, head in ((builds[7], builds[2]), (builds[8], builds[7])):
+        older_head = builds_compare_judged(base=base, head=head, machine_class="cpu")
+        assert judgments(older_head) == judgments(full_compare(base=base, head=head))
+        reversed_bands = noise_bands_service.noise_bands_for_compare(machine_class="cpu", base=head, head=base)
+        bands = noise_bands_service.noise_bands_for_compare(machine_class="cpu", base=base, head=head)
+        assert all(repr(bands(s)) == repr(reversed_bands(s)) for s in {r.series_id for r in older_head.rows})
+    assert not NoiseBandSet.objects.exclude(without=None).exists()
 
 
 def test_a_set_whose_window_changed_is_computed_again(monkeypatch):

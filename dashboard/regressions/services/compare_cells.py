@@ -19,10 +19,9 @@ from django.db.models import Count, Max
 
 from dashboard.regressions.compare import builds_compare_judged
 from dashboard.regressions.models import CompareCellSet, Regression
-from dashboard.regressions.noise import band_window
+from dashboard.regressions.services.noise_bands import compare_band_window
 from dashboard.results.models import Build, Config, Run
 from dashboard.results.selectors.builds import build_summary_latest, build_summary_previous
-from dashboard.results.selectors.common import METRICS
 from dashboard.results.selectors.compare import Change, Comparison, CompareRow, OneSided, compare_summary
 
 log = logging.getLogger(__name__)
@@ -83,7 +82,7 @@ def _inputs(*, machine_class: str, base: Build, head: Build, metric: str, thresh
     base's cases among them), the class's runs (the head's cases; a late run of any build moves a
     series' history, which the reasons count), the findings between the two builds (a triage that
     makes one invalid unlinks its cells), the judging's version."""
-    window = band_window(machine_class=machine_class, upto=base, without_build=head.id, metrics=METRICS)
+    window = compare_band_window(machine_class=machine_class, base=base, head=head)
     runs = Run.objects.filter(machine__machine_class=machine_class).aggregate(n=Count("id"), at=Max("ingested_at"))
     between = Build.objects.filter(ordered_at__gt=base.ordered_at, ordered_at__lte=head.ordered_at)
     findings = list(Regression.objects.filter(series__machine_class=machine_class, first_bad_build__in=between)

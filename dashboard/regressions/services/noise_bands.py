@@ -8,8 +8,8 @@ which the next build is compared against, and the one before, which the new buil
 against; the sets of later builds whose window holds the build and changed are dropped, then every
 build's set still missing is stored, each class's newest first, ``noise_bands_fill``: the sets dropped, builds
 stored before, a bulk import; the task sends itself on until none is missing), by a beat sweep that
-does the same, and by the first compare that finds none (a head inside the base's window, or a base
-the pipeline has not reached yet). A fill reads each build's points once for the windows that share
+does the same, and by the first compare that finds none (a base the pipeline has not reached yet; a
+head older than its base reads its own window's set, ``compare_band_window``). A fill reads each build's points once for the windows that share
 it (``noise.WindowPoints``: ~1 s a window instead of ~8 at 1,000,000 results). The stored bands are the full computation's, to the bit (float64
 bytes): a compare judges every change exactly as it would without them.
 """
@@ -32,10 +32,25 @@ from dashboard.results.selectors.compare import NoiseBands
 log = logging.getLogger(__name__)
 
 
-def noise_bands_for_compare(*, machine_class: str, base: Build, head: Build) -> NoiseBands:
-    """Per series, its noise bands from its newest builds up to the base, without the head build
-    (the change judged): the stored set when its inputs are unchanged, else computed and stored."""
+def compare_band_window(*, machine_class: str, base: Build, head: Build) -> BandWindow:
+    """The window whose bands judge ``head`` against ``base``: the newest builds up to the older of
+    the two, without the newer (the change judged). A head newer than its base: the base's window
+    (the head is none of its builds but a variant's); a head older than its base and one of its
+    window's builds: the head's own window, the one the compare the other way round reads (both read
+    alike), stored for every build like any base's, where the base's window less the head would be a
+    window of its own, computed on request (8-18 s at 1,000,000 results). A head older than the whole
+    window is none of its builds and keeps the base's, as before."""
     window = band_window(machine_class=machine_class, upto=base, without_build=head.id, metrics=METRICS)
+    builds = window.prior_builds
+    if window.without is not None and base.id in builds and builds.index(head.id) > builds.index(base.id):
+        return band_window(machine_class=machine_class, upto=head, without_build=base.id, metrics=METRICS)
+    return window
+
+
+def noise_bands_for_compare(*, machine_class: str, base: Build, head: Build) -> NoiseBands:
+    """Per series, its noise bands over ``compare_band_window``: the stored set when its inputs are
+    unchanged, else computed and stored."""
+    window = compare_band_window(machine_class=machine_class, base=base, head=head)
     stored = _stored(window)
     if stored is None:
         stored = _compute_and_store(window)

@@ -235,6 +235,24 @@ def pairs_geomeans(pairs: list[Pair]) -> tuple[float | None, float | None]:
     return geomean(p.gap for p in pairs), geomean(p.compile_ratio for p in pairs)
 
 
+# The version of ``DynamicSummary.marks`` (``pairs_marks``): raise it when what a pair's marks say
+# changes (``Pair.gap_quiet``'s rule, ``pair_failure``'s words), so the rows stored before are marked
+# from their pairs on request again until a migration stores them anew.
+MARKS_VERSION = 1
+
+
+def pairs_marks(pairs: list) -> dict:
+    """What the trends mark per workload besides its gap, from ``DynamicSummary.pairs``: the side
+    that failed (``pair_failure``), the gap's quiet word (``Pair.gap_quiet``), the workloads backed on
+    every dim. Stored with the pairs (``DynamicSummary.marks``), so that /dynamic/'s trends read them
+    instead of judging every pair of every build in range on each request."""
+    built = summary_pairs(pairs)
+    return {"version": MARKS_VERSION,
+            "failed": {workload: f for workload, backed, unbacked, *_ in pairs if (f := pair_failure(backed, unbacked))},
+            "quiet": {p.workload: quiet for p in built if (quiet := p.gap_quiet)},
+            "every_dim": [p.workload for p in built if p.backed_every_dim]}
+
+
 @dataclass
 class BuildGaps:
     build_id: int
@@ -273,16 +291,24 @@ def dynamic_gaps(*, machine_class: str, mode: str, dtype: str, since: dt.datetim
             "build_id", "build__git_sha", "build__local_label", "ordered_at", "build__torch_version"
         )
     }
-    rows = DynamicSummary.objects.filter(machine_class=machine_class, config_key=CaseConfig.pattern(compile_mode=mode, dtype=dtype, dims=dims),
-                                         build_id__in=list(builds)).values_list("build_id", "gaps", "geomean_gap", "geomean_compile_ratio", "pairs")
-    for build_id, gaps, geomean_gap, geomean_compile_ratio, pairs in rows:
+    stored = DynamicSummary.objects.filter(machine_class=machine_class, config_key=CaseConfig.pattern(compile_mode=mode, dtype=dtype, dims=dims))
+    rows = stored.filter(build_id__in=list(builds)).values_list("build_id", "gaps", "geomean_gap", "geomean_compile_ratio", "marks")
+    unmarked = []  # rows stored before their marks were (or by an older MARKS_VERSION): marked from their pairs
+    for build_id, gaps, geomean_gap, geomean_compile_ratio, marks in rows:
         build = builds[build_id]
         build.gaps, build.geomean_gap, build.geomean_compile_ratio = gaps, geomean_gap, geomean_compile_ratio
-        build.failed = {workload: f for workload, backed, unbacked, *_ in pairs or [] if (f := pair_failure(backed, unbacked))}
-        built = summary_pairs(pairs or [])
-        build.quiet = {p.workload: p.gap_quiet for p in built if p.gap_quiet}
-        build.backed_every_dim = {p.workload for p in built if p.backed_every_dim}
+        if marks is None or marks.get("version") != MARKS_VERSION:
+            unmarked.append(build_id)
+        else:
+            _set_marks(build, marks)
+    if unmarked:
+        for build_id, pairs in stored.filter(build_id__in=unmarked).values_list("build_id", "pairs"):
+            _set_marks(builds[build_id], pairs_marks(pairs or []))
     return DynamicGaps(workloads=workloads, builds=[b for b in builds.values() if b.gaps])
+
+
+def _set_marks(build: BuildGaps, marks: dict) -> None:
+    build.failed, build.quiet, build.backed_every_dim = marks["failed"], marks["quiet"], set(marks["every_dim"])
 
 
 def dynamic_pairs(*, machine_class: str, mode: str, dtype: str, build_id: int, dims: tuple[str, ...] | None = None) -> list[Pair]:
