@@ -7,6 +7,7 @@ repaired in contract/broker_transport.py.)"""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import signal
 import sys
@@ -19,7 +20,7 @@ import redis
 import yaml
 from kombu import Connection, Exchange, Producer, Queue
 
-from contract.broker_transport import HELD, PENDING_ACKS, Transport, use_for_redis
+from contract.broker_transport import HELD, PENDING_ACKS, RUNNING, Transport, use_for_redis
 from dashboard.pipeline.services import detection_sweep
 from dashboard.pipeline.tasks import ingest_run_document
 from dashboard.regressions.selectors import runs_detection_pending
@@ -168,3 +169,26 @@ def test_a_late_ack_that_cannot_reach_redis_is_done_once_a_channel_answers(redis
     assert len(PENDING_ACKS) == 0
     assert client.hlen("unacked") == 0 and client.zcard("unacked_index") == 0 and client.llen(name) == 0
 
+
+
+def test_a_running_case_stays_with_its_worker_when_its_channel_closes_and_goes_back_at_once_if_it_dies(redis_server, settings, monkeypatch):  # noqa: F811
+    """Issue #46 item 7: the consumer closes its channel on a lost connection, and closing put every
+    unacknowledged message back on its queue, running cases too whenever Redis still answered (a
+    reset connection): the case ran a second time. The runner worker says which messages are its
+    running cases (``use_for_redis(running=)``); their records stay. If the case's process dies
+    then, Celery's reject (reject_on_worker_lost) is kept and puts it back through the next channel."""
+    use_for_redis()
+    name = f"running-{uuid.uuid4().hex[:8]}"
+    queue = Queue(name, Exchange(name), name)
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    channel, message = delivered(Connection(settings.CELERY_BROKER_URL), queue, {"case": 11})
+    monkeypatch.setattr(RUNNING, "tags", lambda: [message.delivery_tag])
+    channel.connection.client.close()  # the lost connection, Redis up
+    assert client.llen(name) == 0 and client.hlen("unacked") == 1  # not put back (before: on its queue)
+    message.reject(requeue=True)  # its process died: put it back
+    assert len(PENDING_ACKS) == 1
+    with Connection(settings.CELERY_BROKER_URL) as reconnected:
+        reconnected.channel().qos.restore_visible(interval=1)  # what the consumer does every restore interval
+    assert len(PENDING_ACKS) == 0
+    assert client.hlen("unacked") == 0 and client.zcard("unacked_index") == 0
+    assert [json.loads(payload)["headers"]["redelivered"] for payload in client.lrange(name, 0, -1)] == [True]
