@@ -43,6 +43,12 @@ callback). Under load, 2 ingests were never stored in 54 Redis kills
    record made visible at once (its score in the unacked index set to 0, restored on the next
    ``restore_visible``). Only the worker dying with the case leaves it to the visibility timeout, as
    before. The dashboard's worker hands in nothing: its tasks are short, and put back as before.
+5. **A running case's record is renewed.** Redis hands a record out again once it is older than the
+   visibility timeout, which had to outlast the longest case: the default 7,200 s did not (a worker
+   with 3 compile pairs may run a case of the default 900 s timeout for 7,560 s, and a second worker
+   then ran it beside the first). Every restore (``unacked_restore_interval``) first marks the
+   records of the running cases as delivered now, so only a worker that stopped renewing them (it
+   died) has its cases handed out, the visibility timeout after its last renewal.
 
 :func:`use_for_redis` makes it the transport of ``redis://`` and ``rediss://`` URLs in this process
 (kombu's alias table), before any connection: ``dashboard/celery.py`` and ``runner/worker/app.py``.
@@ -51,6 +57,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Collection
 
 from kombu.transport import TRANSPORT_ALIASES
@@ -171,7 +178,16 @@ class QoS(kombu_redis.QoS):
     def restore_visible(self, *args, **kwargs):
         PENDING_ACKS.flush(self.channel)  # first: a finished task's record is not handed out again
         HELD.put_back(self.channel)
+        self.renew_running()
         return super().restore_visible(*args, **kwargs)
+
+    def renew_running(self) -> None:
+        """The running cases' records count as delivered now (5.): a live worker's case is never
+        handed out again, however long it runs."""
+        tags = list(RUNNING.tags())
+        if tags:
+            with self.channel.conn_or_acquire() as client:
+                client.zadd(self.unacked_index_key, dict.fromkeys(tags, time.time()), xx=True)
 
     def ack(self, delivery_tag):
         try:

@@ -56,8 +56,9 @@ app.conf.update(
     task_serializer="json",
     accept_content=["json"],
     broker_connection_retry_on_startup=True,
-    # Redis hands an unacknowledged case to another consumer after this long: it must outlast the
-    # longest case (the dashboard's CELERY_BROKER_TRANSPORT_OPTIONS use the same value).
+    # Redis hands an unacknowledged case to another consumer after this long (the dashboard's
+    # CELERY_BROKER_TRANSPORT_OPTIONS use the same value); the records of the cases running here
+    # are renewed at every restore (running_cases), so a lost worker's cases wait this long.
     broker_transport_options={
         "visibility_timeout": config.visibility_timeout_s,
         "unacked_restore_interval": config.restore_interval_s,

@@ -182,13 +182,34 @@ def test_a_running_case_stays_with_its_worker_when_its_channel_closes_and_goes_b
     queue = Queue(name, Exchange(name), name)
     client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
     channel, message = delivered(Connection(settings.CELERY_BROKER_URL), queue, {"case": 11})
-    monkeypatch.setattr(RUNNING, "tags", lambda: [message.delivery_tag])
+    running = [message.delivery_tag]
+    monkeypatch.setattr(RUNNING, "tags", lambda: running)
     channel.connection.client.close()  # the lost connection, Redis up
     assert client.llen(name) == 0 and client.hlen("unacked") == 1  # not put back (before: on its queue)
-    message.reject(requeue=True)  # its process died: put it back
+    running.clear()  # its process died: no longer running (Celery's task_ready), then put back
+    message.reject(requeue=True)
     assert len(PENDING_ACKS) == 1
     with Connection(settings.CELERY_BROKER_URL) as reconnected:
         reconnected.channel().qos.restore_visible(interval=1)  # what the consumer does every restore interval
     assert len(PENDING_ACKS) == 0
     assert client.hlen("unacked") == 0 and client.zcard("unacked_index") == 0
     assert [json.loads(payload)["headers"]["redelivered"] for payload in client.lrange(name, 0, -1)] == [True]
+
+
+def test_a_running_case_is_never_handed_out_again_however_long_but_a_dead_worker_s_is(redis_server, settings, monkeypatch):  # noqa: F811
+    """Issue #46 item 7: Redis hands a record out again once it is older than the visibility timeout,
+    which a case could outlast (7,560 s with 3 compile pairs against the default 7,200 s): a second
+    worker then ran it beside the first. A worker renews its running cases' records at each restore;
+    a dead worker renews nothing. (Here both records were made long ago, the timeout 1 s.)"""
+    use_for_redis()
+    name = f"renewed-{uuid.uuid4().hex[:8]}"
+    queue = Queue(name, Exchange(name), name)
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    with Connection(settings.CELERY_BROKER_URL, transport_options={"visibility_timeout": 1}) as connection:
+        channel, running = delivered(connection, queue, {"case": 12})
+        _, dead = delivered(connection, queue, {"case": 13})
+        client.zadd("unacked_index", {running.delivery_tag: 0, dead.delivery_tag: 0})
+        monkeypatch.setattr(RUNNING, "tags", lambda: [running.delivery_tag])
+        channel.qos.restore_visible(interval=1)  # what the consumer does every restore interval
+        assert [json.loads(payload)["properties"]["delivery_tag"] for payload in client.lrange(name, 0, -1)] == [dead.delivery_tag]
+        assert client.hkeys("unacked") == [running.delivery_tag.encode()]
