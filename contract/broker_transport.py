@@ -1,4 +1,4 @@
-"""The Redis transport of both sides' Celery apps: kombu's, with two repairs for a broker that goes away.
+"""The Redis transport of both sides' Celery apps: kombu's, repaired for a broker that goes away.
 
 Both the dashboard's worker and the runner workers consume from Redis through kombu, which takes a
 message off its queue with ``BRPOP`` and then, in a second round trip, records it as unacknowledged
@@ -37,18 +37,20 @@ callback). Under load, 2 ingests were never stored in 54 Redis kills
    reachable at that moment (a reset connection, a Redis that was back already) the case still
    running went back to its queue, and a worker (the same one, once free) ran it a second time.
    The runner worker hands in which of its messages are running cases (``use_for_redis(running=)``,
-   from Celery's record of the tasks it runs; none in a cold shutdown, which ends them): a closing channel keeps
-   their records in the unacked hash, and the case's end acknowledges it (3.). Should its process die
-   instead, the reject that puts it back is kept the same way and done by the next channel, as a
-   record made visible at once (its score in the unacked index set to 0, restored on the next
+   from Celery's record of the tasks it runs; none in a cold shutdown, which ends them): a closing
+   channel keeps their records in the unacked hash, and the case's end acknowledges it (3.). Should
+   its process die instead, the reject that puts it back is kept the same way (kombu's restore on a
+   closed channel removed the record and pushed nothing) and done by the next channel, as a record
+   made visible at once (its score in the unacked index set to 0, restored on the next
    ``restore_visible``). Only the worker dying with the case leaves it to the visibility timeout, as
    before. The dashboard's worker hands in nothing: its tasks are short, and put back as before.
 5. **A running case's record is renewed.** Redis hands a record out again once it is older than the
    visibility timeout, which had to outlast the longest case: the default 7,200 s did not (a worker
-   with 3 compile pairs may run a case of the default 900 s timeout for 7,560 s, and a second worker
-   then ran it beside the first). Every restore (``unacked_restore_interval``) first marks the
-   records of the running cases as delivered now, so only a worker that stopped renewing them (it
-   died) has its cases handed out, the visibility timeout after its last renewal.
+   with 3 compile pairs may run a case of the default 900 s timeout for 7,560 s: past 7,200 s a
+   second worker would take it and run it beside the first). Every restore
+   (``unacked_restore_interval``) first marks the records of the running cases as delivered now, so
+   only a worker that stopped renewing them (it died) has its cases handed out, the visibility
+   timeout after its last renewal.
 
 :func:`use_for_redis` makes it the transport of ``redis://`` and ``rediss://`` URLs in this process
 (kombu's alias table), before any connection: ``dashboard/celery.py`` and ``runner/worker/app.py``.
