@@ -1,4 +1,4 @@
-"""The Redis transport of both sides' Celery apps: kombu's, with two repairs for a broker that goes away.
+"""The Redis transport of both sides' Celery apps: kombu's, repaired for a broker that goes away.
 
 Both the dashboard's worker and the runner workers consume from Redis through kombu, which takes a
 message off its queue with ``BRPOP`` and then, in a second round trip, records it as unacknowledged
@@ -31,6 +31,26 @@ callback). Under load, 2 ingests were never stored in 54 Redis kills
    removal does not reach Redis is kept in this process (:data:`PENDING_ACKS`) and done by the next
    channel to the same Redis that consumes or restores (at most ``unacked_restore_interval``
    later), before that restore could hand it out.
+4. **A running case is not handed out again when its channel closes** (issue #46 item 7). The
+   consumer closes its channel on any connection error, and closing restores (puts back on their
+   queues) every message the channel delivered and that is not acknowledged yet: with Redis still
+   reachable at that moment (a reset connection, a Redis that was back already) the case still
+   running went back to its queue, and a worker (the same one, once free) ran it a second time.
+   The runner worker hands in which of its messages are running cases (``use_for_redis(running=)``,
+   from Celery's record of the tasks it runs; none in a cold shutdown, which ends them): a closing
+   channel keeps their records in the unacked hash, and the case's end acknowledges it (3.). Should
+   its process die instead, the reject that puts it back is kept the same way (kombu's restore on a
+   closed channel removed the record and pushed nothing) and done by the next channel, as a record
+   made visible at once (its score in the unacked index set to 0, restored on the next
+   ``restore_visible``). Only the worker dying with the case leaves it to the visibility timeout, as
+   before. The dashboard's worker hands in nothing: its tasks are short, and put back as before.
+5. **A running case's record is renewed.** Redis hands a record out again once it is older than the
+   visibility timeout, which had to outlast the longest case: the default 7,200 s did not (a worker
+   with 3 compile pairs may run a case of the default 900 s timeout for 7,560 s: past 7,200 s a
+   second worker would take it and run it beside the first). Every restore
+   (``unacked_restore_interval``) first marks the records of the running cases as delivered now, so
+   only a worker that stopped renewing them (it died) has its cases handed out, the visibility
+   timeout after its last renewal.
 
 :func:`use_for_redis` makes it the transport of ``redis://`` and ``rediss://`` URLs in this process
 (kombu's alias table), before any connection: ``dashboard/celery.py`` and ``runner/worker/app.py``.
@@ -39,6 +59,8 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Callable, Collection
 
 from kombu.transport import TRANSPORT_ALIASES
 from kombu.transport import redis as kombu_redis
@@ -107,19 +129,37 @@ class HeldMessages(KeptUntilRedisAnswers):
 HELD = HeldMessages()
 
 
-class PendingAcks(KeptUntilRedisAnswers):
-    """Acks whose removal of the message's record never reached Redis:
-    ``(broker, unacked_key, unacked_index_key, delivery_tag)``."""
+class RunningTasks:
+    """Which messages this process's worker is running, as it says (:func:`use_for_redis`)."""
 
-    def keep(self, channel: kombu_redis.Channel, delivery_tag: str) -> None:
-        count = self._keep((channel.broker, channel.unacked_key, channel.unacked_index_key, delivery_tag))
-        log.warning("the ack of %s did not reach Redis (its channel went with the lost connection): kept in "
-                    "this process (%d kept), done once a channel answers", delivery_tag, count)
+    def __init__(self) -> None:
+        self.tags: Callable[[], Collection[str]] = tuple
+
+
+RUNNING = RunningTasks()
+
+
+class PendingAcks(KeptUntilRedisAnswers):
+    """Acks (and rejects that put the message back: ``requeue``) that never reached Redis:
+    ``(broker, unacked_key, unacked_index_key, delivery_tag, requeue)``."""
+
+    def keep(self, channel: kombu_redis.Channel, delivery_tag: str, requeue: bool = False) -> None:
+        count = self._keep((channel.broker, channel.unacked_key, channel.unacked_index_key, delivery_tag, requeue))
+        log.warning("the %s of %s did not reach Redis (its channel went with the lost connection): kept in "
+                    "this process (%d kept), done once a channel answers", "requeue" if requeue else "ack",
+                    delivery_tag, count)
+
+    @staticmethod
+    def _do(pipe, item) -> None:
+        _broker, unacked_key, index_key, tag, requeue = item
+        if requeue:  # visible at once: the next restore_visible puts it back on its queue
+            pipe.zadd(index_key, {tag: 0}, xx=True)
+        else:
+            pipe.zrem(index_key, tag).hdel(unacked_key, tag)
 
     def flush(self, channel: kombu_redis.Channel) -> int:
-        """Remove the records of the kept acks of ``channel``'s Redis through it. Returns how many."""
-        count = self._write(channel, lambda pipe, item: pipe.zrem(item[2], item[3]).hdel(item[1], item[3]),
-                            mine=lambda item: item[0] == channel.broker)
+        """Do the kept acks and requeues of ``channel``'s Redis through it. Returns how many."""
+        count = self._write(channel, self._do, mine=lambda item: item[0] == channel.broker)
         if count:
             log.warning("done %d kept ack(s)", count)
         return count
@@ -140,7 +180,16 @@ class QoS(kombu_redis.QoS):
     def restore_visible(self, *args, **kwargs):
         PENDING_ACKS.flush(self.channel)  # first: a finished task's record is not handed out again
         HELD.put_back(self.channel)
+        self.renew_running()
         return super().restore_visible(*args, **kwargs)
+
+    def renew_running(self) -> None:
+        """The running cases' records count as delivered now (5.): a live worker's case is never
+        handed out again, however long it runs."""
+        tags = list(RUNNING.tags())
+        if tags:
+            with self.channel.conn_or_acquire() as client:
+                client.zadd(self.unacked_index_key, dict.fromkeys(tags, time.time()), xx=True)
 
     def ack(self, delivery_tag):
         try:
@@ -148,6 +197,27 @@ class QoS(kombu_redis.QoS):
         except (*self.channel.connection_errors, AttributeError):  # AttributeError: closed, its connection None
             PENDING_ACKS.keep(self.channel, delivery_tag)
         virtual.QoS.ack(self, delivery_tag)
+
+    def reject(self, delivery_tag, requeue=False):
+        if not requeue:
+            return self.ack(delivery_tag)
+        # A closed channel has no exchange table left: kombu's restore there removed the record and
+        # pushed nothing (the message lost). Kept instead, as an ack that cannot reach Redis.
+        if self.channel.closed:
+            PENDING_ACKS.keep(self.channel, delivery_tag, requeue=True)
+        else:
+            self.restore_by_tag(delivery_tag, leftmost=True)
+        virtual.QoS.ack(self, delivery_tag)
+
+    def restore_unacked(self, client=None):
+        """At the channel's close: put back what it delivered, but for the running cases (4.)."""
+        running = set(RUNNING.tags()).intersection(self._delivered)
+        for tag in running:
+            del self._delivered[tag]
+        if running:
+            log.warning("channel closed while %d case(s) it delivered run: their messages stay unacknowledged "
+                        "(acknowledged when they end), not put back on their queue", len(running))
+        return super().restore_unacked(client)
 
 
 class Channel(kombu_redis.Channel):
@@ -176,7 +246,11 @@ class Transport(kombu_redis.Transport):
     Channel = Channel
 
 
-def use_for_redis() -> None:
+def use_for_redis(running: Callable[[], Collection[str]] | None = None) -> None:
     """Make :class:`Transport` the one kombu resolves ``redis://`` and ``rediss://`` URLs to in this
-    process (kombu's own alias table; ``rediss`` keeps kombu's TLS handling, which goes by the name)."""
+    process (kombu's own alias table; ``rediss`` keeps kombu's TLS handling, which goes by the name).
+    ``running``: the delivery tags of the messages whose tasks this worker runs now and that a closing
+    channel keeps (4.; contract imports no Celery: the runner worker asks Celery)."""
     TRANSPORT_ALIASES.update(redis=TRANSPORT, rediss=TRANSPORT)
+    if running is not None:
+        RUNNING.tags = running

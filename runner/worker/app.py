@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from celery import Celery
+from celery.worker import state as worker_state
 from kombu import Queue
 
 from runner.worker.config import WorkerConfig
@@ -13,11 +14,25 @@ from contract.messages import (
     COMMIT_RANGE_LISTED,
     DASHBOARD_QUEUE,
     INTAKE_DONE,
+    RUN_CASE,
     WORKER_REPORT,
 )
 
+
+def running_cases() -> list[str]:
+    """The delivery tags of the cases this worker runs now (Celery's record of its started tasks): a
+    channel closed on a lost connection keeps their messages instead of putting them back on their
+    queue, where a worker took them a second time (contract/broker_transport.py, issue #46 item 7).
+    None in a cold shutdown, which ends them: their messages go back at once."""
+    if worker_state.should_terminate not in (None, False):
+        return []
+    return [request.message.delivery_tag for request in list(worker_state.active_requests)
+            if request.name == RUN_CASE and request.message is not None]
+
+
 config = WorkerConfig.from_env()
-use_for_redis()  # a case taken off its queue as Redis goes away is put back (contract/broker_transport.py)
+# A case taken off its queue as Redis goes away is put back; a running one is not (contract/broker_transport.py).
+use_for_redis(running=running_cases)
 
 # Not the current app: a process that also holds the dashboard's app keeps that one current.
 app = Celery("ptbench-runner", broker=config.broker_url or None, set_as_current=False)
@@ -41,8 +56,9 @@ app.conf.update(
     task_serializer="json",
     accept_content=["json"],
     broker_connection_retry_on_startup=True,
-    # Redis hands an unacknowledged case to another consumer after this long: it must outlast the
-    # longest case (the dashboard's CELERY_BROKER_TRANSPORT_OPTIONS use the same value).
+    # Redis hands an unacknowledged case to another consumer after this long (the dashboard's
+    # CELERY_BROKER_TRANSPORT_OPTIONS use the same value); the records of the cases running here
+    # are renewed at every restore (running_cases), so a lost worker's cases wait this long.
     broker_transport_options={
         "visibility_timeout": config.visibility_timeout_s,
         "unacked_restore_interval": config.restore_interval_s,

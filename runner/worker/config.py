@@ -31,7 +31,8 @@
     PTBENCH_MAX_RETRIES       retries of a case after an infrastructure error (default 3)
     PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
     PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another
-                              (default 7200: longer than any case; the dashboard uses the same)
+                              (default 7200; the dashboard uses the same): this worker renews the
+                              records of the cases it runs (contract/broker_transport.py)
     PTBENCH_CASES_AT_ONCE     cases this worker runs at once on its device, each timing alone under the
                               device's lock (default: from the GPU's share of cores and its memory, at
                               most 4; 1 on the CPU: runner.worker.slots). The worker's concurrency,

@@ -7,6 +7,7 @@ repaired in contract/broker_transport.py.)"""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import signal
 import sys
@@ -19,7 +20,7 @@ import redis
 import yaml
 from kombu import Connection, Exchange, Producer, Queue
 
-from contract.broker_transport import HELD, PENDING_ACKS, Transport, use_for_redis
+from contract.broker_transport import HELD, PENDING_ACKS, RUNNING, Transport, use_for_redis
 from dashboard.pipeline.services import detection_sweep
 from dashboard.pipeline.tasks import ingest_run_document
 from dashboard.regressions.selectors import runs_detection_pending
@@ -168,3 +169,47 @@ def test_a_late_ack_that_cannot_reach_redis_is_done_once_a_channel_answers(redis
     assert len(PENDING_ACKS) == 0
     assert client.hlen("unacked") == 0 and client.zcard("unacked_index") == 0 and client.llen(name) == 0
 
+
+
+def test_a_running_case_stays_with_its_worker_when_its_channel_closes_and_goes_back_at_once_if_it_dies(redis_server, settings, monkeypatch):  # noqa: F811
+    """Issue #46 item 7: the consumer closes its channel on a lost connection, and closing put every
+    unacknowledged message back on its queue, running cases too whenever Redis still answered (a
+    reset connection): the case ran a second time. The runner worker says which messages are its
+    running cases (``use_for_redis(running=)``); their records stay. If the case's process dies
+    then, Celery's reject (reject_on_worker_lost) is kept and puts it back through the next channel."""
+    use_for_redis()
+    name = f"running-{uuid.uuid4().hex[:8]}"
+    queue = Queue(name, Exchange(name), name)
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    channel, message = delivered(Connection(settings.CELERY_BROKER_URL), queue, {"case": 11})
+    running = [message.delivery_tag]
+    monkeypatch.setattr(RUNNING, "tags", lambda: running)
+    channel.connection.client.close()  # the lost connection, Redis up
+    assert client.llen(name) == 0 and client.hlen("unacked") == 1  # not put back (before: on its queue)
+    running.clear()  # its process died: no longer running (Celery's task_ready), then put back
+    message.reject(requeue=True)
+    assert len(PENDING_ACKS) == 1
+    with Connection(settings.CELERY_BROKER_URL) as reconnected:
+        reconnected.channel().qos.restore_visible(interval=1)  # what the consumer does every restore interval
+    assert len(PENDING_ACKS) == 0
+    assert client.hlen("unacked") == 0 and client.zcard("unacked_index") == 0
+    assert [json.loads(payload)["headers"]["redelivered"] for payload in client.lrange(name, 0, -1)] == [True]
+
+
+def test_a_running_case_is_never_handed_out_again_however_long_but_a_dead_worker_s_is(redis_server, settings, monkeypatch):  # noqa: F811
+    """Issue #46 item 7: Redis hands a record out again once it is older than the visibility timeout,
+    which a case could outlast (7,560 s with 3 compile pairs against the default 7,200 s): a second
+    worker then ran it beside the first. A worker renews its running cases' records at each restore;
+    a dead worker renews nothing. (Here both records were made long ago, the timeout 1 s.)"""
+    use_for_redis()
+    name = f"renewed-{uuid.uuid4().hex[:8]}"
+    queue = Queue(name, Exchange(name), name)
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    with Connection(settings.CELERY_BROKER_URL, transport_options={"visibility_timeout": 1}) as connection:
+        channel, running = delivered(connection, queue, {"case": 12})
+        _, dead = delivered(connection, queue, {"case": 13})
+        client.zadd("unacked_index", {running.delivery_tag: 0, dead.delivery_tag: 0})
+        monkeypatch.setattr(RUNNING, "tags", lambda: [running.delivery_tag])
+        channel.qos.restore_visible(interval=1)  # what the consumer does every restore interval
+        assert [json.loads(payload)["properties"]["delivery_tag"] for payload in client.lrange(name, 0, -1)] == [dead.delivery_tag]
+        assert client.hkeys("unacked") == [running.delivery_tag.encode()]
