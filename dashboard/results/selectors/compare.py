@@ -121,11 +121,12 @@ def case_changes(o: dict, n: dict, *, bands: dict[str, float], threshold: float)
     compile references is not compared (REFERENCE_CHANGED)."""
     changes = {}
     for m in METRICS:
-        within = own_sd(o, n, m.name) if m.noisy else None  # a count's judging reads no sd
-        changes[m.name] = _change(m, comparison.judge(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
-                                                      within_sd=within))
+        name = m.name
+        within = own_sd(o, n, name) if m.noisy else None  # a count's judging reads no sd
+        change = changes[name] = _change(m, comparison.judge(m, o[name], n[name], threshold=threshold, noise=bands.get(name),
+                                                              within_sd=within))
         if m.noisy:
-            changes[m.name].sd = comparison.case_sd(band=changes[m.name].noise, within_sd=within)
+            change.sd = comparison.case_sd(band=change.noise, within_sd=within)
     for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
         if name in changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
                 and o[name] is not None and n[name] is not None:
