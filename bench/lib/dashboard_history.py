@@ -200,6 +200,7 @@ class History:
         from dashboard.results.models import Build, Machine, Run, Series, Workload
         from dashboard.results.services import config_get_or_create, series_signature
         from dashboard.results.summaries import build_summary_refresh
+        from dashboard.results.run_counts import run_counts_recount
 
         started = time.perf_counter()
         self._workload_params()
@@ -283,6 +284,8 @@ class History:
         for b, mc, run, n in plan:
             build_summary_refresh(build_id=run.build_id, machine_class=mc)
         started = report(f"summary tables ({len(plan)} build x class)", started)
+        run_counts_recount()  # the runs' result counts, as the ingest keeps them
+        started = report(f"result counts of {len(plan)} runs", started)
         with connection.cursor() as cursor:
             cursor.execute("VACUUM ANALYZE")
         report("VACUUM ANALYZE", started)

@@ -185,6 +185,11 @@ class Run(models.Model):
     # the run it created instead of a second one (a retry after a lost answer).
     idempotency_key = models.CharField(max_length=100, blank=True, default="")
     ingested_at = models.DateTimeField(auto_now_add=True)
+    # Its stored results counted (dashboard.results.run_counts): kept by the ingest so the home page's
+    # recent runs read them instead of counting results per request; null: not counted yet (counted then).
+    result_count = models.PositiveIntegerField(null=True, blank=True)
+    pass_count = models.PositiveIntegerField(null=True, blank=True)
+    graph_break_total = models.PositiveBigIntegerField(null=True, blank=True)
 
     class Meta:
         indexes = [

@@ -136,3 +136,21 @@ def test_a_workload_name_with_a_slash_has_a_page(client):
     ingest_build(1, [make_result(name, "static")], extra_workloads=[{"name": name, "phase": "infer"}])
     page = client.get("/workloads/hf/bert-base/")
     assert page.status_code == 200 and b"hf/bert-base" in page.content
+
+
+def test_the_page_opens_on_the_class_that_measured_the_workload_last_never_a_variants_run(client):
+    from dashboard.results.models import Workload
+    from dashboard.results.selectors.workloads import workload_classes_newest
+    from dashboard.results.services import run_ingest
+    from tests.dashboard.test_variants import variant_document
+    from tests.documents import make_document
+
+    gpu = make_document(git_sha="b" * 40, started_at="2026-11-20T05:00:00+00:00")
+    gpu["machine"].update(machine_class="gpu-h100", hostname="h100-box")
+    run_ingest(document=gpu)
+    run_ingest(document=make_document(started_at="2026-11-10T05:00:00+00:00"))  # cpu, measured before it
+    variant = variant_document()  # cpu, measured after both, a variant build: not a point of the page's trends
+    variant["run"]["started_at"] = "2026-11-25T05:00:00+00:00"
+    run_ingest(document=variant)
+    assert workload_classes_newest(workload=Workload.objects.get(name="mlp_loop")) == ["gpu-h100", "cpu"]
+    assert "<h2>Latest figures on gpu-h100, every configuration</h2>" in client.get("/workloads/mlp_loop/").content.decode()

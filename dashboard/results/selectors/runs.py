@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Min, Q, Sum
+from django.db.models import Count, Min
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
@@ -17,6 +17,7 @@ from dashboard.results.host import (
     is_host_bound,
 )
 from dashboard.results.models import BuildSummary, Result, Run
+from dashboard.results.run_counts import run_counts_of
 from dashboard.results.selectors.common import build_ref, config_fields
 
 # The newest builds of a machine class, up to a run's own, whose repeated runs give a series' run-to-run
@@ -58,17 +59,16 @@ def run_list_newest(*, limit: int) -> list[Run]:
 
 
 def run_list_recent(*, limit: int = 20) -> list[RunSummary]:
-    """The newest runs (``run_newest``) with their case counts, counted by the database over the
-    ``result_unique_case_per_run`` index (a few thousand rows per run at most)."""
+    """The newest runs (``run_newest``) with their case counts: those the ingest stored on the run
+    (``results.run_counts``), counted by the database over the ``result_unique_case_per_run`` index for
+    a run that has none stored (a few thousand rows per run at most)."""
     runs = run_list_newest(limit=limit)
-    counts = {
-        row["run_id"]: row
-        for row in Result.objects.filter(run__in=runs)
-        .values("run_id")
-        .annotate(n=Count("id"), passed=Count("id", filter=Q(status=Result.Status.PASS)), breaks=Sum("graph_break_count"))
-    }
+    uncounted = [run.id for run in runs if run.result_count is None]
+    counts = run_counts_of(Result.objects.filter(run__in=uncounted)) if uncounted else {}
     empty = {"n": 0, "passed": 0, "breaks": 0}
     return [
+        RunSummary(run=run, result_count=run.result_count, pass_count=run.pass_count, graph_breaks=run.graph_break_total)
+        if run.result_count is not None else
         RunSummary(
             run=run,
             result_count=counts.get(run.id, empty)["n"],

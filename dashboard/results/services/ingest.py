@@ -13,6 +13,7 @@ from django.db import transaction
 from dashboard.results.compile_reference import compile_reference_of
 from dashboard.results.imported import document_as_imported, imported_sources_label
 from dashboard.results.page_cache import pages_version_bump
+from dashboard.results.run_counts import run_counts_add
 from dashboard.results.models import Build, Config, Machine, Result, Run, Series, Workload
 from dashboard.results.summaries import build_summary_refresh
 from dashboard.results.selectors.builds import build_imported_sources
@@ -119,6 +120,7 @@ def _store(doc: dict, *, imported: bool = False) -> IngestOutcome:
         for item, workload, config in cases
     ]
     Result.objects.bulk_create(new_results, batch_size=1000)
+    run_counts_add(run=run, new_results=new_results)
     if new_results or created:
         # The overview's summary rows of this build on this machine class (same transaction).
         build_summary_refresh(build_id=build.id, machine_class=machine.machine_class)
@@ -206,6 +208,7 @@ def _run_get_or_create(data: dict, *, build: Build, machine: Machine, imported: 
             "synthetic": data.get("synthetic", False),
             "imported": imported,
             "notes": data.get("notes", ""),
+            "result_count": 0, "pass_count": 0, "graph_break_total": 0,  # run_counts_add adds its results
         },
     )
     if not created:
