@@ -38,17 +38,19 @@ def comparison_reasons(comparison: Comparison, *, bands: NoiseBands) -> None:
                                           .order_by("-id").values_list("series_id", "metric", "id")):
         findings.setdefault((series_id, metric), finding_id)
     default = bands(-1)  # the bands of a series with no repeated runs of its own: the class's prior
+    found = {series_id for series_id, _ in findings}  # most rows' series have none: 17,000 cells not looked up
     unexplained = []  # (row, its coloured changes without a finding): they need the series' history below
     for row in rows:
         own = bands(row.series_id)
         if row.base_status != row.head_status:
             row.status_finding = findings.get((row.series_id, "status"))
         coloured = []
+        any_found = row.series_id in found
         for name, c in row.changes.items():
             metric = BY_NAME.get(name)
             if metric is None:
                 continue
-            c.finding = findings.get((row.series_id, FINDING_METRIC.get(name, name)))
+            c.finding = findings.get((row.series_id, FINDING_METRIC.get(name, name))) if any_found else None
             c.borrowed = metric.noisy and name in own and own[name] == default.get(name)
             if c.tone in (WORSE, BETTER) and not c.finding:
                 coloured.append((metric, c))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract.comparison import REFERENCE_CHANGED, TOO_NOISY, Judged, judge, pooled
+from contract.comparison import REFERENCE_CHANGED, TOO_NOISY, Judged, case_sd, judge, pooled
 from contract.findings import TWO_RUNS_95
 from contract.metrics import BY_NAME
 
@@ -61,3 +61,18 @@ def test_repeated_runs_state_a_cases_own_noise():
     assert sd == pytest.approx(0.40, abs=0.01) and judge(COLD, 24.9, 14.0, noise=0.4, within_sd=sd).tone == TOO_NOISY
     assert judge(COLD, 24.9, 4.4, noise=0.4, within_sd=sd).tone == "better"  # 5.7x: past even that noise
     assert repeat_sd([[10.0, 10.1], [5.0, 5.05, None]]) == pytest.approx(0.00704, abs=1e-4)
+
+
+def test_a_cases_sd_is_max_of_the_present_ones_written_out_nan_and_ties_as_max_orders_them():
+    # case_sd skips max() over a generator (/compare/ asks 25,000 times, issue #46 item 13): the same
+    # value as max() in the same order, a NaN first or second included (max keeps the first unless a later one is larger).
+    nan, values = float("nan"), (None, 0.0, 0.02, 0.3, 1.5, float("inf"), float("nan"))
+    for band in values:
+        for within in values:
+            series = band / TWO_RUNS_95 if band is not None else None
+            expected = max((x for x in (series, within) if x is not None), default=None)
+            got = case_sd(band=band, within_sd=within)
+            assert (got is None and expected is None) or got is expected or got == expected or (got != got and expected != expected), \
+                (band, within, got, expected)
+    assert case_sd(band=nan, within_sd=0.5) != case_sd(band=nan, within_sd=0.5)  # the band's NaN first: max keeps it
+    assert case_sd(band=0.1, within_sd=nan) == 0.1 / TWO_RUNS_95

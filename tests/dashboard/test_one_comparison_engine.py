@@ -63,3 +63,24 @@ def test_compare_and_ab_give_one_figure_and_tone_for_one_pair(client):
     assert _cell(compare_page, "", "compile_time_cold_s")[0] == "same" == _cell(ab_page, "ab ", "compile_time_cold_s")[0]
     assert [(r["changes"]["speedup"]["change"], r["changes"]["speedup"]["tone"]) for r in api["results"]] == [
         (pytest.approx(0.3), "better")] * 2
+
+
+def test_a_cases_own_sd_is_max_of_its_repeated_runs_and_both_stated_intervals_in_that_order():
+    # pairs.own_sd without max() over a list (/compare/ 1,920 cases x 7 timed metrics, issue #46 item 13): the
+    # value max() gives in the same order (repeated runs, base's interval, head's), a NaN of the runs kept first.
+    from contract.comparison import repeat_sd
+    from contract.findings import BLOCK_TIMED_METRICS, sd_of_halfwidth
+    from dashboard.results.selectors.pairs import own_sd
+
+    runs = ({}, {"speedup": [1.0, 1.1], "compile_time_cold_s": [9.0, 12.0]}, {"speedup": [1.0, float("inf")]})
+    for o_runs in runs:
+        for n_runs in runs:
+            for o_noise in (None, 0.0, 0.01, 0.4, -1.0):
+                for n_noise in (None, 0.02, 0.4):
+                    o, n = {"runs": o_runs, "speedup_noise": o_noise}, {"runs": n_runs, "speedup_noise": n_noise}
+                    for metric in ("speedup", "compile_time_cold_s"):
+                        sds = [repeat_sd([o_runs.get(metric, []), n_runs.get(metric, [])]) if o_runs or n_runs else None]
+                        if metric in BLOCK_TIMED_METRICS:
+                            sds += [sd_of_halfwidth(o_noise), sd_of_halfwidth(n_noise)]
+                        expected, got = max((sd for sd in sds if sd is not None), default=None), own_sd(o, n, metric)
+                        assert got == expected or (got is None and expected is None) or (got != got and expected != expected)

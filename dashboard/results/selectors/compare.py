@@ -121,11 +121,12 @@ def case_changes(o: dict, n: dict, *, bands: dict[str, float], threshold: float)
     compile references is not compared (REFERENCE_CHANGED)."""
     changes = {}
     for m in METRICS:
-        within = own_sd(o, n, m.name)
-        changes[m.name] = _change(m, comparison.judge(m, o[m.name], n[m.name], threshold=threshold, noise=bands.get(m.name),
-                                                      within_sd=within))
+        name = m.name
+        within = own_sd(o, n, name) if m.noisy else None  # a count's judging reads no sd
+        change = changes[name] = _change(m, comparison.judge(m, o[name], n[name], threshold=threshold, noise=bands.get(name),
+                                                              within_sd=within))
         if m.noisy:
-            changes[m.name].sd = comparison.case_sd(band=changes[m.name].noise, within_sd=within)
+            change.sd = comparison.case_sd(band=change.noise, within_sd=within)
     for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
         if name in changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
                 and o[name] is not None and n[name] is not None:
@@ -204,6 +205,6 @@ def compare_summary(*, rows: list[CompareRow], threshold: float = 0.05) -> dict[
     both = [r for r in rows if r.base_status == "pass" and r.head_status == "pass"]
     out = {}
     for m in METRICS:
-        cases = [Judged(c.old, c.new, c.change, None, c.noise, c.tone) for c in (r.changes[m.name] for r in both)]
+        cases = [r.changes[m.name] for r in both]  # a Change has what pooled reads of a Judged (17,000 fewer objects)
         out[m.name] = _change(m, comparison.pooled(m, cases, threshold=threshold))
     return out
