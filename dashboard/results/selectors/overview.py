@@ -56,6 +56,7 @@ class ClassOverview:
     elsewhere: BuildSummary | None = None  # no previous build nor copy: the same commit measured on another class
     suites: list = field(default_factory=list)  # the page's per-suite table (selectors.suites.suite_table)
     cases: dict | None = None  # the latest build's cases, where the page read them (selectors.build_cases)
+    not_passed: dict | None = None  # its cases that did not pass, by status, where the page has them (selectors.builds.build_not_passed)
     build_label: str = ""  # the latest build as this class measured it (selectors.builds.build_label_on)
     outcome: str = ""  # "204 cases, 173 passed, 31 did not: 20 compile_error, ..." (web.last_night.Night.outcome)
 
