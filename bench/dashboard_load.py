@@ -210,6 +210,12 @@ def noise_bands_store(history: History, bases: list, report) -> None:
     started = time.perf_counter()
     judged = sum(compare_cells_store(machine_class=machine_class) for machine_class in history.machine_classes)
     report(f"/compare/'s judged latest pair of {len(history.machine_classes)} classes, as after their ingest ({judged} judged)", started)
+    from dashboard.results.services.latest_tables import latest_tables_store
+
+    started = time.perf_counter()
+    computed = sum(latest_tables_store(machine_class=machine_class) for machine_class in history.machine_classes)
+    report(f"/'s tables of the latest builds of {len(history.machine_classes)} classes, as after their ingest ({computed} computed)",
+           started)
 
 
 def workload_sample(history: History, rng: random.Random) -> list[str]:

@@ -11,6 +11,7 @@ from dashboard.regressions.services import home_cells_refresh, noise_bands_refre
 from dashboard.regressions.services.detection_pass import detection_step
 from dashboard.regressions.services.compare_cells import compare_cells_refresh
 from dashboard.regressions.services.noise_bands import noise_bands_fill
+from dashboard.results.services.latest_tables import latest_tables_refresh
 from dashboard.regressions.services.bisect import bisection_advance
 from dashboard.regressions.services.bisect_auto import (
     bisections_start_auto,
@@ -63,12 +64,14 @@ def noise_bands(run_id: str) -> dict:
     window whose inputs are unchanged is not computed again); a compare that finds none computes
     them itself, so a lost message costs that compare time, nothing else. Then home's judged cells
     of the run's class (``home_cells``) and /compare/'s judged comparison of its latest pair
-    (``compare_cells``), judged by those bands, likewise; then the bands of every
+    (``compare_cells``), judged by those bands, likewise, and the tables of the class's latest build
+    (``results.services.latest_tables``); then the bands of every
     other build without them (``noise_bands_fill_on``: the sets the run made stale, a bulk import),
     so that a compare against any base reads stored bands."""
     outcome = noise_bands_refresh(run_id=run_id)
     outcome["home_cells"] = home_cells_refresh(run_id=run_id)
     outcome["compare_cells"] = compare_cells_refresh(run_id=run_id)
+    outcome["latest_tables"] = latest_tables_refresh(run_id=run_id)
     # Then every other base without bands (the later builds' sets the run made stale, dropped above):
     # stored here, not by the first compare against one of them.
     outcome["filled"] = noise_bands_fill_on()

@@ -333,6 +333,27 @@ class BuildSummary(models.Model):
         return f"{self.build} on {self.machine_class}"
 
 
+class LatestTables(models.Model):
+    """The home page's tables of a machine class's latest build over every configuration: the
+    per-suite table (``selectors.suites.suite_table``), the training rows
+    (``selectors.training.training_table``) and last night's failures by status
+    (``selectors.builds.build_not_passed``), stored so a cold ``/`` reads one row per class instead
+    of the build's ~2,000 cases (issue #46 item 13; a page filtered to some configurations reads
+    the cases). Written by ``results.services.latest_tables``: after each ingest (the pipeline's
+    ``regressions.noise_bands`` task) and by the first ``/`` that finds none fresh. ``inputs``
+    fingerprints what they were computed from (the build, its ``BuildSummary`` counts, the tables'
+    version): tables whose inputs changed are computed again, never served. Nothing in save()."""
+
+    machine_class = models.SlugField(max_length=64, unique=True)
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+")
+    inputs = models.CharField(max_length=40, help_text="fingerprint of the build, its BuildSummary counts, the tables' version")
+    tables = models.TextField(help_text='JSON: {"suites": [SuiteRow], "training": [TrainingRow], "not_passed": {status: n}}')
+    computed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"latest tables of {self.machine_class}"
+
+
 class ConfigSummary(models.Model):
     """One configuration of one build on one machine class: a cell of the overview and a point of
     its suite-level trends. Means and geomeans are over passing cases that have the metric."""

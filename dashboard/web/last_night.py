@@ -96,7 +96,8 @@ def last_night(*, blocks) -> list[Night]:
             machine_class=block.machine_class, ref=ref, label=block.build_label or str(latest.build), run_id=str(run.id) if run else None,
             measured_at=measured_at, built_at=latest.ordered_at, last_night=measured_last_night(measured_at),
             cases=latest.cases, passed=latest.passed,
-            not_passed=build_not_passed(build_id=latest.build_id, machine_class=block.machine_class, cases=block.cases)
+            not_passed=(block.not_passed if block.not_passed is not None else
+                        build_not_passed(build_id=latest.build_id, machine_class=block.machine_class, cases=block.cases))
             if latest.passed < latest.cases else {},
             verdict=verdict.verdict, reason=verdict.reason.replace("_", " "),
             baseline_ref=build_ref(previous.build) if previous else None,

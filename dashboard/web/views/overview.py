@@ -5,13 +5,12 @@ from dashboard.regressions.selectors import open_regression_counts
 from contract.case_config import SHORT, SHOWN_AXES, allowed
 from dashboard.regressions.services.home_cells import home_cells
 from dashboard.results.models import Config, Workload
-from dashboard.results.selectors.build_cases import build_cases
 from dashboard.results.selectors.builds import builds_newest_time, machine_class_list
 from dashboard.results.selectors.common import RANGES, config_lookups, range_since
 from dashboard.results.selectors.overview import FIGURES, overview_list, overview_trend
 from dashboard.results.selectors.runs import run_list_recent
-from dashboard.results.selectors.suites import suite_table
-from dashboard.results.selectors.training import training_table
+from dashboard.results.selectors.build_cases import build_cases
+from dashboard.results.services.latest_tables import latest_tables, tables_of_cases
 from dashboard.dispatch.selectors_intake import intake_per_class
 from dashboard.results.page_cache import cached_page
 from dashboard.web import charts, params
@@ -30,12 +29,12 @@ def overview(request):
 
     blocks = overview_list(config_ids=config_ids, open_regressions=open_regression_counts, cells=home_cells, classes=classes,
                            configs=configs)
-    for block in blocks:  # the latest build's cases read once for its three tables (last night's failures too)
-        block.cases = build_cases(build_id=block.latest.build_id, machine_class=block.machine_class)
-        block.suites = suite_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids,
-                                   cases=block.cases)
-        block.training = training_table(build_id=block.latest.build_id, machine_class=block.machine_class, config_ids=config_ids,
-                                        cases=block.cases)
+    every_config = len(config_ids) == len(configs)
+    for block in blocks:  # the latest build's tables: stored (every configuration), else from its cases read once
+        tables = (latest_tables(summary=block.latest) if every_config else
+                  tables_of_cases(summary=block.latest, config_ids=config_ids,
+                                  cases=build_cases(build_id=block.latest.build_id, machine_class=block.machine_class)))
+        block.suites, block.training, block.not_passed = tables.suites, tables.training, tables.not_passed
     trends = None
     if machine_class:
         since = range_since(newest=builds_newest_time(machine_class=machine_class), range_key=range_key)
