@@ -2,6 +2,7 @@
 # What issues #43 and #44 still lack on a GPU after 2026-11-28 (the sixth session), in the calls
 # that fit one session's 30 device minutes (bench/results/llm-h200-2026-11-28/README.md,
 # bench/results/compile-paths-gpu-2026-11-28/README.md, bench/results/distributed/README.md):
+#   (phase a ran on 2026-11-29, 459 s: bench/results/llm-h200-2026-11-28/README.md; phase b and the night remain)
 #   bench/gpu/gpu_next.sh a OUT     # nvidia-h200, carry [".whl"]: gpt-oss-20b's four LLM cells, llama_decode
 #                                   # through AOTInductor, Qwen3 decode under reduce-overhead again (its
 #                                   # environment.cuda_graphs now says whether inductor skipped CUDA graphs)

@@ -19,6 +19,8 @@
 #   run(..., command="bench/gpu/night_gpu.sh $OUT/night after 420")
 # and, for the whole suite where a call may last (no device limit): bench/gpu/night_gpu.sh OUT after 7200 all
 # GPUS=1 runs one worker on one GPU (the nvidia-h200 kind: the per-case figures without the second card).
+# The carry must stay under the device's 64 MiB with the tracked files: move .whl312's plotly and narwhals
+# wheels aside for the call (no Python module imports them; 2026-11-29 they took it past the limit).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=$1; variant=$2; seconds=$3; workloads=${4:-}
