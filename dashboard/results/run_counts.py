@@ -3,8 +3,8 @@ page's recent runs read them instead of counting each run's results per request 
 
 The ingest service adds each document's new results inside its transaction (``run_counts_add``: an
 UPDATE of the run's row, so two documents of one run ingested at once add up); a run not counted yet
-(null: stored before migration 0024) is counted whole instead. ``bench/dashboard_load.py`` counts
-after bulk loading, migration 0024 for older data; ``results.selectors.runs.run_list_recent`` counts
+(null: stored before migration results/0025) is counted whole instead. ``bench/dashboard_load.py`` counts
+after bulk loading, migration results/0025 for older data; ``results.selectors.runs.run_list_recent`` counts
 on request what is still null.
 """
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """A run's result counts stored at ingest (#46 item 13): the home page's recent runs read them instead
 of counting each run's results per request; they equal the count, a later document of the run adds
-to them, and a run stored without them (before migration 0024) is counted on the page as before."""
+to them, and a run stored without them (before migration results/0025) is counted on the page as before."""
 from __future__ import annotations
 
 import re
@@ -66,5 +66,5 @@ def test_a_run_without_stored_counts_is_counted_on_the_page_and_at_its_next_inge
     run_ingest(document=later)  # counted whole, the results before included
     assert _stored(run_id) == _counted(run_id) == {"n": 7, "passed": 6, "breaks": 15}
     Run.objects.filter(pk=run_id).update(result_count=None)
-    run_counts_recount()  # migration 0024 and the bench's bulk load
+    run_counts_recount()  # migration results/0025 and the bench's bulk load
     assert _stored(run_id) == _counted(run_id)
