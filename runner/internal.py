@@ -12,6 +12,7 @@ def command_case(args: argparse.Namespace) -> NoReturn:
     import faulthandler
 
     from runner.engine.executor import STACK_DUMP_SIGNAL
+    from runner.engine.gpu_lock import confine_case
 
     # The parent sends this before killing a case that ran out of time: the stacks land in the log.
     faulthandler.register(STACK_DUMP_SIGNAL, all_threads=True, chain=False)
@@ -20,6 +21,9 @@ def command_case(args: argparse.Namespace) -> NoReturn:
     from contract.spec import CaseSpec
 
     started = case_start()  # torch and the case code imported: how long this process took to start
+    cpus = confine_case()  # several cases on a GPU: off the cores kept for timing, before any thread starts
+    if started and cpus:
+        started["cpus"] = cpus
     spec = CaseSpec.read(args.spec)
     if spec.timing_budget.host_probe:  # before torch starts its threads and compile workers
         from runner.engine.host_speed import reserve_probe_cpu

@@ -6,7 +6,11 @@
 # warm process: docs/runner-processes.md sections 6-7). Prints the run's wall time, cases per GPU-hour,
 # how its case processes started, then each case's cost outside the compile (bench/families_table.py).
 #
-#   bench/gpu/night_gpu.sh OUTDIR before|after SECONDS [WORKLOADS]
+#   bench/gpu/night_gpu.sh OUTDIR before|after|alone SECONDS [WORKLOADS]
+#
+# "alone": one case at a time, forked from the warm process (what issue #44 compares a shared run's
+# speedups with). PTBENCH_TIMING_CPUS=off in the environment turns the timing cores off for "after"
+# (docs/runner-processes.md section 6; bench/gpu/timing_cores_gpu.sh alternates the two).
 #
 # WORKLOADS: comma-separated family names, or "all" (every hf, timm and torchvision model this image
 # can build: python -m runner list --family all --names); default: SAMPLE below (12 models of the
@@ -29,13 +33,14 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 case $variant in
   before) export PTBENCH_CASES_AT_ONCE=1 PTBENCH_WARM_START=off ;;
   after) unset PTBENCH_CASES_AT_ONCE; export PTBENCH_WARM_START=own ;;
-  *) echo "variant: before or after, not '$variant'" >&2; exit 2 ;;
+  alone) export PTBENCH_CASES_AT_ONCE=1 PTBENCH_WARM_START=own ;;
+  *) echo "variant: before, after or alone, not '$variant'" >&2; exit 2 ;;
 esac
 case ${workloads:-sample} in
   sample) workloads=$SAMPLE ;;
   all) workloads=$(python3 -m runner list --family all --names) || exit 1 ;;
 esac
-echo "night $variant: $(echo "$workloads" | tr ',' '\n' | wc -l) models, ${GPUS:-2} GPU(s), PTBENCH_CASES_AT_ONCE=${PTBENCH_CASES_AT_ONCE:-default} PTBENCH_WARM_START=$PTBENCH_WARM_START, $(nproc) cores"
+echo "night $variant: $(echo "$workloads" | tr ',' '\n' | wc -l) models, ${GPUS:-2} GPU(s), PTBENCH_CASES_AT_ONCE=${PTBENCH_CASES_AT_ONCE:-default} PTBENCH_WARM_START=$PTBENCH_WARM_START PTBENCH_TIMING_CPUS=${PTBENCH_TIMING_CPUS:-default}, $(nproc) cores"
 mkdir -p "$out/$variant"
 bench/gpu/gpu_workers.sh "$out/$variant" --gpus "${GPUS:-2}" --machine-class gpu-h200 --size full --workloads "$workloads" \
   --modes default --regimes static --dtypes bfloat16 --timeout 300 --deadline "$seconds" --label "night-$variant-"

@@ -17,6 +17,12 @@ and be disturbed by it. ``DeviceLock.autotuning`` registers the lock with induct
 burst holds it, so the rest of the compile still overlaps. A torch without that hook (2.11) gets the
 same from the benchmarker classes' GPU methods wrapped for the block (``_benchmarkers_locked``); only
 where neither exists does the whole first compiled call hold it (``first_call_hold``).
+
+Timing cores: where the worker runs several cases on a GPU it names the cores they run on
+(``PTBENCH_CASE_CPUS``: ``confine_case`` keeps the case process, and so its compile workers, there)
+and the cores kept for timing (``PTBENCH_TIMING_CPUS``): a hold moves the holding thread onto those
+for the block and back after it (not the whole first compiled call, whose compile workers would
+follow it there), so that whoever times has cores no compile runs on.
 docs/runner-processes.md, section 6.
 """
 from __future__ import annotations
@@ -32,6 +38,8 @@ from typing import Iterator
 
 LOCK_DIR_ENV = "PTBENCH_GPU_LOCK_DIR"
 CPU_LOCK_ENV = "PTBENCH_CPU_LOCK"  # "1": CPU cases lock too (a worker running several cases at once on the CPU)
+CASE_CPUS_ENV = "PTBENCH_CASE_CPUS"  # "0,1,2": the cores a case runs and compiles on (runner.worker.slots.cpu_plan)
+TIMING_CPUS_ENV = "PTBENCH_TIMING_CPUS"  # "14,15": the cores the lock holder's thread times on
 MAX_INTERVALS = 200  # hold intervals kept per case (autotuning may hold it thousands of times)
 
 
@@ -46,6 +54,48 @@ def exclusive(path: Path) -> Iterator[float]:
             yield time.monotonic() - started
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def format_cpus(cpus) -> str:
+    return ",".join(str(c) for c in sorted(cpus))
+
+
+def parse_cpus(text: str | None) -> set[int]:
+    """``"0,1,5"`` -> {0, 1, 5}; empty, "off" or malformed -> empty."""
+    try:
+        return {int(part) for part in (text or "").split(",") if part.strip()}
+    except ValueError:
+        return set()
+
+
+def confine_case(environ=os.environ) -> list[int] | None:
+    """First thing in a case process: run on ``PTBENCH_CASE_CPUS`` (threads and compile workers started
+    later inherit it). The cores it runs on, or None where nothing was named or Linux refused."""
+    cpus = parse_cpus(environ.get(CASE_CPUS_ENV))
+    if not cpus:
+        return None
+    try:
+        os.sched_setaffinity(0, cpus)
+    except (AttributeError, OSError):
+        return None
+    return sorted(cpus)
+
+
+@contextlib.contextmanager
+def on_cpus(cpus: set[int]) -> Iterator[bool]:
+    """The calling thread on ``cpus`` for the block (Linux: affinity is per thread), then back where it
+    was; yields whether it moved (False with no cores named or where Linux refused)."""
+    try:
+        before = os.sched_getaffinity(0) if cpus else None
+        if before is not None:
+            os.sched_setaffinity(0, cpus)
+    except (AttributeError, OSError):
+        before = None
+    try:
+        yield before is not None
+    finally:
+        if before is not None:
+            os.sched_setaffinity(0, before)
 
 
 def lock_path(gpu_key: str, directory: str | None = None) -> Path:
@@ -82,6 +132,8 @@ class DeviceLock:
         self.intervals: list[list] = []  # [step, from, to]: wall-clock seconds (time.time()) of each hold
         self.autotune = {"holds": 0, "held_s": 0.0, "wait_s": 0.0}
         self.autotune_lock = ""  # how autotuning is kept out of other cases' timing: "benchmarker", "first call"
+        self.timing_cpus = parse_cpus(os.environ.get(TIMING_CPUS_ENV)) if path is not None else set()
+        self.moved = 0  # holds whose thread ran on the timing cores
         self._depth = 0
 
     @classmethod
@@ -99,7 +151,9 @@ class DeviceLock:
             finally:
                 self._depth -= 1
             return
-        with exclusive(self.path) as waited:
+        cores = self.timing_cpus if step != "first call" else set()  # the first call's compile workers would inherit them
+        with exclusive(self.path) as waited, on_cpus(cores) as moved:
+            self.moved += moved
             self._depth += 1
             self.wait_s += waited
             started, wall = time.monotonic(), time.time()
@@ -159,6 +213,8 @@ class DeviceLock:
                 "intervals": [list(i) for i in self.intervals]}
         if self.autotune_lock:
             held["autotune_lock"] = self.autotune_lock
+        if self.timing_cpus:
+            held["timing_cpus"] = {"cpus": sorted(self.timing_cpus), "holds_moved": self.moved}
         if self.autotune["holds"]:
             held["autotune"] = {k: round(v, 3) for k, v in self.autotune.items()}
         return {"gpu_lock_wait_s": round(self.wait_s, 3), "gpu_lock": held}

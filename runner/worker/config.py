@@ -152,7 +152,10 @@ def _cases_at_once(env) -> dict:
     count = _int(env, "PTBENCH_CASES_AT_ONCE", 0) or slots.default_cases_at_once(device=device, cores=slots.host_cores(), gpus=gpus)
     if count > 64:
         raise ConfigError(f"PTBENCH_CASES_AT_ONCE={count}: from 1 to 64")
-    return {"cases_at_once": count, "case_environment": slots.case_environment(count, device=device, cores=share, environ=env)}
+    plan = slots.cpu_plan(slots.allowed_cpus(), gpus=gpus.count, gpu_index=gpus.index) if gpus else None
+    return {"cases_at_once": count,
+            "case_environment": slots.case_environment(count, device=device, cores=share, environ=env, plan=plan)}
+
 
 
 def _choice(env, name: str, choices: tuple[str, ...]) -> str:
