@@ -9,7 +9,7 @@
 #   bench/gpu/night_gpu.sh OUTDIR before|after|alone SECONDS [WORKLOADS]
 #
 # "alone": one case at a time, forked from the warm process (what issue #44 compares a shared run's
-# speedups with). PTBENCH_TIMING_CPUS=off in the environment turns the timing cores off for "after"
+# speedups with). PTBENCH_TIMING_CPUS=auto in the environment turns the timing cores on for "after"
 # (docs/runner-processes.md section 6; bench/gpu/timing_cores_gpu.sh alternates the two).
 #
 # WORKLOADS: comma-separated family names, or "all" (every hf, timm and torchvision model this image

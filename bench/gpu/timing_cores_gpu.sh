@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Issue #44 items 5-6: do the timing cores keep a shared GPU's speedups steady? Runs the night's
 # 12-model sample (bench/gpu/night_gpu.sh) as a sequence of runs on one GPU, each one of
-#   on    4 cases at once, the lock holder timing on the cores kept for it (the worker's default)
-#   off   4 cases at once, PTBENCH_TIMING_CPUS=off (every case on every core, as before)
+#   on    4 cases at once, PTBENCH_TIMING_CPUS=auto: the lock holder times on the cores kept for it
+#         (2026-11-29's runs had it as the worker's default; it is opt-in since they showed no gain)
+#   off   4 cases at once, every case on every core (the worker's default)
 #   alone one case at a time, forked from the warm process, on ALONE's models
 # and leaves each run's document as OUT/<step>-<n>.json (bundled in OUT/timing-cores.tgz), for
-#   python -m bench.compile_to_compile OUT/on-*.json --alone OUT/alone-*.json
+#   python -m bench.timing_cores --group on OUT/on-*.json --group off OUT/off-*.json --group alone OUT/alone-*.json
 #   bench/gpu/timing_cores_gpu.sh OUT SECONDS on off [on ...]     (SECONDS: each run's wait)
 # On the nvidia-h200 kind, carrying .whl312 (without plotly and narwhals: 64 MiB) and .redis:
 #   run(kind="nvidia-h200", carry=[".whl312", ".redis"], command="bench/gpu/timing_cores_gpu.sh $OUT 250 on off")
@@ -18,8 +19,8 @@ n=0
 for step in "$@"; do
   n=$((n + 1)); dir=/tmp/timing-cores/$step-$n
   case $step in
-    on) (unset PTBENCH_TIMING_CPUS; GPUS=1 bench/gpu/night_gpu.sh "$dir" after "$seconds") ;;
-    off) (export PTBENCH_TIMING_CPUS=off; GPUS=1 bench/gpu/night_gpu.sh "$dir" after "$seconds") ;;
+    on) (export PTBENCH_TIMING_CPUS=auto; GPUS=1 bench/gpu/night_gpu.sh "$dir" after "$seconds") ;;
+    off) (unset PTBENCH_TIMING_CPUS; GPUS=1 bench/gpu/night_gpu.sh "$dir" after "$seconds") ;;
     alone) GPUS=1 bench/gpu/night_gpu.sh "$dir" alone "$seconds" "$ALONE" ;;
     *) echo "step: on, off or alone, not '$step'" >&2; exit 2 ;;
   esac > "$out/$step-$n.log" 2>&1

@@ -18,7 +18,8 @@ burst holds it, so the rest of the compile still overlaps. A torch without that 
 same from the benchmarker classes' GPU methods wrapped for the block (``_benchmarkers_locked``); only
 where neither exists does the whole first compiled call hold it (``first_call_hold``).
 
-Timing cores: where the worker runs several cases on a GPU it names the cores they run on
+Timing cores (opt-in, ``PTBENCH_TIMING_CPUS=auto`` on the worker): where the worker runs several
+cases on a GPU it names the cores they run on
 (``PTBENCH_CASE_CPUS``: ``confine_case`` keeps the case process, and so its compile workers, there)
 and the cores kept for timing (``PTBENCH_TIMING_CPUS``): a hold moves the holding thread onto those
 for the block and back after it (not the whole first compiled call, whose compile workers would
@@ -39,7 +40,7 @@ from typing import Iterator
 LOCK_DIR_ENV = "PTBENCH_GPU_LOCK_DIR"
 CPU_LOCK_ENV = "PTBENCH_CPU_LOCK"  # "1": CPU cases lock too (a worker running several cases at once on the CPU)
 CASE_CPUS_ENV = "PTBENCH_CASE_CPUS"  # "0,1,2": the cores a case runs and compiles on (runner.worker.slots.cpu_plan)
-TIMING_CPUS_ENV = "PTBENCH_TIMING_CPUS"  # "14,15": the cores the lock holder's thread times on
+TIMING_CPUS_ENV = "PTBENCH_TIMING_CPUS"  # "14,15": the cores the lock holder's thread times on ("auto" on the worker)
 MAX_INTERVALS = 200  # hold intervals kept per case (autotuning may hold it thousands of times)
 
 

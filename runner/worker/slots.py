@@ -8,11 +8,11 @@ host's cores and per 32 GiB of its GPU's memory, at most 4 (an H200 on a 16-core
 worker runs one (its cases time on the cores the others would compile on). ``PTBENCH_CASES_AT_ONCE``
 sets it. With more than one, each case's inductor gets its share of the cores as compile threads
 (``TORCHINDUCTOR_COMPILE_THREADS``, unless set), and on the CPU the lock is taken too
-(``PTBENCH_CPU_LOCK``). On a GPU with more than one, the worker also splits its GPU's share of the
-cores (``cpu_plan``): the cases compile on all but the last ``timing_cores`` of them
+(``PTBENCH_CPU_LOCK``). With ``PTBENCH_TIMING_CPUS=auto`` on a GPU, the worker also splits its GPU's
+share of the cores (``cpu_plan``): the cases compile on all but the last ``timing_cores`` of them
 (``PTBENCH_CASE_CPUS``), and whichever case holds the GPU's lock moves the thread that times onto
-those last ones (``PTBENCH_TIMING_CPUS``), so that a host-bound case does not time on cores that the
-others' compiles keep busy (docs/runner-processes.md, section 6, "Timing cores").
+those last ones (``PTBENCH_TIMING_CPUS``). Opt-in: on the lent H200 VMs it did not steady the
+speedups (docs/runner-processes.md, section 6, "Timing cores").
 """
 from __future__ import annotations
 
@@ -107,6 +107,6 @@ def case_environment(cases_at_once: int, *, device: str, cores: int, environ,
         found["TORCHINDUCTOR_COMPILE_THREADS"] = str(max(1, cores // cases_at_once))
     if device == "cpu":
         found["PTBENCH_CPU_LOCK"] = "1"
-    elif plan is not None and environ.get(TIMING_CPUS_ENV) != "off":
+    elif plan is not None and environ.get(TIMING_CPUS_ENV) == "auto":
         found[CASE_CPUS_ENV], found[TIMING_CPUS_ENV] = format_cpus(plan[0]), format_cpus(plan[1])
     return found

@@ -42,6 +42,7 @@ RUNS = [
     (["families_table.py", *(f"{RESULTS}/families/spread/spread-{i}.json" for i in (1, 2, 3))], "per case", 60),
     # issue #44 item 6: exits 1 where a reported interval is narrower than its series' run-to-run sd
     (["compile_to_compile.py"], "figure: met: no reported interval is narrower", 60),
+    (["timing_cores.py"], "alone: sd <= 1 % on 4 of 5 models", 60),
     (["llm_table.py", f"{RESULTS}/llms/cpu-tiny-llama-2026-11-28.json"],
      "hf:meta-llama/Llama-3.2-1B@prefill  default  2.599x 39s 0.4MB  1.349x 43s 0.4MB  0.788x 85s 0.4MB  0.584", 60),
     (["case_lifetime.py", "--repeats", "1"], "SIGTERM  runner (cpu)", 120),

@@ -27,14 +27,14 @@ def test_each_gpu_gets_its_slice_of_the_cores_and_keeps_the_last_for_timing():
     assert cpu_plan(range(16), gpus=2, gpu_index=7, host_cpus=16) == ([8, 9, 10, 11, 12, 13, 14], [15])  # an index past the count: the last slice
 
 
-def test_a_gpu_worker_tells_its_cases_where_to_run_and_time_unless_turned_off():
-    plan = (list(range(14)), [14, 15])
-    found = case_environment(4, device="cuda", cores=16, environ={}, plan=plan)
+def test_a_gpu_worker_asked_for_timing_cores_tells_its_cases_where_to_run_and_time():
+    plan, auto = (list(range(14)), [14, 15]), {TIMING_CPUS_ENV: "auto"}
+    found = case_environment(4, device="cuda", cores=16, environ=auto, plan=plan)
     assert (found[CASE_CPUS_ENV], found[TIMING_CPUS_ENV]) == (",".join(map(str, range(14))), "14,15")
-    assert TIMING_CPUS_ENV not in case_environment(4, device="cuda", cores=16, environ={TIMING_CPUS_ENV: "off"}, plan=plan)
-    assert case_environment(1, device="cuda", cores=16, environ={}, plan=plan) == {}  # one case: nothing to keep apart
-    assert TIMING_CPUS_ENV not in case_environment(3, device="cpu", cores=16, environ={}, plan=plan)  # a CPU case times on every core
-    assert parse_cpus("off") == set() and parse_cpus("3,1") == {1, 3}
+    assert TIMING_CPUS_ENV not in case_environment(4, device="cuda", cores=16, environ={}, plan=plan)  # opt-in
+    assert case_environment(1, device="cuda", cores=16, environ=auto, plan=plan) == {}  # one case: nothing to keep apart
+    assert TIMING_CPUS_ENV not in case_environment(3, device="cpu", cores=16, environ=auto, plan=plan)  # a CPU case times on every core
+    assert parse_cpus("auto") == set() and parse_cpus("3,1") == {1, 3}
 
 
 @needs_two_cores

@@ -33,13 +33,14 @@ def test_the_worker_reads_its_cases_at_once_and_warm_start_and_refuses_bad_value
             WorkerConfig.from_env({variable: value})
 
 
-def test_a_worker_of_the_second_gpu_keeps_the_last_cores_of_its_slice_for_timing(monkeypatch):
+def test_a_worker_of_the_second_gpu_asked_for_timing_cores_keeps_the_last_of_its_slice(monkeypatch):
     from runner.worker import slots
 
     monkeypatch.setattr(slots, "gpus_here", lambda environ: slots.GpuShare(2, 141.0, 1))
     monkeypatch.setattr(slots, "allowed_cpus", lambda: list(range(32)))
     monkeypatch.setattr(slots.os, "cpu_count", lambda: 32)
-    config = WorkerConfig.from_env({"CUDA_VISIBLE_DEVICES": "1"})
+    assert "PTBENCH_TIMING_CPUS" not in WorkerConfig.from_env({"CUDA_VISIBLE_DEVICES": "1"}).case_environment  # opt-in
+    config = WorkerConfig.from_env({"CUDA_VISIBLE_DEVICES": "1", "PTBENCH_TIMING_CPUS": "auto"})
     assert config.cases_at_once == 4
     assert config.case_environment == {"TORCHINDUCTOR_COMPILE_THREADS": "4", "PTBENCH_CASE_CPUS": ",".join(map(str, range(16, 30))),
                                        "PTBENCH_TIMING_CPUS": "30,31"}
