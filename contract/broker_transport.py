@@ -42,15 +42,26 @@ callback). Under load, 2 ingests were never stored in 54 Redis kills
    its process die instead, the reject that puts it back is kept the same way (kombu's restore on a
    closed channel removed the record and pushed nothing) and done by the next channel, as a record
    made visible at once (its score in the unacked index set to 0, restored on the next
-   ``restore_visible``). Only the worker dying with the case leaves it to the visibility timeout, as
-   before. The dashboard's worker hands in nothing: its tasks are short, and put back as before.
-5. **A running case's record is renewed.** Redis hands a record out again once it is older than the
-   visibility timeout, which had to outlast the longest case: the default 7,200 s did not (a worker
-   with 3 compile pairs may run a case of the default 900 s timeout for 7,560 s: past 7,200 s a
-   second worker would take it and run it beside the first). Every restore
-   (``unacked_restore_interval``) first marks the records of the running cases as delivered now, so
-   only a worker that stopped renewing them (it died) has its cases handed out, the visibility
-   timeout after its last renewal.
+   ``restore_visible``). Only the worker dying with the case leaves it to the hand-over (5.). The
+   dashboard's worker hands in nothing: its tasks are short, and put back as before.
+5. **Every message a live worker holds is renewed; a dead worker's is handed over within minutes.**
+   kombu hands a record out again once it is older than the visibility timeout, which had to outlast
+   the longest case (a worker with 3 compile pairs may run a case of the default 900 s timeout for
+   7,560 s) and so left a killed worker's case waiting 2 h (issue #46 item 7). A consumer that sets
+   the transport option ``handover_timeout`` (the runner workers: ``PTBENCH_HANDOVER_S``, 600 s)
+   stamps each record it takes (``append``) and, at every restore (``unacked_restore_interval``),
+   every record it still holds (running, taken and waiting for a free slot, held for a retry's
+   countdown) and every case it runs (``use_for_redis(running=)``, kept past a reconnect) as
+   delivered ``visibility_timeout - handover_timeout`` seconds before now: under every consumer's
+   rule (older than the visibility timeout), renewing or not, of this release or an older one, it
+   is handed out ``handover_timeout`` after its worker's last renewal, that is after its worker
+   died; a worker that does not renew (an older release) keeps the visibility timeout for its own
+   cases, so a mixed fleet never has a running case handed out. The stamps and the restore's
+   ceiling are Redis' clock (``TIME``), not the hosts'. A consumer connected for less than the
+   hand-over restores only the records put back on purpose (4.): after Redis (or the network to
+   it) was away, however long, every live worker renews before any restore could find its records
+   old. Without the option (the
+   dashboard's worker) the records of the running cases only are renewed, as delivered now.
 
 :func:`use_for_redis` makes it the transport of ``redis://`` and ``rediss://`` URLs in this process
 (kombu's alias table), before any connection: ``dashboard/celery.py`` and ``runner/worker/app.py``.
@@ -169,27 +180,97 @@ PENDING_ACKS = PendingAcks()
 
 
 class QoS(kombu_redis.QoS):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._opened = time.monotonic()
+        self._clock_offset: float | None = None  # Redis' clock less this host's, once asked
+
+    @property
+    def handover(self) -> float:
+        """Seconds after its last renewal that a record of this consumer is handed out (5.); 0: the
+        visibility timeout, as kombu does."""
+        handover = self.channel.handover_timeout or 0
+        return min(handover, self.visibility_timeout) if handover > 0 else 0
+
+    def _stamp(self, client, *, fresh: bool = False) -> float:
+        """The score of a record renewed now (5.): Redis' time, less what makes it handed out
+        ``handover`` after now under the visibility timeout; without a hand-over, kombu's (this
+        host's time)."""
+        if not self.handover:
+            return time.time()
+        if fresh or self._clock_offset is None:
+            seconds, microseconds = client.time()
+            self._clock_offset = seconds + microseconds / 1e6 - time.time()
+        return time.time() + self._clock_offset - (self.visibility_timeout - self.handover)
+
     def append(self, message, delivery_tag):
         try:
-            super().append(message, delivery_tag)
+            if self.handover:
+                self._append_stamped(message, delivery_tag)
+            else:
+                super().append(message, delivery_tag)
         except self.channel.connection_errors:
             delivery = message.delivery_info
             HELD.hold(message._raw, delivery["exchange"], delivery["routing_key"])
             raise
 
-    def restore_visible(self, *args, **kwargs):
+    def _append_stamped(self, message, delivery_tag) -> None:
+        """kombu's ``append`` with the record's score a renewal's (5.): handed out ``handover``
+        after now, should the worker die before its first renewal."""
+        delivery = message.delivery_info
+        payload = kombu_redis.dumps([message._raw, delivery["exchange"], delivery["routing_key"]])
+        with self.channel.conn_or_acquire() as client:
+            stamp = self._stamp(client)
+            client.pipeline().zadd(self.unacked_index_key, {delivery_tag: stamp}) \
+                .hset(self.unacked_key, delivery_tag, payload).execute()
+        virtual.QoS.append(self, message, delivery_tag)
+
+    def restore_visible(self, start=0, num=10, interval=10):
         PENDING_ACKS.flush(self.channel)  # first: a finished task's record is not handed out again
         HELD.put_back(self.channel)
-        self.renew_running()
-        return super().restore_visible(*args, **kwargs)
+        self.renew_held()
+        if not self.handover:
+            return super().restore_visible(start=start, num=num, interval=interval)
+        # Connected for less than the hand-over: every live worker renews first (5.), however long
+        # Redis was away; only the records put back on purpose (4., their score 0) go now.
+        requeued_only = time.monotonic() - self._opened < self.handover
+        return self._restore_older_than_visibility(start, num, interval, requeued_only=requeued_only)
 
-    def renew_running(self) -> None:
-        """The running cases' records count as delivered now (5.): a live worker's case is never
-        handed out again, however long it runs."""
-        tags = list(RUNNING.tags())
+    def _restore_older_than_visibility(self, start: int, num: int, interval: int, *, requeued_only: bool) -> None:
+        """kombu's ``restore_visible`` with Redis' clock for the ceiling (5.)."""
+        self._vrestore_count += 1
+        if (self._vrestore_count - 1) % (interval or 1):
+            return
+        with self.channel.conn_or_acquire() as client:
+            seconds, microseconds = client.time()
+            ceiling = 0 if requeued_only else seconds + microseconds / 1e6 - self.visibility_timeout
+            try:
+                with kombu_redis.Mutex(client, self.unacked_mutex_key, self.unacked_mutex_expire):
+                    visible = client.zrange(self.unacked_index_key, ceiling, 0, desc=True, byscore=True,
+                                            offset=num and start, num=num, withscores=True)
+                    for tag, _score in visible or []:
+                        self.restore_by_tag(tag, client)
+            except kombu_redis.MutexHeld:
+                pass
+
+    def renew_held(self) -> None:
+        """The records of the running cases (and with a hand-over, of every message this consumer
+        holds) count as delivered now (5.): a live worker's are never handed out again, however
+        long they run or wait."""
+        tags = set(RUNNING.tags())
+        if self.handover:
+            tags.update(self._held())
         if tags:
             with self.channel.conn_or_acquire() as client:
-                client.zadd(self.unacked_index_key, dict.fromkeys(tags, time.time()), xx=True)
+                client.zadd(self.unacked_index_key, dict.fromkeys(tags, self._stamp(client, fresh=True)), xx=True)
+
+    def _held(self) -> set[str]:
+        """The messages taken through this connection, on any of its channels, and not acknowledged:
+        kombu restores through one consuming channel only, which may be another than the tasks'
+        (Celery's remote control consumes on the same connection)."""
+        channels = {self.channel, *getattr(self.channel.connection.cycle, "_channels", ())}
+        return {tag for channel in channels if channel._qos is not None
+                and channel._qos.unacked_index_key == self.unacked_index_key for tag in list(channel._qos._delivered)}
 
     def ack(self, delivery_tag):
         try:
@@ -222,6 +303,8 @@ class QoS(kombu_redis.QoS):
 
 class Channel(kombu_redis.Channel):
     QoS = QoS
+    handover_timeout = None  # seconds; the transport option of a consumer that renews all it holds (5.)
+    from_transport_options = kombu_redis.Channel.from_transport_options + ("handover_timeout",)
 
     def __init__(self, connection, *args, **kwargs):
         client = connection.client

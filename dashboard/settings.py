@@ -157,9 +157,11 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=300
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=360)
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
-# Redis hands a case that a lost GPU worker held to another after PTBENCH_VISIBILITY_TIMEOUT: it
-# must outlast the longest case (runner workers read the same variable; the stale-case sweep waits
-# past it). The dashboard's own short tasks (queues ingest, analysis, alerts) are handed over after
+# Redis hands a case that a lost GPU worker held to another after PTBENCH_VISIBILITY_TIMEOUT, counted
+# from a record's stamp: the runner workers renew what they hold and stamp it so that it is handed out
+# PTBENCH_HANDOVER_S (600 s) after their last renewal, a worker that does not renew (an older release)
+# as delivered now: this must outlast the longest case (runner workers read the same variable; the
+# stale-case sweep waits past it; docs/deploying.md, "A lost worker's cases"). The dashboard's own short tasks (queues ingest, analysis, alerts) are handed over after
 # PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT instead: this app keeps its unacknowledged messages under keys
 # of its own ("dashboard_unacked*"), so neither side's restore ever hands over the other's tasks.
 PTBENCH_VISIBILITY_TIMEOUT = env.int("PTBENCH_VISIBILITY_TIMEOUT", default=7200)

@@ -49,18 +49,21 @@ app.conf.update(
     # loss killed it and its message vanished until the stale-case sweep (2 h 10 min by default),
     # issue #46 item 7. Its result is handed on (notify retries until Redis answers) and its message
     # acknowledged: an ack that its closed channel cannot deliver is done by the reconnected one
-    # (contract/broker_transport.py). A worker lost meanwhile leaves the case to the visibility
-    # timeout, and the dashboard stores nothing twice.
+    # (contract/broker_transport.py). A worker lost meanwhile leaves the case to PTBENCH_HANDOVER_S,
+    # and the dashboard stores nothing twice.
     worker_cancel_long_running_tasks_on_connection_loss=False,
     task_ignore_result=True,
     task_serializer="json",
     accept_content=["json"],
     broker_connection_retry_on_startup=True,
-    # Redis hands an unacknowledged case to another consumer after this long (the dashboard's
-    # CELERY_BROKER_TRANSPORT_OPTIONS use the same value); the records of the cases running here
-    # are renewed at every restore (running_cases), so a lost worker's cases wait this long.
+    # Every message this worker holds (running, waiting for a slot or a retry's countdown) and every
+    # case it runs (running_cases) is renewed at each restore: a lost worker's case is handed to
+    # another PTBENCH_HANDOVER_S after its last renewal, never a live one's. A worker that does not
+    # renew (an older release) keeps the visibility timeout, the same on the dashboard and every
+    # worker (contract/broker_transport.py, 5.).
     broker_transport_options={
         "visibility_timeout": config.visibility_timeout_s,
+        "handover_timeout": config.handover_s,
         "unacked_restore_interval": config.restore_interval_s,
         "unacked_restore_throttle": 1,
     },

@@ -30,9 +30,16 @@
     PTBENCH_ARTIFACT_MAX_BYTES the bound on each kept trace, compressed (default 4 MiB; 0 keeps none)
     PTBENCH_MAX_RETRIES       retries of a case after an infrastructure error (default 3)
     PTBENCH_RETRY_DELAY_S     first retry delay; doubles each time (default 30)
-    PTBENCH_VISIBILITY_TIMEOUT seconds before a case held by a lost worker is handed to another
-                              (default 7200; the dashboard uses the same): this worker renews the
-                              records of the cases it runs (contract/broker_transport.py)
+    PTBENCH_HANDOVER_S        seconds after this worker's last renewal that a case it held is handed to
+                              another worker: it died (default 600). Every restore interval it renews
+                              the records of every message it holds, running or waiting (for a slot,
+                              a retry's countdown), so none is handed out while it lives; 0: only
+                              after PTBENCH_VISIBILITY_TIMEOUT (contract/broker_transport.py, 5.)
+    PTBENCH_VISIBILITY_TIMEOUT the hand-over of a case held by a worker that does not renew (a release
+                              before PTBENCH_HANDOVER_S) and the ceiling of PTBENCH_HANDOVER_S
+                              (default 7200; the same on the dashboard and every worker)
+    PTBENCH_RESTORE_INTERVAL_S how often this worker renews what it holds and hands over what lost
+                              workers held (default 10; at most a third of PTBENCH_HANDOVER_S)
     PTBENCH_CASES_AT_ONCE     cases this worker runs at once on its device, each timing alone under the
                               device's lock (default: from the GPU's share of cores and its memory, at
                               most 4; 1 on the CPU: runner.worker.slots). The worker's concurrency,
@@ -79,6 +86,7 @@ class WorkerConfig:
     retry_delay_s: float
     visibility_timeout_s: int
     restore_interval_s: float
+    handover_s: int = 600  # PTBENCH_HANDOVER_S
     compile_reference: str = ""
     compile_pairs: int = 3  # runner.engine.compile_pairs.DEFAULT_PAIRS
     allow: Allowance = DATA_ONLY  # PTBENCH_ALLOW_SETTINGS
@@ -110,7 +118,7 @@ class WorkerConfig:
             max_retries=_int(env, "PTBENCH_MAX_RETRIES", 3),
             retry_delay_s=float(_int(env, "PTBENCH_RETRY_DELAY_S", 30)),
             visibility_timeout_s=_int(env, "PTBENCH_VISIBILITY_TIMEOUT", 7200),
-            restore_interval_s=float(_int(env, "PTBENCH_RESTORE_INTERVAL_S", 10)),
+            **_handover(env),
             compile_reference=env.get("PTBENCH_COMPILE_REFERENCE", ""),
             compile_pairs=_pairs(env),
             allow=allow,
@@ -143,6 +151,16 @@ def _int(env, name: str, default: int) -> int:
     if value < 0:
         raise ConfigError(f"{name}={text!r}: must not be negative")
     return value
+
+
+def _handover(env) -> dict:
+    """A live worker renews what it holds every restore interval: a hand-over shorter than three
+    of them could hand a running case out on one late renewal."""
+    interval = _int(env, "PTBENCH_RESTORE_INTERVAL_S", 10) or 10  # 0: kombu's default, 10 s
+    handover = _int(env, "PTBENCH_HANDOVER_S", 600)
+    if handover and handover < 3 * interval:
+        raise ConfigError(f"PTBENCH_HANDOVER_S={handover}: at least 3 x PTBENCH_RESTORE_INTERVAL_S ({3 * interval}), or 0")
+    return {"handover_s": handover, "restore_interval_s": float(interval)}
 
 
 def _cases_at_once(env) -> dict:

@@ -213,3 +213,37 @@ def test_a_running_case_is_never_handed_out_again_however_long_but_a_dead_worker
         channel.qos.restore_visible(interval=1)  # what the consumer does every restore interval
         assert [json.loads(payload)["properties"]["delivery_tag"] for payload in client.lrange(name, 0, -1)] == [dead.delivery_tag]
         assert client.hkeys("unacked") == [running.delivery_tag.encode()]
+
+
+def test_a_live_worker_s_waiting_messages_are_renewed_and_a_dead_one_s_handed_over(redis_server, settings):  # noqa: F811
+    """Issue #46 item 7: a killed worker's case waited for the visibility timeout (2 h). With a
+    hand-over (the runner workers' PTBENCH_HANDOVER_S) every message a worker holds is renewed, a
+    case taken and waiting for a free slot (or a retry's countdown) as well as a running one, so
+    only a dead worker's is handed out, the hand-over after its last renewal. A consumer that has
+    just (re)connected hands out nothing before every live worker could renew (here Redis was away
+    for an hour, both records last renewed then; the hand-over 2 s) but a record put back on
+    purpose (a case whose process died while its channel was closed: score 0)."""
+    use_for_redis()
+    name = f"handover-{uuid.uuid4().hex[:8]}"
+    queue = Queue(name, Exchange(name), name)
+    client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    options = {"visibility_timeout": 7200, "handover_timeout": 2}
+
+    def handed_out() -> list[str]:
+        return [json.loads(payload)["properties"]["delivery_tag"] for payload in client.lrange(name, 0, -1)]
+
+    with Connection(settings.CELERY_BROKER_URL, transport_options=options) as live, \
+            Connection(settings.CELERY_BROKER_URL, transport_options=options) as dead:
+        channel, waiting = delivered(live, queue, {"case": 14})  # taken, not started: no running case
+        _, lost = delivered(dead, queue, {"case": 15})  # its worker died: nothing renews it
+        _, requeued = delivered(dead, queue, {"case": 16})
+        hour_ago = client.time()[0] - 7200 - 3600
+        client.zadd("unacked_index", {waiting.delivery_tag: hour_ago, lost.delivery_tag: hour_ago, requeued.delivery_tag: 0})
+        channel.qos.restore_visible(interval=1)  # connected just now: renews, hands out the requeued only
+        assert handed_out() == [requeued.delivery_tag] and client.zscore("unacked_index", waiting.delivery_tag) > hour_ago
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:  # the live worker's restores, past its own 2 s
+            channel.qos.restore_visible(interval=1)
+            time.sleep(0.25)
+        assert sorted(handed_out()) == sorted([requeued.delivery_tag, lost.delivery_tag])
+        assert client.hexists("unacked", waiting.delivery_tag) and not client.hexists("unacked", lost.delivery_tag)

@@ -18,6 +18,7 @@ from dashboard.regressions.selectors import build_verdict, run_detection_pending
 from dashboard.pipeline.services import detection_sweep
 from dashboard.results.models import Build, Run
 from dashboard.pipeline.tasks import ingest_run_document
+from runner.worker.config import ConfigError, WorkerConfig
 from tests.fixtures.workers import QUICK, ROOT, wait_for
 from tests.documents import make_document
 
@@ -106,7 +107,13 @@ with app.connection_for_read() as connection:
 def test_a_killed_dashboard_workers_ingest_is_taken_up_again_within_the_dashboards_timeout(subprocess_env, dashboard_worker):
     # Longer than a dashboard task may run (issue #46: a copy of a running task was handed out again).
     assert django_settings.PTBENCH_DASHBOARD_VISIBILITY_TIMEOUT == django_settings.CELERY_TASK_TIME_LIMIT + 60 == 420
+    # The runner workers' cases: a killed worker's go to another 600 s after its last renewal (every
+    # 10 s); 7,200 s only for a worker that does not renew (an older release): tests/faults/test_lost_worker_case.py.
     assert django_settings.PTBENCH_VISIBILITY_TIMEOUT == 7200
+    runner = WorkerConfig.from_env({"PTBENCH_MACHINE_CLASS": "cpu"})
+    assert (runner.visibility_timeout_s, runner.handover_s, runner.restore_interval_s) == (7200, 600, 10.0)
+    with pytest.raises(ConfigError, match="PTBENCH_HANDOVER_S"):  # one late renewal would hand a live case out
+        WorkerConfig.from_env({"PTBENCH_HANDOVER_S": "20"})
     options = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS
     assert options["visibility_timeout"] == 420 and options["unacked_key"] != "unacked"  # the GPU workers' keys
     document = make_document()
