@@ -77,6 +77,8 @@ FACTS: tuple[Fact, ...] = (
     Fact("eager_parts_s", OBJECT, (_CASE,), "seconds of the eager side's parts (imports, build, inputs, first call)"),
     Fact("gpu_lock_wait_s", NUMBER, ("runner.engine.gpu_lock",), "seconds waited for the GPU lock"),
     Fact("gpu_lock", OBJECT, ("runner.engine.gpu_lock",), "the GPU lock held: file, seconds, steps, autotuning"),
+    Fact("compile_lock_wait_s", NUMBER, (_CASE,), "seconds the cold first call waited for the GPU lock, left out of its compile time"),
+    Fact("compile_warm_lock_wait_s", NUMBER, (_CASE, _EXECUTOR), "seconds the warm first call waited for the GPU lock, left out of its compile time"),
     Fact("timing", _object(host_probe_ms=_object(median=NUMBER, min=NUMBER),
                            host_share=_object(compiled=_NUMBER_OR_NULL, eager=_NUMBER_OR_NULL)),
          (_CASE, _RANK, "runner.engine.timing"), "how the timing went: warm-up, blocks, and on a GPU the host's speed and each side's host share",

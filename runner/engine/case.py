@@ -108,7 +108,8 @@ class CompiledSide:
 
     def __init__(self, workload, spec: CaseSpec, inputs: tuple, probe: MemoryProbe,
                  before_first_call: Callable[[], None] | None = None, copy_of: Instance | None = None,
-                 first_call_hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext):
+                 first_call_hold: Callable[[], contextlib.AbstractContextManager] = contextlib.nullcontext,
+                 lock_waits: Callable[[], contextlib.AbstractContextManager] = lambda: contextlib.nullcontext([0.0])):
         compat.reset_dynamo()
         before = probe.allocated()
         self.instance, self.made = second_instance(workload, spec, copy_of)
@@ -122,7 +123,11 @@ class CompiledSide:
         # On a GPU host, how fast the host ran during the compile (runner.engine.host_speed).
         sampler = HostSpeedSampler() if spec.timing_budget.host_probe else contextlib.nullcontext()
         with first_call_hold(), sampler, CompileRecorder() as recorder:  # the hold: autotuning on an older torch
-            self.first_output, first_call_s = timed_first_call(self.fn, inputs, spec)
+            with lock_waits() as waited:
+                self.first_output, first_call_s = timed_first_call(self.fn, inputs, spec)
+        # a compile's own time: not the seconds its autotuning waited for another case's timing to end
+        self.lock_wait_s = waited[0]
+        first_call_s -= self.lock_wait_s
         self.compile_time_s = self.deployed.finish(first_call_s)
         # the compile by phase (runner.engine.compile_records), adding up to the first call's wall time
         self.compile_record = with_first_run(recorder.record, first_call_s)
@@ -186,8 +191,10 @@ def _compile_and_time(spec: CaseSpec, workload, eager: "EagerSide", record: Case
 
     with failing_as("compile_error"), phase_listener(path_phase_ended):
         compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance,
-                                first_call_hold=lock.first_call_hold)
+                                first_call_hold=lock.first_call_hold, lock_waits=lock.waits)
     record.environment.update(lock.environment())
+    if lock.path is not None:
+        record.environment["compile_lock_wait_s"] = round(compiled.lock_wait_s, 3)
     started = time.perf_counter()
     kernels = kernel_profile.generated_kernels(code_mark)
     fingerprint_s = time.perf_counter() - started
@@ -338,8 +345,10 @@ def run_warm(spec: CaseSpec, record: CaseRecord, out: ResultFile) -> None:
     lock = DeviceLock.for_device(spec.device)  # a cache miss that autotunes still keeps out of others' timing
     with failing_as("compile_error"), lock.autotuning():
         compiled = CompiledSide(workload, spec, eager.pristine_inputs, probe, copy_of=eager.instance,
-                                first_call_hold=lock.first_call_hold)
+                                first_call_hold=lock.first_call_hold, lock_waits=lock.waits)
     record.environment.update(lock.environment())
+    if lock.path is not None:
+        record.environment["compile_warm_lock_wait_s"] = round(compiled.lock_wait_s, 3)
     record.metrics["compile_time_warm_s"] = compiled.compile_time_s
     _record_path(compiled, record)
     record.compile_phases["warm"] = compiled.compile_record

@@ -291,6 +291,9 @@ def _merge_warm(result: dict, warm: PhaseOutcome) -> None:
     host_speed = (warm.record.get("environment") or {}).get("compile_warm")
     if host_speed is not None:
         environment["compile_warm"] = host_speed
+    waited = (warm.record.get("environment") or {}).get("compile_warm_lock_wait_s")
+    if waited is not None:
+        environment["compile_warm_lock_wait_s"] = waited
     if warm.record.get("path_phases"):
         environment["warm_path_phases"] = warm.record["path_phases"]
     if (started := (warm.record.get("environment") or {}).get("case_process")) is not None:

@@ -199,6 +199,17 @@ class DeviceLock:
                 self.autotune_lock = "benchmarker (patched)"
             yield
 
+    @contextlib.contextmanager
+    def waits(self) -> Iterator[list[float]]:
+        """``with lock.waits() as waited:`` then ``waited[0]``: the seconds the block stood waiting
+        for the lock (a first compiled call's autotuning while another case timed), which its
+        compile time leaves out (docs/runner-processes.md, section 6)."""
+        waited, before = [0.0], self.wait_s
+        try:
+            yield waited
+        finally:
+            waited[0] = max(0.0, self.wait_s - before)
+
     def first_call_hold(self) -> contextlib.AbstractContextManager:
         """What the first compiled call runs under: nothing when the benchmarker holds the lock
         (``autotuning``) or nothing is locked, else the lock itself (compile included)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -101,6 +102,40 @@ def test_a_case_holds_the_lock_to_check_accuracy_time_measure_memory_and_profile
     ends = record["environment"]["phase_end_s"]
     assert 0 < held["held_s"] <= ends["profile"] - ends["compile"]  # none of it while compiling
     assert record["environment"]["gpu_lock_wait_s"] < 1.0
+
+
+def test_a_compile_time_leaves_out_what_its_first_call_waited_for_another_case_s_timing(tmp_path, monkeypatch):
+    """The compiled first call autotunes while another case holds the lock for 0.6 s: the compile
+    time is the first call less that wait, and the case says how long it waited."""
+    import runner.engine.case as case_module
+
+    path, locks, calls = lock_path("GPU-test", str(tmp_path)), [], []
+    monkeypatch.setattr("runner.engine.case.DeviceLock.for_device", lambda device: locks.append(DeviceLock(path)) or locks[-1])
+    real_first_call = case_module.timed_first_call
+
+    def first_call(fn, inputs, spec):
+        calls.append(fn)
+        if len(calls) == 2:  # the compiled side's: another case times, this one's autotuning waits for it
+            holding, done = threading.Event(), threading.Event()
+
+            def other_case():
+                with exclusive(path):
+                    holding.set()
+                    done.wait(0.6)
+            other = threading.Thread(target=other_case)
+            other.start()
+            holding.wait(10)
+            with locks[-1].hold("autotune"):
+                pass
+            other.join()
+        return real_first_call(fn, inputs, spec)
+    monkeypatch.setattr(case_module, "timed_first_call", first_call)
+    record = _tiny_case(tmp_path)
+    assert record["status"] == "pass", record["error"]
+    waited = record["environment"]["compile_lock_wait_s"]
+    assert 0.5 <= waited < 5
+    ends = record["environment"]["phase_end_s"]
+    assert record["metrics"]["compile_time_cold_s"] <= ends["compile"] - ends["eager"] - waited
 
 
 def test_the_gpu_is_named_by_its_uuid_else_its_physical_index(monkeypatch):
