@@ -19,6 +19,7 @@ from dashboard.results.selectors.compare import Comparison, NoiseBands
 
 # /compare/'s count columns as detection names their findings' metric.
 FINDING_METRIC = {"graph_break_count": "graph_breaks", "recompile_count": "recompiles"}
+COLOURED = (WORSE, BETTER)
 
 
 def comparison_reasons(comparison: Comparison, *, bands: NoiseBands) -> None:
@@ -39,21 +40,24 @@ def comparison_reasons(comparison: Comparison, *, bands: NoiseBands) -> None:
         findings.setdefault((series_id, metric), finding_id)
     default = bands(-1)  # the bands of a series with no repeated runs of its own: the class's prior
     found = {series_id for series_id, _ in findings}  # most rows' series have none: 17,000 cells not looked up
+    # A cell's defaults are builds_compare's (no finding, not borrowed): only the cells that differ are
+    # set, a row's borrowed metrics found once per row (a series without bands of its own: the prior's, once).
+    noisy = {name for name, metric in BY_NAME.items() if metric.noisy}
+    prior = _borrowed(default, default, noisy)
     unexplained = []  # (row, its coloured changes without a finding): they need the series' history below
     for row in rows:
         own = bands(row.series_id)
+        changes = row.changes
         if row.base_status != row.head_status:
             row.status_finding = findings.get((row.series_id, "status"))
-        coloured = []
-        any_found = row.series_id in found
-        for name, c in row.changes.items():
-            metric = BY_NAME.get(name)
-            if metric is None:
-                continue
-            c.finding = findings.get((row.series_id, FINDING_METRIC.get(name, name))) if any_found else None
-            c.borrowed = metric.noisy and name in own and own[name] == default.get(name)
-            if c.tone in (WORSE, BETTER) and not c.finding:
-                coloured.append((metric, c))
+        for name in prior if own is default else _borrowed(own, default, noisy):
+            if name in changes:
+                changes[name].borrowed = True
+        if row.series_id in found:
+            for name, c in changes.items():
+                if name in BY_NAME:
+                    c.finding = findings.get((row.series_id, FINDING_METRIC.get(name, name)))
+        coloured = [(BY_NAME[name], c) for name, c in changes.items() if c.tone in COLOURED and not c.finding and name in BY_NAME]
         if coloured or (row.base_status != row.head_status and not row.status_finding):
             unexplained.append((row, coloured))
     counts, newest = _history(series_ids=[row.series_id for row, _ in unexplained], before=head.ordered_at,
@@ -64,6 +68,11 @@ def comparison_reasons(comparison: Comparison, *, bands: NoiseBands) -> None:
         for metric, c in coloured:
             c.reason = why.not_finding(_reason(metric, c, builds_before=counts.get(row.series_id, 0),
                                                neighbours=newest.get(row.series_id) == base.ordered_at))
+
+
+def _borrowed(own: dict[str, float], default: dict[str, float], noisy: set[str]) -> list[str]:
+    """The timed metrics whose band in ``own`` (a series' bands) is the class's prior's."""
+    return [name for name, band in own.items() if name in noisy and band == default.get(name)]
 
 
 def _history(*, series_ids: list[int], before, machine_class: str) -> tuple[dict[int, int], dict[int, object]]:
@@ -81,8 +90,16 @@ def _history(*, series_ids: list[int], before, machine_class: str) -> tuple[dict
                   .order_by("-ordered_at", "-build_id").values_list("ordered_at", flat=True)[:YOUNG_BUILDS + 1])
     rest = series_ids
     if len(recent) > YOUNG_BUILDS:
-        builds = Build.objects.filter(ordered_at__gte=recent[-1], ordered_at__lt=before).values_list("id", flat=True)
-        _count_builds(Result.objects.filter(series_id__in=series_ids, build_id__in=list(builds)), counts, newest)
+        # Those builds' (series, build) pairs on the class, counted here: one read without the series as
+        # parameters (600 of them cost the grouped read more than its 5,760 pairs: 13 -> 8 ms at 1,000,000 results).
+        ordered = dict(Build.objects.filter(ordered_at__gte=recent[-1], ordered_at__lt=before).values_list("id", "ordered_at"))
+        wanted, measured = set(series_ids), {}
+        for series_id, build_id in (Result.objects.filter(build_id__in=list(ordered), series__machine_class=machine_class)
+                                    .values_list("series_id", "build_id")):
+            if series_id in wanted:
+                measured.setdefault(series_id, set()).add(build_id)
+        for series_id, builds in measured.items():
+            counts[series_id], newest[series_id] = len(builds), max(ordered[b] for b in builds)
         rest = [s for s in series_ids if counts.get(s, 0) <= YOUNG_BUILDS]
     if rest:
         _count_builds(Result.objects.filter(series_id__in=rest, build__ordered_at__lt=before), counts, newest)

@@ -84,3 +84,35 @@ def test_a_cases_own_sd_is_max_of_its_repeated_runs_and_both_stated_intervals_in
                             sds += [sd_of_halfwidth(o_noise), sd_of_halfwidth(n_noise)]
                         expected, got = max((sd for sd in sds if sd is not None), default=None), own_sd(o, n, metric)
                         assert got == expected or (got is None and expected is None) or (got != got and expected != expected)
+
+
+def test_case_changes_judge_every_cell_as_judge_does_with_the_cases_own_sd():
+    # /compare/'s loop (issue #46 item 13: judge_cell, the stated intervals read once a case) gives each cell
+    # judge's figures and tone, against the series' band and the case's own sd (pairs.own_sd), to the bit.
+    from contract.comparison import case_sd, judge
+    from dashboard.results.selectors.common import METRICS
+    from dashboard.results.selectors.compare import case_changes
+    from dashboard.results.selectors.pairs import own_sd
+
+    nan = float("nan")
+    base = {"speedup": 1.2, "compiled_latency_ms": 3.0, "compile_time_cold_s": 20.0, "compile_time_warm_s": 0.0,
+            "graph_break_count": 2, "recompile_count": None, "compile_reference": ""}
+    heads = ({"speedup": 1.5, "compiled_latency_ms": 2.0, "compile_time_cold_s": 40.0, "compile_time_warm_s": 1.0,
+              "graph_break_count": 2, "recompile_count": 1},
+             {"speedup": 1.21, "compiled_latency_ms": nan, "compile_time_cold_s": 20.5, "compile_time_warm_s": None,
+              "graph_break_count": 0, "recompile_count": None})
+    runs = ({}, {"speedup": [1.0, 1.6], "compile_time_cold_s": [20.0, 21.0]})
+    for head in heads:
+        for o_runs, n_runs in ((runs[0], runs[0]), (runs[1], runs[0]), (runs[0], runs[1])):
+            for o_noise, n_noise in ((None, None), (0.01, 0.3), (0.4, None)):
+                o = {m.name: base.get(m.name) for m in METRICS} | {"runs": o_runs, "speedup_noise": o_noise, "compile_reference": ""}
+                n = {m.name: head.get(m.name) for m in METRICS} | {"runs": n_runs, "speedup_noise": n_noise, "compile_reference": ""}
+                bands = {m.name: 0.03 for m in METRICS if m.noisy}
+                for name, c in case_changes(o, n, bands=bands, threshold=0.05).items():
+                    m = next(m for m in METRICS if m.name == name)
+                    within = own_sd(o, n, name) if m.noisy else None
+                    judged = judge(m, o[name], n[name], threshold=0.05, noise=bands.get(name), within_sd=within)
+                    tone = "" if not m.noisy and judged.tone == "same" else judged.tone
+                    expected = (judged.old, judged.new, judged.change, tone, judged.noise,
+                                case_sd(band=judged.noise, within_sd=within) if m.noisy else None)
+                    assert all(a == b or (a != a and b != b) for a, b in zip((c.old, c.new, c.change, c.tone, c.noise, c.sd), expected)), name

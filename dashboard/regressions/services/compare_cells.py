@@ -41,7 +41,7 @@ def compare_judged(*, base: Build, head: Build, machine_class: str, metric: str 
     if stored is not None and stored[0] == inputs:
         return _decode(stored[1], base=base, head=head, machine_class=machine_class, metric=metric, threshold=threshold)
     comparison = builds_compare_judged(base=base, head=head, machine_class=machine_class, metric=metric, threshold=threshold)
-    if (metric, threshold) == (METRIC, THRESHOLD) and (pair := _latest_pair(machine_class)) and (pair[0].id, pair[1].id) == (base.id, head.id):
+    if (metric, threshold) == (METRIC, THRESHOLD) and _is_latest_pair(machine_class, base=base, head=head):
         _store(comparison, inputs or _inputs(machine_class=machine_class, base=base, head=head, metric=metric, threshold=threshold))
     return comparison
 
@@ -68,6 +68,16 @@ def compare_cells_store(*, machine_class: str) -> bool:
         return False
     _store(builds_compare_judged(base=base, head=head, machine_class=machine_class, metric=METRIC, threshold=THRESHOLD), inputs)
     return True
+
+
+def _is_latest_pair(machine_class: str, *, base: Build, head: Build) -> bool:
+    """Whether (base, head) is ``_latest_pair``: the build before the latest read only where the head
+    is the latest (a random pair's compare asks one query, not two)."""
+    latest = build_summary_latest(machine_class=machine_class)
+    if latest is None or latest.build_id != head.id:
+        return False
+    previous = build_summary_previous(summary=latest)
+    return previous is not None and previous.build_id == base.id
 
 
 def _latest_pair(machine_class: str) -> tuple[Build, Build] | None:

@@ -9,16 +9,18 @@ measured against different compile references on the two sides is not compared
 (``REFERENCE_CHANGED``, ``dashboard.results.compile_reference``)."""
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from contract import comparison
 from contract.comparison import REFERENCE_CHANGED, TOO_NOISY, Judged
 from contract.comparison import SAME as WITHIN_NOISE
+from contract.findings import BLOCK_TIMED_METRICS
 from dashboard.results.compile_reference import REFERENCED_METRICS, reference_changed
 from dashboard.results.models import Build, Config
 from dashboard.results.selectors.common import METRICS, METRICS_BY_NAME, config_label
-from dashboard.results.selectors.pairs import ROW_FIELDS, case_pairs, own_sd
+from dashboard.results.selectors.pairs import ROW_FIELDS, case_pairs, own_sd, stated_sd
 from detection import new_breaks
 
 FILTERS = ("all", "regressed", "improved", "new_failures", "new_graph_breaks")
@@ -82,21 +84,22 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
     (right) way by more than ``threshold`` (relative) and by more than the series' noise band
     (``noise_bands``). A pass turning into a failure is a regression, the reverse an improvement."""
     configs = {c.id: c for c in Config.objects.all()}
-    pairs = case_pairs(base_id=base.id, head_id=head.id, machine_class=machine_class, fields=(*ROW_FIELDS, "graph_breaks"))
+    labels = {config_id: config_label(c) for config_id, c in configs.items()}  # once per configuration, not per case
+    pairs = case_pairs(base_id=base.id, head_id=head.id, machine_class=machine_class, fields=(*ROW_FIELDS, "graph_breaks_text"))
     out = Comparison(base=base, head=head, machine_class=machine_class, metric=metric, threshold=threshold)
     chosen = METRICS_BY_NAME[metric]
     for series_id, o, n in pairs.both:
         row = CompareRow(
-            series_id=series_id, workload=n["workload__name"], config=config_label(configs[n["config_id"]]),
+            series_id=series_id, workload=n["workload__name"], config=labels[n["config_id"]],
             base_status=o["status"], head_status=n["status"], base_result_id=o["id"], head_result_id=n["id"], changes={},
             cfg=configs[n["config_id"]],
         )
         row.changes = case_changes(o, n, bands=noise_bands(series_id), threshold=threshold)
         _flag(row, chosen, new_break_reasons=_new_break_reasons(o, n))
         out.rows.append(row)
-    out.only_base = [OneSided(o["workload__name"], config_label(configs[o["config_id"]]), o["status"], o["id"])
+    out.only_base = [OneSided(o["workload__name"], labels[o["config_id"]], o["status"], o["id"])
                      for o in pairs.only_base]
-    out.only_head = [OneSided(n["workload__name"], config_label(configs[n["config_id"]]), n["status"], n["id"])
+    out.only_head = [OneSided(n["workload__name"], labels[n["config_id"]], n["status"], n["id"])
                      for n in pairs.only_head]
     out.rows.sort(key=lambda r: (r.workload, r.config))
     out.only_base.sort(key=lambda r: (r.workload, r.config))
@@ -107,26 +110,35 @@ def builds_compare(*, base: Build, head: Build, machine_class: str, noise_bands:
 def _new_break_reasons(o: dict, n: dict) -> bool:
     """Whether the head has a graph-break reason the base lacks (``detection.new_breaks``), asked only
     where ``_flag`` reads it (both passed) and the two lists differ (equal lists add none): normalising
-    every reason of 2,000 cases costs a cold /compare/ ~0.2 s."""
-    if o["status"] != "pass" or n["status"] != "pass" or not n["graph_breaks"] or o["graph_breaks"] == n["graph_breaks"]:
+    every reason of 2,000 cases costs a cold /compare/ ~0.2 s. The lists are read as their stored
+    text (``pairs.TEXT_FIELDS``) and decoded only where the texts differ (equal texts: equal lists)."""
+    if o["status"] != "pass" or n["status"] != "pass" or o["graph_breaks_text"] == n["graph_breaks_text"]:
         return False
-    return bool(new_breaks(o["graph_breaks"], n["graph_breaks"]))
+    old, new = (json.loads(text) if text is not None else None for text in (o["graph_breaks_text"], n["graph_breaks_text"]))
+    if not new or old == new:
+        return False
+    return bool(new_breaks(old, new))
 
 
 def case_changes(o: dict, n: dict, *, bands: dict[str, float], threshold: float) -> dict[str, Change]:
     """Every metric of one case (``o`` base, ``n`` head: ``pairs`` rows) judged by the one engine
-    (``contract.comparison.judge``): a timed change against its series' noise band and either
+    (``contract.comparison.judge_cell``, ``judge``'s rule): a timed change against its series' noise band and either
     side's own noise (``pairs.own_sd``: its builds' repeated runs, a block-timed metric's stated
     interval; too noisy to track past the bound); compile_cpu_ratio measured against two
-    compile references is not compared (REFERENCE_CHANGED)."""
+    compile references is not compared (REFERENCE_CHANGED). /compare/ asks 1,920 times a request:
+    no ``Judged`` per cell, the stated intervals read once per case."""
     changes = {}
-    for m in METRICS:
-        name = m.name
-        within = own_sd(o, n, name) if m.noisy else None  # a count's judging reads no sd
-        change = changes[name] = _change(m, comparison.judge(m, o[name], n[name], threshold=threshold, noise=bands.get(name),
-                                                              within_sd=within))
-        if m.noisy:
-            change.sd = comparison.case_sd(band=change.noise, within_sd=within)
+    runs, stated, judge_cell = o["runs"] or n["runs"], stated_sd(o, n), comparison.judge_cell
+    for m, name, noisy, block_timed in _JUDGED:
+        old, new = o[name], n[name]
+        if noisy:  # own_sd: without repeated runs, the stated intervals of a block-timed metric
+            within = own_sd(o, n, name) if runs else (stated if block_timed else None)
+            noise = bands.get(name)
+            change, tone, sd = judge_cell(m, old, new, threshold, noise, within)
+            changes[name] = Change(old, new, change, tone, noise, sd)
+        else:  # a count's judging reads no sd; unchanged, it is uncoloured
+            change, tone, _ = judge_cell(m, old, new, threshold, None, None)
+            changes[name] = Change(old, new, change, "" if tone == WITHIN_NOISE else tone)
     for name in REFERENCED_METRICS:  # measured against two compile references: not comparable
         if name in changes and reference_changed(name, o.get("compile_reference"), n.get("compile_reference")) \
                 and o[name] is not None and n[name] is not None:
@@ -134,8 +146,11 @@ def case_changes(o: dict, n: dict, *, bands: dict[str, float], threshold: float)
     return changes
 
 
+_JUDGED = tuple((m, m.name, m.noisy, m.name in BLOCK_TIMED_METRICS) for m in METRICS)  # case_changes' loop
+
+
 def _change(metric, judged: Judged) -> Change:
-    """/compare/'s cell of a judged change: relative, an unchanged count uncoloured."""
+    """/compare/'s cell of a judged change (a pooled row): relative, an unchanged count uncoloured."""
     return Change(judged.old, judged.new, judged.change, "" if not metric.noisy and judged.tone == WITHIN_NOISE
                   else judged.tone, judged.noise)
 

@@ -11,6 +11,7 @@ from dashboard.web.filters.format import change_cells, config_query, register
 from dashboard.web.filters.rows import _text
 
 EXPLAIN_TITLE = "compile phases, kernels, graph breaks and environments of the two builds"
+_BEFORE, _AFTER = 918273645501, 918273645502  # placeholder ids of web:explain's path (digits no other part of it has)
 
 
 @register.simple_tag
@@ -20,10 +21,15 @@ def compare_rows(rows, machine_class: str, metric_name: str, columns, colspan: i
         return mark_safe(f'<tr><td colspan="{_text(colspan)}">no case matches this filter</td></tr>\n  ')
     machine = urlencode_filter(machine_class)
     urls: dict[str, str] = {}
+    queries: dict[int, str] = {}  # a configuration's query, once per configuration (by its object)
+    explain = _text(reverse("web:explain", args=[_BEFORE, _AFTER]))  # one reverse a page: the ids put in below
     out = []
     for r in rows:
         if r.workload not in urls:
             urls[r.workload] = _text(reverse("web:workload", args=[r.workload]))
+        key = id(r.cfg)
+        if key not in queries:
+            queries[key] = config_query(r.cfg)
         changed = r.base_status != r.head_status
         tone = ("better" if r.head_status == "pass" else "worse") if changed else ""
         title = f' title="{_text(r.status_reason)}"' if r.status_reason else ""
@@ -32,13 +38,13 @@ def compare_rows(rows, machine_class: str, metric_name: str, columns, colspan: i
             status += (f' <a class="finding-link" href="{_text(reverse("regressions:detail", args=[r.status_finding]))}">'
                        f'finding {_text(r.status_finding)}</a>')
         if r.base_result_id and r.head_result_id:
-            explain = _text(reverse("web:explain", args=[r.base_result_id, r.head_result_id]))
-            status += (f' <a class="explain-link" href="{explain}?metric={_text(metric_name)}" title="{EXPLAIN_TITLE}">'
+            href = explain.replace(str(_BEFORE), str(r.base_result_id)).replace(str(_AFTER), str(r.head_result_id))
+            status += (f' <a class="explain-link" href="{href}?metric={_text(metric_name)}" title="{EXPLAIN_TITLE}">'
                        f'what changed</a>')
         out.append(
             f'\n    <tr class="case{"".join(f" {_text(f)}" for f in r.flags)}" data-base="{_text(r.base_result_id)}" '
             f'data-head="{_text(r.head_result_id)}">\n'
-            f'      <td><a href="{urls[r.workload]}?machine={machine}&amp;{config_query(r.cfg)}">{_text(r.workload)}</a></td>\n'
+            f'      <td><a href="{urls[r.workload]}?machine={machine}&amp;{queries[key]}">{_text(r.workload)}</a></td>\n'
             f'      <td>{_text(r.config)}</td>\n'
             f'      <td class="{tone}"{title}>{status}</td>\n'
             f'      {change_cells(r.changes, columns)}\n'

@@ -2,6 +2,7 @@
 compare and A/B pages' cells."""
 from __future__ import annotations
 
+import html
 import math
 import re
 from urllib.parse import urlencode
@@ -223,9 +224,9 @@ def change_cells(changes: dict, metrics, pooled: bool = False) -> str:
         if finding:  # the finding detection stored for this case and metric between the two builds
             delta += (f' <a class="finding-link" href="{reverse("regressions:detail", args=[finding])}">'
                       f'finding {finding}</a>')
-        cells.append(
-            f'<td class="num {c.tone}" data-metric="{m.name}"{title}>{escape(metric(c.old, m.unit))} → '
-            f'{escape(metric(c.new, m.unit))}{delta}</td>'
+        cells.append(  # html.escape: Django's escape of a str, without its lazy-string wrapper (/compare/: 3,600 a page)
+            f'<td class="num {c.tone}" data-metric="{m.name}"{title}>{html.escape(metric(c.old, m.unit))} → '
+            f'{html.escape(metric(c.new, m.unit))}{delta}</td>'
         )
     return mark_safe("".join(cells))
 
@@ -239,7 +240,7 @@ def _cell_title(c, pooled: bool) -> str:
         source = FROM_PRIOR if getattr(c, "borrowed", False) else FROM_REPEATS
         words.append(f"judged against ±{c.noise * 100:.1f}%: {source}")
     words = [w for w in words if w]
-    return f' title="{escape("; ".join(words))}"' if words else ""
+    return f' title="{html.escape("; ".join(words))}"' if words else ""
 
 
 @register.simple_tag
