@@ -62,7 +62,7 @@ def format_cpus(cpus) -> str:
 
 
 def parse_cpus(text: str | None) -> set[int]:
-    """``"0,1,5"`` -> {0, 1, 5}; empty, "off" or malformed -> empty."""
+    """``"0,1,5"`` -> {0, 1, 5}; empty, "auto" or malformed -> empty."""
     try:
         return {int(part) for part in (text or "").split(",") if part.strip()}
     except ValueError:
